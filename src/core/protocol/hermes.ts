@@ -1,0 +1,79 @@
+/**
+ * The Hermes `<tool_call>` extractor (fork-additions.md §2), with vLLM's all-or-nothing parity:
+ * one undecodable call discards the whole turn's calls.
+ */
+
+import { pyJsonDumps } from "../python/repr.js";
+
+export const HERMES_TOOL_CALL_START = "<tool_call>";
+export const HERMES_TOOL_CALL_END = "</tool_call>";
+export const JSON_DECODE_ERROR_PREFIX = "tool-call JSON decode error: ";
+export const MISSING_NAME_OR_ARGUMENTS_PREFIX = "tool-call missing/invalid name or arguments: ";
+
+const TOOL_CALL_REGEX = /<tool_call>([\s\S]*?)<\/tool_call>|<tool_call>([\s\S]*)/g;
+
+export interface ParsedToolCall {
+  name: unknown;
+  arguments: unknown;
+  /** Python `json.dumps(arguments, ensure_ascii=False)`. */
+  arguments_json: string;
+}
+
+export interface HermesExtraction {
+  tools_called: boolean;
+  tool_calls: ParsedToolCall[];
+  /** Text before the first call on success; the whole text when nothing (valid) was called. */
+  content: string | null;
+  error: string | null;
+  /** A call was made or tried: `tools_called || error !== null`. */
+  attempted: boolean;
+  /** Where each call region starts and ends in the text (for highlighting), in order. */
+  regions: { start: number; end: number; closed: boolean; body: string }[];
+}
+
+export function parseHermesToolCalls(text: string): HermesExtraction {
+  if (!text.includes(HERMES_TOOL_CALL_START)) return extraction(false, [], text, null, []);
+  const regions = [...text.matchAll(TOOL_CALL_REGEX)].map((m) => ({
+    start: m.index,
+    end: m.index + m[0].length,
+    closed: m[1] !== undefined,
+    // Python's findall gives "" for the unmatched group: the closed body when non-empty, else the trailing one.
+    body: m[1] || m[2] || "",
+  }));
+  const calls: ParsedToolCall[] = [];
+  for (const region of regions) {
+    let decoded: unknown;
+    try {
+      decoded = JSON.parse(region.body);
+    } catch (e) {
+      return extraction(false, [], text, JSON_DECODE_ERROR_PREFIX + (e as Error).message, regions);
+    }
+    const failure = subscriptFailure(decoded, "name") ?? subscriptFailure(decoded, "arguments");
+    if (failure) return extraction(false, [], text, MISSING_NAME_OR_ARGUMENTS_PREFIX + failure, regions);
+    const call = decoded as { name: unknown; arguments: unknown };
+    calls.push({ name: call.name, arguments: call.arguments, arguments_json: pyJsonDumps(call.arguments) });
+  }
+  const leading = text.slice(0, text.indexOf(HERMES_TOOL_CALL_START));
+  return extraction(true, calls, leading === "" ? null : leading, null, regions);
+}
+
+/** What Python's `value[key]` raises (KeyError/TypeError text), or null when it succeeds. */
+function subscriptFailure(value: unknown, key: string): string | null {
+  if (value === null) return "'NoneType' object is not subscriptable";
+  if (Array.isArray(value)) return "list indices must be integers or slices, not str";
+  if (typeof value === "string") return "string indices must be integers, not 'str'";
+  if (typeof value === "boolean") return "'bool' object is not subscriptable";
+  if (typeof value === "number") return `'${Number.isInteger(value) ? "int" : "float"}' object is not subscriptable`;
+  if (!Object.prototype.hasOwnProperty.call(value, key)) return `'${key}'`;
+  return null;
+}
+
+function extraction(
+  toolsCalled: boolean,
+  calls: ParsedToolCall[],
+  content: string | null,
+  error: string | null,
+  regions: HermesExtraction["regions"],
+): HermesExtraction {
+  return { tools_called: toolsCalled, tool_calls: calls, content, error, attempted: toolsCalled || error !== null, regions };
+}

@@ -1,0 +1,205 @@
+/**
+ * `generate_responses`, `generate_responses_async` and `async_generate_response_for_sample_turn`
+ * (upstream-rollouts.md §2.1, §2.2, §2.5; fork-additions.md §5.1).
+ *
+ * Deliberate differences from the reference:
+ * - Stop strings in the generation input are kept when the batch has none (decision 2, BUG-S1), and they are
+ *   always per sample.
+ * - The batch is not mutated (decision 1): a new batch with the appended assistant messages is returned.
+ * - A row the backend reports as failed gets no message; its error comes back in `genMetrics._row_errors`
+ *   (decision 4).
+ * - `async_generate_response_for_sample_turn` uses `max_seq_len` to bound the new tokens (decision 3).
+ */
+
+import { BatchedDataDict } from "../batch.js";
+import { structuredDecodeSkipSpecial, type StructuredToolUseConfig } from "../protocol/structured.js";
+import type {
+  GenerateOptions,
+  GenerationDatumSpec,
+  GenerationInterface,
+  GenerationOutputSpec,
+  Message,
+  MessageLog,
+  TokenizerInterface,
+} from "../types.js";
+
+export interface GenerationMetrics {
+  mean_generation_length: number;
+  total_generated_tokens: number;
+  gen_leader_worker_idx?: number;
+  /** Private, popped by the rollouts: the engine's response-truncation flag per row. */
+  _response_truncated?: boolean[];
+  /** Private, popped by the rollouts: per-row generation failures. */
+  _row_errors?: (string | null)[];
+}
+
+/** A batch with `message_log` and, optionally, `stop_strings`. */
+type LogBatch = BatchedDataDict;
+
+export interface GenerateResponsesArgs {
+  policyGeneration: GenerationInterface;
+  generationInputData: GenerationDatumSpec;
+  batch: LogBatch;
+  tokenizer: TokenizerInterface;
+  inputLengths: number[];
+  includeLogprobs?: boolean;
+  greedy?: boolean;
+  structuredCfg?: StructuredToolUseConfig | null;
+  options?: GenerateOptions;
+}
+
+export type GenerateResponsesResult = [LogBatch, number[][], GenerationMetrics];
+
+function withStopStrings(data: GenerationDatumSpec, batch: LogBatch): GenerationDatumSpec {
+  const n = data.input_lengths.length;
+  const stops = (batch.has("stop_strings") ? batch.get("stop_strings") : (data.stop_strings ?? new Array(n).fill(null))) as (string[] | null)[];
+  return { ...data, stop_strings: stops.map((s) => (s ? [...s] : null)) };
+}
+
+function appendResponses(
+  out: GenerationOutputSpec,
+  args: GenerateResponsesArgs,
+): GenerateResponsesResult {
+  const { batch, tokenizer, inputLengths, includeLogprobs = true, structuredCfg = null } = args;
+  const skipSpecialTokens = structuredDecodeSkipSpecial(structuredCfg, tokenizer);
+  const logs = batch.get("message_log") as MessageLog[];
+  const genIds: number[][] = [];
+  const newLogs: MessageLog[] = [];
+  const errors = inputLengths.map((_, i) => out.errors?.[i] ?? null);
+  for (let i = 0; i < inputLengths.length; i++) {
+    if (errors[i] !== null) {
+      genIds.push([]);
+      newLogs.push(logs[i]!);
+      continue;
+    }
+    const ids = out.output_ids[i]!.slice(inputLengths[i], out.unpadded_sequence_lengths[i]);
+    const message: Message = { role: "assistant", content: tokenizer.decode(ids, { skipSpecialTokens }), token_ids: ids };
+    if (includeLogprobs && out.logprobs) {
+      message.generation_logprobs = out.logprobs[i]!.slice(inputLengths[i], out.unpadded_sequence_lengths[i]);
+    }
+    genIds.push(ids);
+    newLogs.push([...logs[i]!, message]);
+  }
+  const lengths = out.generation_lengths.filter((_, i) => errors[i] === null);
+  const metrics: GenerationMetrics = {
+    mean_generation_length: lengths.length ? lengths.reduce((a, b) => a + b, 0) / lengths.length : 0,
+    total_generated_tokens: lengths.reduce((a, b) => a + b, 0),
+  };
+  if (out.truncated) metrics._response_truncated = out.truncated.map((t, i) => errors[i] === null && Boolean(t));
+  if (errors.some((e) => e !== null)) metrics._row_errors = errors;
+  const newBatch = new BatchedDataDict({ ...batch.data, message_log: newLogs });
+  return [newBatch, genIds, metrics];
+}
+
+export async function generateResponses(args: GenerateResponsesArgs): Promise<GenerateResponsesResult> {
+  const data = withStopStrings(args.generationInputData, args.batch);
+  const out = await args.policyGeneration.generate(data, args.greedy ?? false, args.options);
+  return appendResponses(out, args);
+}
+
+/** Consumes `generateAsync`, orders rows by their original index, then proceeds as `generateResponses`. */
+export async function generateResponsesAsync(args: GenerateResponsesArgs): Promise<GenerateResponsesResult> {
+  const policy = args.policyGeneration;
+  if (!policy.generateAsync) return generateResponses(args);
+  const data = withStopStrings(args.generationInputData, args.batch);
+  const rows: [number, GenerationOutputSpec][] = [];
+  for await (const row of policy.generateAsync(data, args.greedy ?? false, args.options)) rows.push(row);
+  if (rows.length === 0) throw new Error("generate_async returned no rows");
+  rows.sort((a, b) => a[0] - b[0]);
+  const out = mergeRows(rows.map((r) => r[1]), args.tokenizer.padTokenId);
+  const [batch, genIds, metrics] = appendResponses(out, args);
+  if (out.gen_leader_worker_idx?.length) metrics.gen_leader_worker_idx = Math.trunc(out.gen_leader_worker_idx[0]!);
+  return [batch, genIds, metrics];
+}
+
+/** `BatchedDataDict.from_batches` for generation outputs: rows right-padded to the longest. */
+function mergeRows(rows: GenerationOutputSpec[], padId: number): GenerationOutputSpec {
+  const width = Math.max(...rows.map((r) => r.output_ids[0]?.length ?? 0));
+  const pad = (row: number[], value: number) => [...row, ...new Array(width - row.length).fill(value)];
+  const hasErrors = rows.some((r) => r.errors?.[0]);
+  const hasWorker = rows.some((r) => r.gen_leader_worker_idx);
+  return {
+    output_ids: rows.map((r) => pad(r.output_ids[0]!, padId)),
+    logprobs: rows.map((r) => pad(r.logprobs[0]!, 0)),
+    generation_lengths: rows.map((r) => r.generation_lengths[0]!),
+    unpadded_sequence_lengths: rows.map((r) => r.unpadded_sequence_lengths[0]!),
+    truncated: rows.map((r) => Boolean(r.truncated[0])),
+    ...(hasErrors ? { errors: rows.map((r) => r.errors?.[0] ?? null) } : {}),
+    ...(hasWorker ? { gen_leader_worker_idx: rows.map((r) => r.gen_leader_worker_idx?.[0] ?? 0) } : {}),
+  };
+}
+
+/** Concatenated token ids of a log: the model's prompt. */
+export function flattenTokenIds(log: readonly Message[]): number[] {
+  const ids: number[] = [];
+  for (const m of log) for (const id of m.token_ids) ids.push(id);
+  return ids;
+}
+
+/** The generation input for some logs: right-padded ids, lengths, stop strings and the new-token budget. */
+export function buildGenerationInput(
+  logs: readonly MessageLog[],
+  stopStrings: readonly (string[] | null)[],
+  padTokenId: number,
+  maxSeqLen: number,
+  maxNewTokens: number | undefined,
+  rows?: { sampleIds: number[]; turns: number[] },
+): GenerationDatumSpec {
+  const flat = logs.map(flattenTokenIds);
+  const width = Math.max(0, ...flat.map((f) => f.length));
+  return {
+    input_ids: flat.map((ids) => [...ids, ...new Array(width - ids.length).fill(padTokenId)]),
+    input_lengths: flat.map((ids) => ids.length),
+    stop_strings: stopStrings.map((s) => (s ? [...s] : null)),
+    max_new_tokens: flat.map((ids) => Math.max(0, Math.min(maxNewTokens ?? maxSeqLen, maxSeqLen - ids.length))),
+    ...(rows ? { sample_ids: [...rows.sampleIds], turns: [...rows.turns] } : {}),
+  };
+}
+
+export interface SampleTurnArgs {
+  policyGeneration: GenerationInterface;
+  sampleMessageLog: MessageLog;
+  sampleStopStrings: string[] | null;
+  tokenizer: TokenizerInterface;
+  maxSeqLen: number;
+  greedy?: boolean;
+  structuredCfg?: StructuredToolUseConfig | null;
+  maxNewTokens?: number;
+  options?: GenerateOptions;
+  /** The lab's row identity (batch position, turn) passed on to the policy. */
+  sampleId?: number;
+  turn?: number;
+}
+
+/** One sample's generation for one turn. Returns the extended log (the input log is left as it was). */
+export async function asyncGenerateResponseForSampleTurn(
+  args: SampleTurnArgs,
+): Promise<[MessageLog, number[], number, GenerationMetrics]> {
+  const input = buildGenerationInput(
+    [args.sampleMessageLog],
+    [args.sampleStopStrings],
+    args.tokenizer.padTokenId,
+    args.maxSeqLen,
+    args.maxNewTokens,
+    args.sampleId !== undefined ? { sampleIds: [args.sampleId], turns: [args.turn ?? 0] } : undefined,
+  );
+  const batch = new BatchedDataDict({ message_log: [args.sampleMessageLog], stop_strings: [args.sampleStopStrings] });
+  const [updated, genIds, metrics] = await generateResponsesAsync({
+    policyGeneration: args.policyGeneration,
+    generationInputData: input,
+    batch,
+    tokenizer: args.tokenizer,
+    inputLengths: input.input_lengths,
+    includeLogprobs: true,
+    greedy: args.greedy ?? false,
+    structuredCfg: args.structuredCfg ?? null,
+    options: args.options,
+  });
+  const rowError = metrics._row_errors?.[0];
+  if (rowError) throw new GenerationError(rowError);
+  return [(updated.get("message_log") as MessageLog[])[0]!, genIds[0] ?? [], input.input_lengths[0]!, metrics];
+}
+
+export class GenerationError extends Error {
+  override name = "GenerationError";
+}

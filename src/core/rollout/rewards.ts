@@ -1,0 +1,178 @@
+/**
+ * `calculate_rewards` (upstream-rollouts.md §2.3): one `step` per task name per call, groups in order of first
+ * appearance, all groups concurrently, results put back in input order.
+ *
+ * `stepEnvironments` is the same dispatch with each group's failure kept to that group (decision 4): a `step` that
+ * throws, times out or returns a malformed result fails only its own samples, with a message naming the
+ * environment, the field and the sample. `calculateRewards` is the reference's all-or-nothing form on top of it.
+ */
+
+import type { BatchedDataDict } from "../batch.js";
+import type { EnvironmentInterface, EnvironmentReturn, EnvMessage, Message, Metadata } from "../types.js";
+
+/** A batch with `message_log`, `extra_env_info` and `task_name`. */
+export type RewardsBatch = BatchedDataDict;
+
+/** One sample's share of a step: its fields, or the error that ended it. */
+export type SampleStep =
+  | {
+      ok: true;
+      observation: EnvMessage;
+      metadata: Metadata;
+      nextStopStrings: string[] | null;
+      reward: number;
+      rewardComponents: Record<string, number> | null;
+      terminated: boolean;
+      answer: string | null;
+    }
+  | { ok: false; error: string };
+
+export interface StepOptions {
+  timeoutMs?: number;
+}
+
+const toEnvMessages = (log: readonly Message[]): EnvMessage[] => log.map((m) => ({ role: m.role, content: m.content }));
+
+export async function stepEnvironments(
+  batch: RewardsBatch,
+  taskToEnv: Record<string, EnvironmentInterface>,
+  options: StepOptions = {},
+): Promise<SampleStep[]> {
+  const logs = batch.get("message_log") as Message[][];
+  const infos = batch.get("extra_env_info") as Metadata[];
+  const tasks = batch.get("task_name") as string[];
+  const groups = new Map<string, number[]>();
+  tasks.forEach((task, i) => groups.set(task, [...(groups.get(task) ?? []), i]));
+  const results = new Array<SampleStep>(batch.size);
+  await Promise.all(
+    [...groups].map(async ([task, indices]) => {
+      const env = Object.prototype.hasOwnProperty.call(taskToEnv, task) ? taskToEnv[task] : undefined;
+      let steps: SampleStep[];
+      if (!env) {
+        steps = indices.map(() => ({ ok: false, error: `No environment found for task type: ${task}` }));
+      } else {
+        try {
+          // Environments get copies: an in-process environment must not be able to change the rollout's state.
+          const call = env.step(
+            indices.map((i) => toEnvMessages(logs[i]!)),
+            indices.map((i) => structuredClone(infos[i] ?? null)),
+          );
+          const ret = await withTimeout(Promise.resolve(call), options.timeoutMs, task);
+          steps = splitReturn(ret, task, indices);
+        } catch (e) {
+          const message = e instanceof Error ? e.message : String(e);
+          const prefix = e instanceof StepTimeoutError ? "" : `environment '${task}' step failed: `;
+          steps = indices.map(() => ({ ok: false, error: prefix + message }));
+        }
+      }
+      indices.forEach((i, j) => (results[i] = steps[j]!));
+    }),
+  );
+  return results;
+}
+
+class StepTimeoutError extends Error {}
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number | undefined, task: string): Promise<T> {
+  if (timeoutMs === undefined || timeoutMs <= 0) return promise;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new StepTimeoutError(`environment '${task}' step timed out after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Checks one group's return and splits it per sample; a bad field fails only the samples it concerns. */
+function splitReturn(ret: EnvironmentReturn, task: string, indices: number[]): SampleStep[] {
+  const n = indices.length;
+  const where = `environment '${task}'`;
+  if (!ret || typeof ret !== "object") throw new Error(`${where} step returned ${typeof ret}, expected an object`);
+  const lists: [string, unknown][] = [
+    ["observations", ret.observations],
+    ["metadata", ret.metadata],
+    ["terminateds", ret.terminateds],
+  ];
+  if (ret.next_stop_strings !== null && ret.next_stop_strings !== undefined) {
+    lists.push(["next_stop_strings", ret.next_stop_strings]);
+  }
+  if (ret.answers !== null && ret.answers !== undefined) lists.push(["answers", ret.answers]);
+  const rewardsIsList = Array.isArray(ret.rewards);
+  if (rewardsIsList) lists.push(["rewards", ret.rewards]);
+  else if (ret.rewards && typeof ret.rewards === "object") {
+    for (const [name, values] of Object.entries(ret.rewards)) lists.push([`rewards['${name}']`, values]);
+  } else throw new Error(`${where} returned rewards of type ${typeof ret.rewards}, expected a list or named lists`);
+  for (const [field, value] of lists) {
+    if (!Array.isArray(value) || value.length !== n) {
+      const got = Array.isArray(value) ? `${value.length} entries` : typeof value;
+      throw new Error(`${where} returned ${field} with ${got} for a step of ${n} samples`);
+    }
+  }
+  return indices.map((sampleIndex, j): SampleStep => {
+    const fail = (field: string, why: string): SampleStep => ({
+      ok: false,
+      error: `${where} returned an invalid ${field} for sample ${sampleIndex}: ${why}`,
+    });
+    const observation = ret.observations[j] as EnvMessage | undefined;
+    if (!observation || typeof observation.content !== "string" || typeof observation.role !== "string") {
+      return fail("observation", "expected {role: string, content: string}");
+    }
+    let reward = 0;
+    let components: Record<string, number> | null = null;
+    if (rewardsIsList) {
+      reward = (ret.rewards as unknown[])[j] as number;
+      if (typeof reward !== "number" || Number.isNaN(reward)) return fail("reward", `${String(reward)} is not a number`);
+    } else {
+      components = {};
+      for (const [name, values] of Object.entries(ret.rewards as Record<string, unknown[]>)) {
+        const value = values[j];
+        if (typeof value !== "number" || Number.isNaN(value)) return fail(`reward '${name}'`, `${String(value)} is not a number`);
+        components[name] = value;
+        reward += value;
+      }
+    }
+    const metadata = (ret.metadata[j] ?? null) as Metadata;
+    if (metadata !== null && (typeof metadata !== "object" || Array.isArray(metadata))) {
+      return fail("metadata", "expected an object or null");
+    }
+    const stops = ret.next_stop_strings ? ret.next_stop_strings[j] : null;
+    if (stops !== null && stops !== undefined && !(Array.isArray(stops) && stops.every((s) => typeof s === "string"))) {
+      return fail("next_stop_strings", "expected a list of strings or null");
+    }
+    return {
+      ok: true,
+      observation: { role: observation.role, content: observation.content },
+      metadata,
+      nextStopStrings: stops ?? null,
+      reward,
+      rewardComponents: components,
+      terminated: Boolean(ret.terminateds[j]),
+      answer: ret.answers ? (ret.answers[j] ?? null) : null,
+    };
+  });
+}
+
+/** The reference's `calculate_rewards`: any failure rejects. Rewards come back as a list, or named lists. */
+export async function calculateRewards(
+  batch: RewardsBatch,
+  taskToEnv: Record<string, EnvironmentInterface>,
+  options: StepOptions = {},
+): Promise<EnvironmentReturn> {
+  const steps = await stepEnvironments(batch, taskToEnv, options);
+  const failed = steps.find((s) => !s.ok);
+  if (failed && !failed.ok) throw new Error(failed.error);
+  const ok = steps as Extract<SampleStep, { ok: true }>[];
+  const named = ok.length > 0 && ok[0]!.rewardComponents !== null;
+  return {
+    observations: ok.map((s) => s.observation),
+    metadata: ok.map((s) => s.metadata),
+    next_stop_strings: ok.map((s) => s.nextStopStrings),
+    rewards: named
+      ? Object.fromEntries(Object.keys(ok[0]!.rewardComponents!).map((k) => [k, ok.map((s) => s.rewardComponents![k] ?? 0)]))
+      : ok.map((s) => s.reward),
+    terminateds: ok.map((s) => s.terminated),
+    answers: ok.map((s) => s.answer),
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * The built-in byte-level tokenizer (scenario-format.md; browser-inference.md §6.3).
+ *
+ * Ids 0–255 are the UTF-8 bytes; ids 256–264 are the nine added markers, each one atomic token. The ids match the
+ * built-in model's `tokenizer.json`, so the scripted, oracle and model policies share one token space.
+ */
+
+import type { TokenizerInterface } from "../types.js";
+
+export interface AddedToken {
+  id: number;
+  content: string;
+  special: boolean;
+}
+
+export const ADDED_TOKENS: readonly AddedToken[] = [
+  { id: 256, content: "<|endoftext|>", special: true },
+  { id: 257, content: "<|im_start|>", special: true },
+  { id: 258, content: "<|im_end|>", special: true },
+  { id: 259, content: "<tool_call>", special: false },
+  { id: 260, content: "</tool_call>", special: false },
+  { id: 261, content: "<think>", special: false },
+  { id: 262, content: "</think>", special: false },
+  { id: 263, content: "<tool_response>", special: false },
+  { id: 264, content: "</tool_response>", special: false },
+];
+
+export const PAD_TOKEN_ID = 256;
+export const EOS_TOKEN_ID = 258;
+export const VOCAB_SIZE = 265;
+
+export interface ByteLevelOptions {
+  /** Added markers flagged special (dropped by a skipping decode). Defaults to the three ChatML control tokens. */
+  specialMarkers?: readonly string[];
+}
+
+const encoder = new TextEncoder();
+// Hugging Face decoders replace bytes of a cut UTF-8 character with U+FFFD; TextDecoder's default does the same.
+const decoder = new TextDecoder("utf-8", { fatal: false });
+
+export class ByteLevelTokenizer implements TokenizerInterface {
+  readonly padTokenId = PAD_TOKEN_ID;
+  readonly eosTokenId = EOS_TOKEN_ID;
+  private readonly markerById = new Map<number, AddedToken>();
+  private readonly markerPattern: RegExp;
+
+  constructor(options: ByteLevelOptions = {}) {
+    const special = new Set(options.specialMarkers ?? ADDED_TOKENS.filter((t) => t.special).map((t) => t.content));
+    for (const token of ADDED_TOKENS) this.markerById.set(token.id, { ...token, special: special.has(token.content) });
+    const alternatives = [...ADDED_TOKENS]
+      .sort((a, b) => b.content.length - a.content.length)
+      .map((t) => t.content.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    this.markerPattern = new RegExp(alternatives.join("|"), "g");
+  }
+
+  encode(text: string): number[] {
+    const ids: number[] = [];
+    let last = 0;
+    for (const match of text.matchAll(this.markerPattern)) {
+      pushBytes(ids, text.slice(last, match.index));
+      ids.push(ADDED_TOKENS.find((t) => t.content === match[0])!.id);
+      last = match.index + match[0].length;
+    }
+    pushBytes(ids, text.slice(last));
+    return ids;
+  }
+
+  decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
+    const skip = options.skipSpecialTokens ?? false;
+    let out = "";
+    let pending: number[] = [];
+    const flush = () => {
+      if (pending.length) out += decoder.decode(Uint8Array.from(pending));
+      pending = [];
+    };
+    for (const id of ids) {
+      if (id >= 0 && id < 256) {
+        pending.push(id);
+        continue;
+      }
+      flush();
+      const marker = this.markerById.get(id);
+      if (!marker) throw new RangeError(`token id ${id} is outside the byte-level vocabulary (0–${VOCAB_SIZE - 1})`);
+      if (!(skip && marker.special)) out += marker.content;
+    }
+    flush();
+    return out;
+  }
+
+  /** The text of one token, with markers spelled out and a lone byte shown as itself (for token views). */
+  tokenText(id: number): string {
+    const marker = this.markerById.get(id);
+    if (marker) return marker.content;
+    return id < 128 ? String.fromCharCode(id) : `<0x${id.toString(16).toUpperCase().padStart(2, "0")}>`;
+  }
+
+  isSpecial(id: number): boolean {
+    return this.markerById.get(id)?.special ?? false;
+  }
+}
+
+function pushBytes(ids: number[], text: string): void {
+  if (!text) return;
+  for (const byte of encoder.encode(text)) ids.push(byte);
+}
+
+/** The project's one shared instance for policies that need no model. */
+export const byteLevelTokenizer = new ByteLevelTokenizer();

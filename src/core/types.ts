@@ -1,0 +1,121 @@
+/**
+ * Data shapes of the rollout machinery (upstream-rollouts.md §1), in TypeScript.
+ *
+ * Tensors become plain arrays: `token_ids` is a number array, `generation_logprobs` a number array of the same
+ * length. Field names keep the reference's snake_case so a message log reads like the spec and serialises to the
+ * scenario result format unchanged.
+ */
+
+import type { Violation } from "./assessment/violations.js";
+
+export type Role = "system" | "user" | "assistant" | "environment" | "tool" | (string & {});
+
+/** One message of a log. Every per-token field has the message's token count as its length. */
+export interface Message {
+  role: Role;
+  content: string;
+  token_ids: number[];
+  /** Sampling log-probabilities of the generated tokens: only on assistant messages made by the rollout. */
+  generation_logprobs?: number[];
+  /** Per-turn verdicts stamped by the rollout when the invalid-action assessment is on and found something. */
+  invalid_action_violations?: Violation[];
+}
+
+export type MessageLog = Message[];
+
+/** What an environment receives: the log reduced to `role` and `content` (get_keys_from_message_log). */
+export interface EnvMessage {
+  role: Role;
+  content: string;
+}
+
+export type Metadata = Record<string, unknown> | null;
+
+/** One dataset row (upstream-rollouts.md §1.2). */
+export interface DatumSpec {
+  message_log: MessageLog;
+  length: number;
+  extra_env_info: Metadata;
+  loss_multiplier: number;
+  idx: number;
+  task_name: string;
+  stop_strings: string[] | null;
+  [extra: string]: unknown;
+}
+
+/** Rewards of one step call: one number per sample, or named components (multi-reward). */
+export type StepRewards = number[] | Record<string, number[]>;
+
+/** The six-field environment return; every field is aligned with the input order of that `step` call. */
+export interface EnvironmentReturn {
+  observations: EnvMessage[];
+  metadata: Metadata[];
+  next_stop_strings: (string[] | null)[] | null;
+  rewards: StepRewards;
+  terminateds: (boolean | number)[];
+  answers: (string | null)[] | null;
+}
+
+export interface EnvironmentInterface {
+  /** Steps a group of samples of this task. May be synchronous or return a promise. */
+  step(messageLogBatch: EnvMessage[][], metadata: Metadata[]): EnvironmentReturn | Promise<EnvironmentReturn>;
+  /** Declared by the reference interface; no rollout calls it. */
+  globalPostProcessAndMetrics?(batch: Record<string, unknown[]>): [Record<string, unknown[]>, Record<string, number>];
+}
+
+/** Input to a generation backend (upstream-rollouts.md §1.3), one row per sample. */
+export interface GenerationDatumSpec {
+  /** Right-padded with the tokenizer's pad id. */
+  input_ids: number[][];
+  input_lengths: number[];
+  stop_strings: (string[] | null)[];
+  /** Per-row cap on new tokens: min(configured, max_seq_len − prompt), decision 3. */
+  max_new_tokens: number[];
+  /**
+   * The lab's addition: each row's batch position and turn index, for policies that act per sample (scripted,
+   * replay, seeded oracle). Language models ignore them.
+   */
+  sample_ids?: number[];
+  turns?: number[];
+}
+
+export interface GenerationOutputSpec {
+  /** Prompt followed by the generated tokens, right-padded. */
+  output_ids: number[][];
+  generation_lengths: number[];
+  unpadded_sequence_lengths: number[];
+  /** Zeros at prompt positions; the generated-token log-probs at [input_len, unpadded_len). */
+  logprobs: number[][];
+  /** The response hit its token limit without a stop. */
+  truncated: boolean[];
+  /** Per-row generation failure (the row's other fields are then ignored). */
+  errors?: (string | null)[];
+  gen_leader_worker_idx?: number[];
+}
+
+export interface GenerateOptions {
+  signal?: AbortSignal;
+  /** Called for every generated token of a row, with its decoded text, by policies that stream. */
+  onToken?: (row: number, tokenId: number, text: string) => void;
+}
+
+export interface GenerationInterface {
+  /** Batched, lock-step generation. */
+  generate(data: GenerationDatumSpec, greedy: boolean, options?: GenerateOptions): Promise<GenerationOutputSpec>;
+  /** Yields `[originalIndex, one-row output]` as rows finish, in any order. */
+  generateAsync?(
+    data: GenerationDatumSpec,
+    greedy: boolean,
+    options?: GenerateOptions,
+  ): AsyncIterable<[number, GenerationOutputSpec]>;
+}
+
+export interface TokenizerInterface {
+  /** Encodes text without adding special tokens (added markers are still single tokens). */
+  encode(text: string): number[];
+  decode(ids: readonly number[], options?: { skipSpecialTokens?: boolean }): string;
+  readonly padTokenId: number;
+  readonly eosTokenId: number;
+  /** What the chat template's generation prompt adds after the assistant header (e.g. `<think>\n`), if anything. */
+  readonly generationPrefill?: string;
+}

@@ -1,0 +1,52 @@
+/**
+ * How a built-in (or user-written) environment plugs into the lab: the core's `EnvironmentInterface`, a seeded
+ * dataset generator, and a renderer-neutral view of its state for the UI.
+ */
+
+import type { EnvironmentInterface, Metadata } from "../core/index.js";
+
+/** One generated datum before tokenization: the scenario builder tokenizes `message_log` contents as they are. */
+export interface DatasetDatum {
+  message_log: { role: string; content: string }[];
+  extra_env_info: Metadata;
+  stop_strings: string[] | null;
+  task_name: string;
+}
+
+export interface DatasetRequest {
+  size: number;
+  seed: number;
+  /** The environment's dataset settings (`dataset.config` of a scenario), unknown keys rejected. */
+  config: Record<string, unknown>;
+  taskName: string;
+}
+
+/** What the UI draws for a sample's environment state; each kind has its own renderer. */
+export type EnvView =
+  | { kind: "grid"; title: string; size: number; cells: (number | null)[][]; caption: string }
+  | { kind: "steps"; title: string; problem: string; steps: { label: string; value: string }[]; caption: string }
+  | { kind: "files"; title: string; files: { path: string; content: string }[]; caption: string }
+  | { kind: "text"; title: string; text: string };
+
+export interface EnvironmentDefinition {
+  /** The name scenarios use in `envs.<task>.env` (e.g. `sliding_puzzle`). */
+  name: string;
+  /** The task name its datasets use by default (e.g. `sliding_puzzle_game`). */
+  defaultTaskName: string;
+  title: string;
+  description: string;
+  /** Builds an instance from the scenario's `config`; throws an Error naming the bad field. */
+  create(config: Record<string, unknown>): EnvironmentInterface;
+  generateDataset(request: DatasetRequest): DatasetDatum[];
+  /** The state as the UI shows it; `metadata` is a sample's current `extra_env_info` (null after it ended). */
+  view(metadata: Metadata): EnvView;
+}
+
+/** Throws a clear error for config keys an environment does not know. */
+export function checkConfigKeys(where: string, config: Record<string, unknown>, known: readonly string[]): void {
+  for (const key of Object.keys(config)) {
+    if (!known.includes(key)) {
+      throw new Error(`${where}: unknown key '${key}' (expected one of: ${known.join(", ") || "none"})`);
+    }
+  }
+}
