@@ -51,7 +51,8 @@ export function renderChatTemplate(messages: readonly ChatTemplateMessage[], opt
       return;
     }
     if (m.role === "assistant" && m.tool_calls?.length) {
-      out += `<|im_start|>assistant\n${m.content}`;
+      // Qwen2.5: `'\n' + content` only when the content is non-empty; each call is then preceded by `\n`.
+      out += `<|im_start|>assistant${m.content ? `\n${m.content}` : ""}`;
       for (const call of m.tool_calls) {
         out += `\n<tool_call>\n{"name": ${pyJsonDumps(call.function.name)}, "arguments": ${pyJsonDumps(call.function.arguments)}}\n</tool_call>`;
       }

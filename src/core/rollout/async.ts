@@ -292,7 +292,12 @@ async function runAllSamples(
   const B = inputBatch.size;
   if (B === 0) throw new RolloutFailure("cannot run a rollout on an empty batch");
   const now = clock();
-  const emit = (event: RolloutEvent) => args.onEvent?.(event);
+  // With failFast, the first failure rejects at once: the other samples are cancelled and fall silent.
+  const failed = new AbortController();
+  const signal = args.signal ? AbortSignal.any([args.signal, failed.signal]) : failed.signal;
+  const emit = (event: RolloutEvent) => {
+    if (!failed.signal.aborted) args.onEvent?.(event);
+  };
   const input = inputBatch.data;
   const idxs = (input.idx as number[] | undefined) ?? Array.from({ length: B }, (_, i) => i);
   const stops = (input.stop_strings as (string[] | null)[] | undefined) ?? new Array(B).fill(null);
@@ -309,6 +314,8 @@ async function runAllSamples(
       Array.from({ length: B }, (_, i) =>
         runSampleMultiTurnRollout({
           ...args,
+          signal,
+          onEvent: emit,
           now,
           sampleIdx: i,
           initialSampleState: {
@@ -324,6 +331,7 @@ async function runAllSamples(
     return { results, now };
   } catch (e) {
     emit({ type: "rollout_error", t: now(), error: errorText(e) });
+    failed.abort();
     throw e;
   }
 }

@@ -61,7 +61,7 @@ export async function stepEnvironments(
           steps = splitReturn(ret, task, indices);
         } catch (e) {
           const message = e instanceof Error ? e.message : String(e);
-          const prefix = e instanceof StepTimeoutError ? "" : `environment '${task}' step failed: `;
+          const prefix = e instanceof StepTimeoutError || e instanceof ReturnShapeError ? "" : `environment '${task}' step failed: `;
           steps = indices.map(() => ({ ok: false, error: prefix + message }));
         }
       }
@@ -72,6 +72,8 @@ export async function stepEnvironments(
 }
 
 class StepTimeoutError extends Error {}
+/** A return that does not fit the interface: its message already names the environment and the field. */
+class ReturnShapeError extends Error {}
 
 function withTimeout<T>(promise: Promise<T>, timeoutMs: number | undefined, task: string): Promise<T> {
   if (timeoutMs === undefined || timeoutMs <= 0) return promise;
@@ -89,7 +91,7 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number | undefined, task
 function splitReturn(ret: EnvironmentReturn, task: string, indices: number[]): SampleStep[] {
   const n = indices.length;
   const where = `environment '${task}'`;
-  if (!ret || typeof ret !== "object") throw new Error(`${where} step returned ${typeof ret}, expected an object`);
+  if (!ret || typeof ret !== "object") throw new ReturnShapeError(`${where} step returned ${typeof ret}, expected an object`);
   const lists: [string, unknown][] = [
     ["observations", ret.observations],
     ["metadata", ret.metadata],
@@ -103,11 +105,11 @@ function splitReturn(ret: EnvironmentReturn, task: string, indices: number[]): S
   if (rewardsIsList) lists.push(["rewards", ret.rewards]);
   else if (ret.rewards && typeof ret.rewards === "object") {
     for (const [name, values] of Object.entries(ret.rewards)) lists.push([`rewards['${name}']`, values]);
-  } else throw new Error(`${where} returned rewards of type ${typeof ret.rewards}, expected a list or named lists`);
+  } else throw new ReturnShapeError(`${where} returned rewards of type ${typeof ret.rewards}, expected a list or named lists`);
   for (const [field, value] of lists) {
     if (!Array.isArray(value) || value.length !== n) {
       const got = Array.isArray(value) ? `${value.length} entries` : typeof value;
-      throw new Error(`${where} returned ${field} with ${got} for a step of ${n} samples`);
+      throw new ReturnShapeError(`${where} returned ${field} with ${got} for a step of ${n} samples`);
     }
   }
   return indices.map((sampleIndex, j): SampleStep => {

@@ -1,0 +1,180 @@
+/**
+ * The scenario file (shared spec `scenario-format.md`): a contract other tools read, so every key is checked and
+ * an unknown key is an error, like any other mistake. Errors name the field path and what was expected.
+ */
+
+import { z } from "zod";
+
+const int = (what: string) => z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` });
+const positiveInt = int("a positive integer").positive({ error: "expected a positive integer" });
+const jsonObject = z.record(z.string(), z.unknown(), { error: "expected an object" });
+
+const message = z.strictObject({
+  role: z.string({ error: "expected a string" }),
+  content: z.string({ error: "expected a string" }),
+});
+
+const datum = z.strictObject({
+  task_name: z.string({ error: "expected a task name (a key of envs)" }),
+  idx: int("an integer").optional(),
+  message_log: z.array(message, { error: "expected a list of {role, content} messages" }).min(1, {
+    error: "expected at least one message",
+  }),
+  extra_env_info: jsonObject.nullable().optional(),
+  stop_strings: z.array(z.string({ error: "expected a string" })).nullable().optional(),
+  loss_multiplier: z.number({ error: "expected a number" }).optional(),
+});
+
+const dataset = z.strictObject({
+  task_name: z.string({ error: "expected a task name (a key of envs)" }),
+  size: positiveInt,
+  seed: int("an integer"),
+  config: jsonObject.optional(),
+});
+
+const policy = z.discriminatedUnion(
+  "kind",
+  [
+    z.strictObject({
+      kind: z.literal("scripted"),
+      responses: z.array(z.array(z.string({ error: "expected a string" }), { error: "expected a list of strings" }), {
+        error: "expected a list (one per sample) of lists of responses",
+      }),
+    }),
+    z.strictObject({
+      kind: z.literal("oracle"),
+      seed: int("an integer").optional(),
+      error_rate: z.number({ error: "expected a number" }).min(0, { error: "expected a rate in [0, 1]" }).max(1, {
+        error: "expected a rate in [0, 1]",
+      }).optional(),
+    }),
+    z.strictObject({ kind: z.literal("replay"), file: z.string({ error: "expected a file path" }) }),
+    z.strictObject({
+      kind: z.literal("model"),
+      model: z.string({ error: "expected builtin:tiny, builtin:small, a hub id or a local folder" }),
+      device: z.enum(["auto", "cpu", "wasm", "webgpu"], { error: "expected auto, cpu, wasm or webgpu" }).optional(),
+      dtype: z.enum(["fp32", "fp16", "q8", "q4", "q4f16"], { error: "expected fp32, fp16, q8, q4 or q4f16" }).optional(),
+      temperature: z.number({ error: "expected a number" }).nonnegative({ error: "expected a number ≥ 0" }).optional(),
+      top_k: int("an integer").nonnegative({ error: "expected an integer ≥ 0" }).optional(),
+      top_p: z.number({ error: "expected a number" }).gt(0, { error: "expected a number in (0, 1]" }).max(1, {
+        error: "expected a number in (0, 1]",
+      }).optional(),
+      seed: int("an integer").optional(),
+    }),
+  ],
+  { error: "expected a policy with kind scripted, oracle, replay or model" },
+);
+
+const structured = z.strictObject({
+  enabled: z.unknown().optional(),
+  backend: z.string({ error: "expected a string" }).optional(),
+  thinking_style: z.unknown().optional(),
+  decode_skip_special_tokens: z.boolean({ error: "expected true, false or null" }).nullable().optional(),
+  constrained_tools: z.array(z.string({ error: "expected a string" })).optional(),
+  envelope: z.enum(["fork", "template"], { error: "expected \"fork\" or \"template\"" }).optional(),
+});
+
+const invalidAction = z.strictObject({
+  enabled: z.boolean({ error: "expected true or false" }).optional(),
+  invalid_action_penalty: z.number({ error: "expected a number" }).optional(),
+  malformed_thinking_penalty: z.number({ error: "expected a number" }).optional(),
+  use_environment_flags: z.boolean({ error: "expected true or false" }).optional(),
+  invalid_tool_call_patterns: z.array(z.string({ error: "expected a string" })).optional(),
+  thinking_tags: z.array(z.string({ error: "expected a string" })).optional(),
+  reward_floor: z.number({ error: "expected a number" }).nullable().optional(),
+  penalty_mode: z.enum(["auto", "reward", "advantage", "both"], { error: "expected auto, reward, advantage or both" })
+    .nullable()
+    .optional(),
+  severity_weights: z.record(z.string(), z.number({ error: "expected a number" })).optional(),
+  locus_overrides: z.record(z.string(), z.enum(["reward", "advantage"], { error: "expected reward or advantage" })).optional(),
+  enable_schema_validation: z.boolean({ error: "expected true or false" }).optional(),
+  penalty_step_scale: z
+    .strictObject({
+      schedule: z.enum(["constant", "linear"], { error: "expected constant or linear" }).optional(),
+      start: z.number({ error: "expected a number" }).optional(),
+      end: z.number({ error: "expected a number" }).optional(),
+      steps: int("an integer").optional(),
+    })
+    .optional(),
+});
+
+export const scenarioSchema = z
+  .strictObject({
+    mode: z.enum(["sync", "async"], { error: "expected \"sync\" or \"async\"" }),
+    max_seq_len: positiveInt,
+    max_rollout_turns: positiveInt,
+    max_new_tokens: positiveInt.optional(),
+    greedy: z.boolean({ error: "expected true or false" }).optional(),
+    end_on_response_truncation: z.boolean({ error: "expected true or false" }).optional(),
+    fail_fast: z.boolean({ error: "expected true or false" }).optional(),
+    env_step_timeout_ms: positiveInt.optional(),
+    envs: z.record(
+      z.string(),
+      z.strictObject({
+        env: z.string({ error: "expected a built-in environment name" }),
+        config: jsonObject.optional(),
+      }),
+      { error: "expected an object: task name → {env, config}" },
+    ),
+    samples: z.array(datum, { error: "expected a list of datum specs" }).min(1, { error: "expected at least one sample" }).optional(),
+    dataset: dataset.optional(),
+    policy,
+    structured: structured.nullable().optional(),
+    invalid_action: invalidAction.nullable().optional(),
+  })
+  .superRefine((s, ctx) => {
+    if ((s.samples === undefined) === (s.dataset === undefined)) {
+      ctx.addIssue({ code: "custom", path: ["samples"], message: "expected exactly one of samples and dataset" });
+    }
+    for (const [i, d] of (s.samples ?? []).entries()) {
+      if (!(d.task_name in s.envs)) {
+        ctx.addIssue({ code: "custom", path: ["samples", i, "task_name"], message: `'${d.task_name}' is not a key of envs` });
+      }
+    }
+    if (s.dataset && !(s.dataset.task_name in s.envs)) {
+      ctx.addIssue({ code: "custom", path: ["dataset", "task_name"], message: `'${s.dataset.task_name}' is not a key of envs` });
+    }
+  });
+
+export type Scenario = z.infer<typeof scenarioSchema>;
+export type ScenarioPolicy = Scenario["policy"];
+
+export class ScenarioError extends Error {
+  override name = "ScenarioError";
+  constructor(readonly problems: string[]) {
+    super(problems.join("\n"));
+  }
+}
+
+function fieldPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) out += typeof part === "number" ? `[${part}]` : `${out ? "." : ""}${String(part)}`;
+  return out || "(scenario)";
+}
+
+/** Parses and checks a scenario object; throws ScenarioError listing each problem as `field.path: what`. */
+export function parseScenario(value: unknown): Scenario {
+  const result = scenarioSchema.safeParse(value);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((k) => `${fieldPath([...issue.path, k])}: unknown key`).join("\n");
+    }
+    if (issue.code === "invalid_union" && issue.path.length && "discriminator" in issue) {
+      return `${fieldPath([...issue.path, "kind"])}: expected scripted, oracle, replay or model`;
+    }
+    return `${fieldPath(issue.path)}: ${issue.message}`;
+  });
+  throw new ScenarioError(problems);
+}
+
+/** Parses scenario text (JSON), naming the line and column of a syntax error. */
+export function parseScenarioText(text: string, source = "scenario"): Scenario {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new ScenarioError([`${source}: not valid JSON: ${(e as Error).message}`]);
+  }
+  return parseScenario(value);
+}
