@@ -62,7 +62,7 @@ const policy = z.discriminatedUnion(
       seed: int("an integer").optional(),
     }),
   ],
-  { error: "expected a policy with kind scripted, oracle, replay or model" },
+  { error: "expected scripted, oracle, replay or model" },
 );
 
 const structured = z.strictObject({
@@ -159,9 +159,6 @@ export function parseScenario(value: unknown): Scenario {
   const problems = result.error.issues.map((issue) => {
     if (issue.code === "unrecognized_keys") {
       return issue.keys.map((k) => `${fieldPath([...issue.path, k])}: unknown key`).join("\n");
-    }
-    if (issue.code === "invalid_union" && issue.path.length && "discriminator" in issue) {
-      return `${fieldPath([...issue.path, "kind"])}: expected scripted, oracle, replay or model`;
     }
     return `${fieldPath(issue.path)}: ${issue.message}`;
   });

@@ -16,7 +16,7 @@ export function pyRepr(value: unknown): string {
   if (value === null || value === undefined) return "None";
   if (value === true) return "True";
   if (value === false) return "False";
-  if (typeof value === "number") return Number.isInteger(value) ? String(value) : pyFloatRepr(value);
+  if (typeof value === "number") return Number.isInteger(value) ? integerText(value) : pyFloatRepr(value);
   if (typeof value === "bigint") return value.toString();
   if (typeof value === "string") return pyStrRepr(value);
   if (value instanceof PyTuple) {
