@@ -1,0 +1,155 @@
+import { describe, expect, it } from "vitest";
+import {
+  parseHermesToolCalls,
+  Rng,
+  templateToolResponseEnvelope,
+  wrapToolResponseEnvelope,
+  type EnvMessage,
+  type Metadata,
+} from "../../core/index.js";
+import { WorkspaceEnv, workspaceEnvironment, type WorkspaceMetadata } from "../../envs/workspace/index.js";
+import type { DatasetDatum } from "../../envs/types.js";
+import { makeWorkspaceOracle, workspaceOracle } from "./workspace.js";
+import type { OracleSolver } from "./types.js";
+
+/** How the rollout appends an observation to the context (decision 8): raw, the fork's envelope, or the template's. */
+type Envelope = "raw" | "fork" | "template-think";
+
+interface Episode {
+  reward: number;
+  turns: number;
+  responses: string[];
+  observations: string[];
+  invalid: boolean[];
+  metadata: WorkspaceMetadata;
+}
+
+/** Drives the oracle against the environment as a rollout would: the context is prompt + responses + observations. */
+function play(
+  datum: DatasetDatum,
+  options: { seed?: number; errorRate?: number; envelope?: Envelope; structured?: boolean; maxTurns?: number; solver?: OracleSolver } = {},
+): Episode {
+  const { seed = 0, errorRate = 0, envelope = "fork", structured = true, maxTurns = 8, solver = workspaceOracle } = options;
+  const env = new WorkspaceEnv({ structured_tools: structured, max_turns: maxTurns });
+  let context = datum.message_log[0]!.content + (envelope === "template-think" ? "<think>\n" : "");
+  const log: EnvMessage[] = [{ role: "user", content: datum.message_log[0]!.content }];
+  let metadata: Metadata = datum.extra_env_info;
+  const episode: Episode = { reward: 0, turns: 0, responses: [], observations: [], invalid: [], metadata: metadata as WorkspaceMetadata };
+  for (let turn = 0; turn < 60; turn++) {
+    expect(solver.matches(context)).toBe(true);
+    const text = solver.respond({ promptText: context, stopStrings: null, rng: Rng.derive(seed, 0, turn), errorRate });
+    const assistant = `${text}<|im_end|>`; // no stop strings: the engine ends the turn with EOS
+    context += assistant;
+    log.push({ role: "assistant", content: text });
+    episode.responses.push(text);
+    const out = env.step([log], [metadata]);
+    const observation = out.observations[0]!;
+    log.push(observation);
+    episode.observations.push(observation.content);
+    episode.turns++;
+    episode.reward += (out.rewards as number[])[0]!;
+    episode.metadata = out.metadata[0] as WorkspaceMetadata;
+    episode.invalid.push(Boolean(episode.metadata.invalid_action));
+    if (envelope === "raw") context += observation.content;
+    else if (envelope === "fork") context += wrapToolResponseEnvelope(observation.content);
+    else context += templateToolResponseEnvelope(observation.content, { assistantText: assistant, generationPrefill: "<think>\n" });
+    if (out.terminateds[0]) return episode;
+    metadata = out.metadata[0] ?? metadata;
+  }
+  throw new Error("the episode did not end");
+}
+
+const dataset = (config: Record<string, unknown> = {}, seed = 11, size = 8) =>
+  workspaceEnvironment.generateDataset({ size, seed, config, taskName: "workspace" });
+const kindOf = (d: DatasetDatum) => (d.extra_env_info as WorkspaceMetadata).task.kind;
+
+describe("workspace oracle, structured tools", () => {
+  for (const envelope of ["fork", "raw", "template-think"] as const) {
+    it(`solves every task kind in three turns (${envelope} observations)`, () => {
+      for (const datum of dataset()) {
+        const episode = play(datum, { envelope });
+        expect(episode, `${kindOf(datum)}: ${episode.observations.join(" | ")}`).toMatchObject({ reward: 1, turns: 3 });
+        expect(episode.invalid).toEqual([false, false, false]);
+      }
+    });
+  }
+
+  it("answers with one Hermes call per turn: a lookup, write_file, then task_complete", () => {
+    const datum = dataset({ tasks: ["count_errors"] })[0]!;
+    const episode = play(datum);
+    const names = episode.responses.map((r) => parseHermesToolCalls(r).tool_calls.map((c) => c.name));
+    expect(names).toEqual([["run_shell"], ["write_file"], ["task_complete"]]);
+    const meta = datum.extra_env_info as WorkspaceMetadata;
+    const task = meta.task as Extract<WorkspaceMetadata["task"], { kind: "count_errors" }>;
+    expect(episode.responses[0]).toBe(
+      `<tool_call>\n{"name": "run_shell", "arguments": {"command": "grep -c ERROR ${task.log_path}"}}\n</tool_call>`,
+    );
+    expect(episode.observations[0]).toBe(`[exit=0]\n${task.expected_count}\n`);
+    expect(episode.observations[1]).toBe(`[exit=0]\nwrote ${String(task.expected_count).length + 1} bytes to /workspace/answer.txt\n`);
+    expect(episode.observations[2]).toBe("[graded] task solved: reward 1.0");
+    expect(episode.metadata.fs.files["/workspace/answer.txt"]).toBe(`${task.expected_count}\n`);
+  });
+
+  it("closes a think block the template prefilled", () => {
+    const episode = play(dataset()[0]!, { envelope: "template-think" });
+    expect(episode.responses[0]!.startsWith("</think>\n\n<tool_call>")).toBe(true);
+  });
+
+  it("does not solve the task when told to finish early", () => {
+    const early = makeWorkspaceOracle({ finishAfterSteps: 1 });
+    for (const datum of dataset({}, 11, 4)) {
+      const episode = play(datum, { solver: early });
+      expect(episode).toMatchObject({ reward: 0, turns: 2 });
+      expect(episode.observations[1]).toMatch(/^\[graded\] task not solved: .+; reward 0\.0$/);
+    }
+  });
+
+  it("recovers from seeded mistakes of every kind and still solves the tasks", () => {
+    const seen = new Set<string>();
+    for (const [i, datum] of dataset({}, 5, 8).entries()) {
+      const episode = play(datum, { seed: i, errorRate: 0.4, maxTurns: 30 });
+      expect(episode.reward, episode.responses.join("\n---\n")).toBe(1);
+      for (const r of episode.responses) {
+        if (!r.includes("<tool_call>")) seen.add("prose");
+        else if (r.startsWith("<think>")) seen.add("unclosed think");
+        else if (r.includes('{"command": 5}') || r.includes('"arguments": {}}') && !r.includes("task_complete")) seen.add("bad argument");
+        else if (parseHermesToolCalls(r).error) seen.add("malformed json");
+      }
+      // A mistaken turn other than an unclosed think is invalid and costs a turn.
+      expect(episode.turns).toBe(3 + episode.invalid.filter(Boolean).length);
+    }
+    expect([...seen].sort()).toEqual(["bad argument", "malformed json", "prose", "unclosed think"]);
+  });
+
+  it("is deterministic by seed", () => {
+    const datum = dataset()[1]!;
+    expect(play(datum, { seed: 3, errorRate: 0.5, maxTurns: 20 })).toEqual(play(datum, { seed: 3, errorRate: 0.5, maxTurns: 20 }));
+  });
+});
+
+describe("workspace oracle, legacy fenced bash", () => {
+  for (const envelope of ["raw", "fork"] as const) {
+    it(`solves every task kind with bash blocks and TASK_COMPLETE (${envelope} observations)`, () => {
+      for (const datum of dataset({ structured_tools: false })) {
+        const episode = play(datum, { structured: false, envelope });
+        expect(episode, `${kindOf(datum)}: ${episode.observations.join(" | ")}`).toMatchObject({ reward: 1, turns: 3 });
+        expect(episode.responses[0]!.startsWith("```bash\n")).toBe(true);
+        expect(episode.responses[2]).toBe("TASK_COMPLETE");
+      }
+    });
+  }
+
+  it("recovers from seeded mistakes", () => {
+    for (const [i, datum] of dataset({ structured_tools: false }, 6, 4).entries()) {
+      const episode = play(datum, { structured: false, envelope: "raw", seed: i, errorRate: 0.4, maxTurns: 30 });
+      expect(episode.reward).toBe(1);
+    }
+  });
+});
+
+describe("workspaceOracle.matches", () => {
+  it("recognises workspace prompts only", () => {
+    expect(workspaceOracle.matches(dataset()[0]!.message_log[0]!.content)).toBe(true);
+    expect(workspaceOracle.matches("<|im_start|>user\nSolve: 1 + 2<|im_end|>\n")).toBe(false);
+  });
+});

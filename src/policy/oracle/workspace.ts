@@ -1,0 +1,249 @@
+/**
+ * The workspace oracle. From the context text alone it reads the task (the `Task: …` line of the prompt), picks
+ * the two-step plan for that kind of task (look something up, then write the result), and answers with the next
+ * step: a Hermes `<tool_call>` when the prompt advertises tools, else a ```bash block (legacy mode). A step is done
+ * when its exact text appears after the prompt (so a mistaken turn does not advance the plan, and an unclosed
+ * `<think>` before a correct call does); the output a later step needs is read from the observation that followed
+ * the step's call, whether the rollout wrapped it in the `<tool_response>` envelope or appended it raw. When the
+ * plan is done it calls task_complete (TASK_COMPLETE in legacy mode).
+ *
+ * Mistakes (with probability `errorRate` per turn, one kind drawn uniformly), after which the plan goes on:
+ * structured mode: prose without a call, an unclosed `<think>` before the planned call (executed, but malformed
+ * thinking), a call whose arguments fail the schema, a call whose JSON does not parse; legacy mode: prose, an
+ * unclosed `<think>` before the planned block, a ```python block (no shell command).
+ *
+ * It imports no environment code: it knows the instructions' wording and the shell's output format as a policy
+ * that has read them would.
+ */
+
+import { pyJsonDumps, type Rng } from "../../core/index.js";
+import type { OracleContext, OracleSolver } from "./types.js";
+
+/** How every workspace prompt's user text starts. */
+const WORKSPACE_MARK = "You are working in a virtual workspace at /workspace";
+const GENERATION_PROMPT = "<|im_start|>assistant\n";
+
+type Action =
+  | { tool: "run_shell"; command: string }
+  | { tool: "read_file"; path: string }
+  | { tool: "write_file"; path: string; content: string; legacy: string }
+  | { tool: "task_complete" };
+
+/** Step i of a plan, given the stdout of each earlier step's observation (null when it cannot be found). */
+type Step = (outputs: (string | null)[]) => Action;
+
+const PROSE = [
+  "Let me look around the workspace before doing anything.",
+  "I think I know what to do next.",
+  "First I need to understand the task better.",
+];
+
+/**
+ * Where an observation ends in the context: the envelope's close, a special token, or the start of the next
+ * response this oracle wrote (raw observations are followed directly by it).
+ */
+const OBSERVATION_ENDS = ["\n</tool_response>", "<|im_end|>", "<|im_start|>", "<tool_call>", "```", "<think>", "</think>", "TASK_COMPLETE", ...PROSE];
+
+export interface WorkspaceOracleOptions {
+  /** Call task_complete once this many steps of the plan are done, even if the task is not (for tests, demos). */
+  finishAfterSteps?: number;
+}
+
+export function makeWorkspaceOracle(options: WorkspaceOracleOptions = {}): OracleSolver {
+  return {
+    env: "workspace",
+    matches: (text) => text.includes(WORKSPACE_MARK),
+    respond: (context) => respondToWorkspace(context, options),
+  };
+}
+
+export const workspaceOracle: OracleSolver = makeWorkspaceOracle();
+
+export function respondToWorkspace(context: OracleContext, options: WorkspaceOracleOptions = {}): string {
+  const text = context.promptText;
+  const promptEnd = text.indexOf(GENERATION_PROMPT);
+  if (promptEnd < 0) throw new Error("workspace oracle: the context has no assistant turn to answer");
+  const prompt = text.slice(0, promptEnd);
+  const history = text.slice(promptEnd + GENERATION_PROMPT.length);
+  const structured = prompt.includes("<tools>");
+  const plan = planFor(instructionOf(prompt));
+
+  // The next action: the first step whose text is not in the history yet (or task_complete when all are).
+  const outputs: (string | null)[] = [];
+  let next: Action = { tool: "task_complete" };
+  for (let i = 0; i < plan.length && i < (options.finishAfterSteps ?? Infinity); i++) {
+    const action = plan[i]!(outputs);
+    const block = render(action, structured);
+    const at = history.lastIndexOf(block);
+    if (at < 0) {
+      next = action;
+      break;
+    }
+    outputs.push(stdoutAfter(history, at + block.length));
+  }
+
+  // Drawn every turn, so a turn's choices do not depend on whether an error was made before.
+  const erring = context.rng.next() < context.errorRate;
+  // A template that prefills `<think>\n` leaves a block open: close it before acting (unless erring on purpose).
+  const closeThink = /<think>\s*$/.test(text) ? "</think>\n\n" : "";
+  if (!erring) return closeThink + render(next, structured);
+  return mistake(next, structured, context.rng, closeThink);
+}
+
+function instructionOf(prompt: string): string {
+  const at = prompt.lastIndexOf("\nTask: ");
+  if (at < 0) throw new Error("workspace oracle: the prompt has no 'Task:' line");
+  const start = at + "\nTask: ".length;
+  const end = [prompt.indexOf("\n", start), prompt.indexOf("<|im_end|>", start), prompt.length].filter((i) => i >= 0);
+  return prompt.slice(start, Math.min(...end));
+}
+
+/** The plan for an instruction, by its wording (tasks.ts in the environment writes it). */
+function planFor(instruction: string): Step[] {
+  let m: RegExpExecArray | null;
+  if ((m = /^Count the lines of (\S+) that contain the text (\S+) \(case-sensitive\) and write that number to (\S+)\.$/.exec(instruction))) {
+    const [, log, pattern, answer] = m as unknown as [string, string, string, string];
+    return [
+      () => ({ tool: "run_shell", command: `grep -c ${quote(pattern)} ${quote(log)}` }),
+      ([count]) => {
+        const n = /^\s*(\d+)/.exec(count ?? "")?.[1] ?? "0";
+        return writeFile(answer, `${n}\n`, `echo ${n} > ${quote(answer)}`);
+      },
+    ];
+  }
+  if ((m = /^Create (\S+) listing the file names \(without directories\) of all \.py files under (\S+),/.exec(instruction))) {
+    const [, summary, source] = m as unknown as [string, string, string];
+    return [
+      () => ({ tool: "run_shell", command: `find ${quote(source)} -name '*.py'` }),
+      ([found]) => {
+        const names = (found ?? "")
+          .split("\n")
+          .filter((line) => line.endsWith(".py"))
+          .map((line) => line.slice(line.lastIndexOf("/") + 1))
+          .sort();
+        const dir = summary.slice(0, summary.lastIndexOf("/")) || "/";
+        const legacy = `mkdir -p ${quote(dir)} && printf '%s\\n' ${names.map(quote).join(" ")} > ${quote(summary)}`;
+        return writeFile(summary, names.map((n) => `${n}\n`).join(""), legacy);
+      },
+    ];
+  }
+  if ((m = /^The config file (\S+) has the line "debug = true"\./.exec(instruction))) {
+    const [, config] = m as unknown as [string, string];
+    return [
+      () => ({ tool: "read_file", path: config }),
+      ([content]) => {
+        const lines = (content ?? "").replace(/\n$/, "").split("\n");
+        const fixed = lines.map((line) => (line === "debug = true" ? "debug = false" : line));
+        const legacy = `printf '%s\\n' ${fixed.map(quote).join(" ")} > ${quote(config)}`;
+        return writeFile(config, fixed.map((l) => `${l}\n`).join(""), legacy);
+      },
+    ];
+  }
+  if ((m = /^Exactly one file under (\S+) contains a line starting with (\S+)\. Write the absolute path of that file to (\S+)\.$/.exec(instruction))) {
+    const [, dir, key, answer] = m as unknown as [string, string, string, string];
+    return [
+      () => ({ tool: "run_shell", command: `grep -rl ${quote(key)} ${quote(dir)}` }),
+      ([found]) => {
+        const path = (found ?? "").split("\n")[0]?.trim() ?? "";
+        return writeFile(answer, `${path}\n`, `echo ${quote(path)} > ${quote(answer)}`);
+      },
+    ];
+  }
+  throw new Error(`workspace oracle: unknown task '${instruction}'`);
+}
+
+function writeFile(path: string, content: string, legacy: string): Action {
+  return { tool: "write_file", path, content, legacy };
+}
+
+/** A word for sh: as is when it has no special characters, else single-quoted. */
+function quote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'"'"'`)}'`;
+}
+
+function toolCall(name: string, args: unknown): string {
+  return `<tool_call>\n${pyJsonDumps({ name, arguments: args })}\n</tool_call>`;
+}
+
+function render(action: Action, structured: boolean): string {
+  if (!structured) {
+    switch (action.tool) {
+      case "run_shell":
+        return fence(action.command);
+      case "read_file":
+        return fence(`cat ${quote(action.path)}`);
+      case "write_file":
+        return fence(action.legacy);
+      case "task_complete":
+        return "TASK_COMPLETE";
+    }
+  }
+  const { tool, ...args } = action;
+  if (action.tool === "write_file") return toolCall(tool, { path: action.path, content: action.content });
+  return toolCall(tool, args);
+}
+
+const fence = (command: string) => "```bash\n" + command + "\n```";
+
+/** The stdout of the observation that follows a step's call, or null when none does. */
+function stdoutAfter(history: string, from: number): string | null {
+  const start = history.indexOf("[exit=", from);
+  if (start < 0) return null;
+  let end = history.length;
+  for (const stop of OBSERVATION_ENDS) {
+    const at = history.indexOf(stop, start);
+    if (at >= 0 && at < end) end = at;
+  }
+  const observation = history.slice(start, end);
+  const body = observation.slice(observation.indexOf("\n") + 1);
+  const stderr = body.indexOf("\n[stderr]\n");
+  return stderr >= 0 ? body.slice(0, stderr) : body;
+}
+
+function mistake(next: Action, structured: boolean, rng: Rng, closeThink: string): string {
+  const kinds = structured
+    ? (["invalid_format", "malformed_thinking", "bad_argument", "malformed_json"] as const)
+    : (["invalid_format", "malformed_thinking", "wrong_fence"] as const);
+  const planned = render(next, structured);
+  switch (rng.choice<string>(kinds)) {
+    case "invalid_format":
+      return closeThink + rng.choice(PROSE);
+    case "malformed_thinking":
+      return `<think>\nI should ${describe(next)}.\n${planned}`;
+    case "bad_argument":
+      return closeThink + badArguments(next);
+    case "malformed_json": {
+      const json = planned.slice("<tool_call>\n".length, -"\n</tool_call>".length);
+      return `${closeThink}<tool_call>\n${json.slice(0, -1)}\n</tool_call>`;
+    }
+    default:
+      return closeThink + "```python\nprint(open('answer.txt').read())\n```";
+  }
+}
+
+/** A call the registry's schema rejects: a number for a string, a missing required path, non-object arguments. */
+function badArguments(action: Action): string {
+  switch (action.tool) {
+    case "run_shell":
+      return toolCall("run_shell", { command: 5 });
+    case "read_file":
+      return toolCall("read_file", {});
+    case "write_file":
+      return toolCall("write_file", { content: action.content });
+    case "task_complete":
+      return toolCall("task_complete", "now");
+  }
+}
+
+function describe(action: Action): string {
+  switch (action.tool) {
+    case "run_shell":
+      return `run ${action.command}`;
+    case "read_file":
+      return `read ${action.path}`;
+    case "write_file":
+      return `write ${action.path}`;
+    case "task_complete":
+      return "finish now";
+  }
+}
