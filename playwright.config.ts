@@ -1,0 +1,28 @@
+import { defineConfig } from "@playwright/test";
+
+// Debian's Chromium (Playwright's own browser download cannot work here); `npm test` installs it when missing.
+const executablePath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const port = Number(process.env.E2E_PORT || 4317);
+
+export default defineConfig({
+  testDir: "e2e",
+  outputDir: "test-results",
+  timeout: 60_000,
+  fullyParallel: false,
+  workers: 1,
+  reporter: [["list"]],
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    launchOptions: {
+      executablePath,
+      args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
+    },
+  },
+  // The built site (npm test runs `vite build` first), served as any static host would serve it.
+  webServer: {
+    command: `npx vite preview --port ${port} --strictPort --host 127.0.0.1`,
+    url: `http://127.0.0.1:${port}`,
+    reuseExistingServer: false,
+    timeout: 60_000,
+  },
+});

@@ -1,0 +1,58 @@
+// Shared by `npm start` and `npm test` (plain Node, no dependencies: it runs before `npm ci`).
+// Installs what a fresh machine lacks: the npm packages, and, for the browser tests, Debian's Chromium.
+
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+export function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { stdio: "inherit", cwd: root, ...options });
+  if (result.error) throw result.error;
+  return result.status ?? 1;
+}
+
+export function mustRun(command, args, options = {}) {
+  const status = run(command, args, options);
+  if (status !== 0) {
+    console.error(`\n✗ ${command} ${args.join(" ")} exited with ${status}`);
+    process.exit(status);
+  }
+}
+
+/** `npm ci` when node_modules is missing or older than the lock file. */
+export function ensureDependencies() {
+  const marker = join(root, "node_modules", ".package-lock.json");
+  const lock = join(root, "package-lock.json");
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
+  console.log("Installing npm packages (npm ci)…");
+  mustRun("npm", ["ci", "--no-audit", "--no-fund"], { env: { ...process.env, ONNXRUNTIME_NODE_INSTALL: "skip" } });
+}
+
+/** The Chromium that Playwright drives: CHROMIUM_PATH, else Debian's /usr/bin/chromium (installed when missing). */
+export function ensureChromium() {
+  const wanted = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+  if (existsSync(wanted)) return wanted;
+  if (process.env.CHROMIUM_PATH) {
+    console.error(`CHROMIUM_PATH=${wanted} does not exist.`);
+    process.exit(1);
+  }
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  let hasApt = false;
+  try {
+    execFileSync("sh", ["-c", "command -v apt-get"], { stdio: "ignore" });
+    hasApt = true;
+  } catch {}
+  if (!isRoot || !hasApt) {
+    console.error(
+      "No Chromium at /usr/bin/chromium. Install Chromium (Debian: apt-get install chromium) or set CHROMIUM_PATH to a Chromium/Chrome binary.",
+    );
+    process.exit(1);
+  }
+  console.log("Installing Debian's chromium for the browser tests…");
+  mustRun("apt-get", ["update", "-qq"]);
+  mustRun("apt-get", ["install", "-y", "-qq", "chromium"], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  return wanted;
+}

@@ -1,0 +1,89 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { parseScenario, parseScenarioText, ScenarioError } from "./schema.js";
+
+const valid = {
+  mode: "sync",
+  max_seq_len: 256,
+  max_rollout_turns: 3,
+  envs: { t: { env: "calculator", config: {} } },
+  samples: [{ task_name: "t", message_log: [{ role: "user", content: "hi" }] }],
+  policy: { kind: "scripted", responses: [["1"]] },
+};
+
+function problemsOf(value: unknown): string[] {
+  try {
+    parseScenario(value);
+  } catch (e) {
+    if (e instanceof ScenarioError) return e.problems;
+    throw e;
+  }
+  return [];
+}
+
+describe("scenario parser", () => {
+  it("accepts a valid scenario and leaves optional keys absent", () => {
+    const s = parseScenario(valid);
+    expect(s.mode).toBe("sync");
+    expect(s.greedy).toBeUndefined();
+  });
+
+  it("names the field path and what was expected", () => {
+    expect(problemsOf({ ...valid, mode: "both" })).toEqual(['mode: expected "sync" or "async"']);
+    expect(problemsOf({ ...valid, max_seq_len: 1.5 })).toEqual(["max_seq_len: expected a positive integer"]);
+    expect(problemsOf({ ...valid, samples: [{ task_name: "t", message_log: [{ role: "user", content: 3 }] }] })).toEqual([
+      "samples[0].message_log[0].content: expected a string",
+    ]);
+    expect(problemsOf({ ...valid, policy: { kind: "oracle", error_rate: 2 } })).toEqual(["policy.error_rate: expected a rate in [0, 1]"]);
+  });
+
+  it("rejects unknown keys anywhere", () => {
+    expect(problemsOf({ ...valid, extra: 1 })).toEqual(["extra: unknown key"]);
+    expect(problemsOf({ ...valid, policy: { kind: "scripted", responses: [], temperature: 1 } })).toEqual([
+      "policy.temperature: unknown key",
+    ]);
+    expect(problemsOf({ ...valid, invalid_action: { enabled: true, penalty: 1 } })).toEqual(["invalid_action.penalty: unknown key"]);
+  });
+
+  it("needs exactly one of samples and dataset, and known task names", () => {
+    expect(problemsOf({ ...valid, dataset: { task_name: "t", size: 2, seed: 0 } })).toEqual([
+      "samples: expected exactly one of samples and dataset",
+    ]);
+    const { samples: _s, ...noSamples } = valid;
+    expect(problemsOf(noSamples)).toEqual(["samples: expected exactly one of samples and dataset"]);
+    expect(problemsOf({ ...valid, samples: [{ task_name: "nope", message_log: [{ role: "user", content: "x" }] }] })).toEqual([
+      "samples[0].task_name: 'nope' is not a key of envs",
+    ]);
+  });
+
+  it("reports an unknown policy kind", () => {
+    expect(problemsOf({ ...valid, policy: { kind: "magic" } })).toEqual(["policy.kind: expected scripted, oracle, replay or model"]);
+  });
+
+  it("names JSON syntax errors with the source", () => {
+    expect(() => parseScenarioText("{ nope", "a.json")).toThrow(/^a\.json: not valid JSON/);
+  });
+
+  it("never throws anything but a ScenarioError, on any JSON value or text", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.jsonValue(), fc.record({ mode: fc.jsonValue(), envs: fc.jsonValue(), policy: fc.jsonValue() })), (value) => {
+        try {
+          parseScenario(value);
+        } catch (e) {
+          expect(e).toBeInstanceOf(ScenarioError);
+        }
+      }),
+      { numRuns: 400 },
+    );
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        try {
+          parseScenarioText(text);
+        } catch (e) {
+          expect(e).toBeInstanceOf(ScenarioError);
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
