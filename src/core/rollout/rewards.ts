@@ -135,9 +135,16 @@ function splitReturn(ret: EnvironmentReturn, task: string, indices: number[]): S
         reward += value;
       }
     }
-    const metadata = (ret.metadata[j] ?? null) as Metadata;
+    let metadata = (ret.metadata[j] ?? null) as Metadata;
     if (metadata !== null && (typeof metadata !== "object" || Array.isArray(metadata))) {
       return fail("metadata", "expected an object or null");
+    }
+    try {
+      // The rollout keeps its own copy: later changes by the environment cannot reach it, and a value that
+      // cannot be copied (a function, a socket) fails here rather than in an export.
+      metadata = structuredClone(metadata);
+    } catch (e) {
+      return fail("metadata", `it cannot be copied (${(e as Error).message})`);
     }
     const stops = ret.next_stop_strings ? ret.next_stop_strings[j] : null;
     if (stops !== null && stops !== undefined && !(Array.isArray(stops) && stops.every((s) => typeof s === "string"))) {
