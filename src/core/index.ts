@@ -5,6 +5,7 @@ export * from "./batch.js";
 export * from "./tokenizer/byte-level.js";
 export * from "./python/numbers.js";
 export * from "./python/repr.js";
+export * from "./python/text.js";
 export * from "./protocol/hermes.js";
 export * from "./protocol/schema.js";
 export * from "./protocol/registry.js";

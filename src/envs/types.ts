@@ -41,12 +41,3 @@ export interface EnvironmentDefinition {
   /** The state as the UI shows it; `metadata` is a sample's current `extra_env_info` (null after it ended). */
   view(metadata: Metadata): EnvView;
 }
-
-/** Throws a clear error for config keys an environment does not know. */
-export function checkConfigKeys(where: string, config: Record<string, unknown>, known: readonly string[]): void {
-  for (const key of Object.keys(config)) {
-    if (!known.includes(key)) {
-      throw new Error(`${where}: unknown key '${key}' (expected one of: ${known.join(", ") || "none"})`);
-    }
-  }
-}

@@ -3,18 +3,18 @@
  * JavaScript's Number()/parseFloat()/parseInt()/toFixed() each disagree with Python on some input.
  */
 
+import { pyStripNumber } from "./text.js";
+
 const DIGITS = "\\d(?:_?\\d)*";
 const FLOAT_RE = new RegExp(
   `^[+-]?(?:(?:${DIGITS}(?:\\.(?:${DIGITS})?)?|\\.${DIGITS})(?:[eE][+-]?${DIGITS})?|inf(?:inity)?|nan)$`,
   "i",
 );
 const INT_RE = new RegExp(`^[+-]?${DIGITS}$`);
-// Python's str.strip() and float() strip Unicode whitespace; JavaScript's trim() is close enough for these sets.
-const strip = (s: string) => s.trim();
 
 /** Python `float(text)`, or `null` where Python raises ValueError. */
 export function pyFloat(text: string): number | null {
-  const s = strip(text);
+  const s = pyStripNumber(text);
   if (!FLOAT_RE.test(s)) return null;
   const lower = s.toLowerCase().replace(/_/g, "");
   const sign = lower.startsWith("-") ? -1 : 1;
@@ -26,7 +26,7 @@ export function pyFloat(text: string): number | null {
 
 /** Python `int(text)` for base-10 text, or `null` where Python raises ValueError. */
 export function pyInt(text: string): number | null {
-  const s = strip(text);
+  const s = pyStripNumber(text);
   if (!INT_RE.test(s)) return null;
   return Number(s.replace(/_/g, ""));
 }

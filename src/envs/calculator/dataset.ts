@@ -6,7 +6,8 @@
  */
 
 import { chatPrompt, Rng } from "../../core/index.js";
-import { checkConfigKeys, type DatasetDatum, type DatasetRequest } from "../types.js";
+import { integerConfig } from "../config.js";
+import type { DatasetDatum, DatasetRequest } from "../types.js";
 import { CALCULATOR_STOP_STRINGS, type CalculatorMetadata } from "./env.js";
 import { evaluate, generateProblem, renderExpr } from "./problem.js";
 
@@ -19,18 +20,7 @@ const DEFAULTS: CalculatorDatasetConfig = { steps: 2, max_operand: 20 };
 const MINIMUMS: CalculatorDatasetConfig = { steps: 1, max_operand: 1 };
 
 export function calculatorDatasetConfig(config: Record<string, unknown>): CalculatorDatasetConfig {
-  const where = "calculator dataset.config";
-  checkConfigKeys(where, config, Object.keys(DEFAULTS));
-  const out = { ...DEFAULTS };
-  for (const key of Object.keys(DEFAULTS) as (keyof CalculatorDatasetConfig)[]) {
-    const value = config[key];
-    if (value === undefined) continue;
-    if (typeof value !== "number" || !Number.isInteger(value) || value < MINIMUMS[key]) {
-      throw new Error(`${where}.${key}: expected an integer >= ${MINIMUMS[key]}, got ${JSON.stringify(value)}`);
-    }
-    out[key] = value;
-  }
-  return out;
+  return integerConfig("calculator dataset.config", config, DEFAULTS, MINIMUMS);
 }
 
 /** The user text, exactly as the reference test writes it (`tags)------` on one line, no final newline). */

@@ -4,8 +4,16 @@
  * Observations carry no trailing newline (unlike the puzzle's).
  */
 
-import { formatFixed, type EnvironmentInterface, type EnvironmentReturn, type EnvMessage, type Metadata } from "../../core/index.js";
-import { pyStrip, pythonFloat } from "./python-text.js";
+import {
+  formatFixed,
+  pyFloat,
+  pyStrip,
+  type EnvironmentInterface,
+  type EnvironmentReturn,
+  type EnvMessage,
+  type Metadata,
+} from "../../core/index.js";
+import { batchTotalRewards, environmentMessage, lastAssistantText, stepEachSample, type SampleTurn } from "../step.js";
 
 export const CALCULATOR_STOP_STRINGS: readonly string[] = ["<call: calculator>"];
 const CALL_SUFFIX = "<call: calculator>";
@@ -32,8 +40,8 @@ export function parseCalculatorCall(text: string): ToolCall | null {
   if (!(content.startsWith("[") && content.endsWith("]"))) return null;
   const parts = content.slice(1, -1).split(",");
   if (parts.length !== 3) return null;
-  const a = pythonFloat(pyStrip(parts[0]!));
-  const b = pythonFloat(pyStrip(parts[1]!));
+  const a = pyFloat(pyStrip(parts[0]!));
+  const b = pyFloat(pyStrip(parts[1]!));
   if (a === null || b === null) return null;
   return { a, b, op: pyStrip(parts[2]!).toLowerCase() };
 }
@@ -63,16 +71,10 @@ export function parseFinalAnswer(text: string): number | null {
   if (s.startsWith(FINAL_OPEN) && s.endsWith(FINAL_CLOSE)) {
     s = s.slice(FINAL_OPEN.length, s.length - FINAL_CLOSE.length);
   }
-  return pythonFloat(s);
+  return pyFloat(s);
 }
 
-export interface CalculatorTurn {
-  observation: EnvMessage;
-  reward: number;
-  terminated: boolean;
-  nextStopStrings: string[] | null;
-  nextMetadata: CalculatorMetadata | null;
-}
+export type CalculatorTurn = SampleTurn<CalculatorMetadata>;
 
 function asCalculatorMetadata(metadata: Metadata): CalculatorMetadata {
   const m = metadata as Partial<CalculatorMetadata> | null;
@@ -88,15 +90,12 @@ function asCalculatorMetadata(metadata: Metadata): CalculatorMetadata {
   return m as CalculatorMetadata;
 }
 
-const environment = (content: string): EnvMessage => ({ role: "environment", content });
-
 export function processCalculatorTurn(log: readonly EnvMessage[], metadata: Metadata): CalculatorTurn {
   const meta = asCalculatorMetadata(metadata);
-  const last = log[log.length - 1];
-  const text = last && last.role === "assistant" ? pyStrip(last.content) : "";
+  const text = lastAssistantText(log);
   const stops = () => [...CALCULATOR_STOP_STRINGS];
   const end = (content: string, reward = 0): CalculatorTurn => ({
-    observation: environment(content),
+    observation: environmentMessage(content),
     reward,
     terminated: true,
     nextStopStrings: stops(),
@@ -118,7 +117,7 @@ export function processCalculatorTurn(log: readonly EnvMessage[], metadata: Meta
   const result = calculate(call);
   if (result === null) return end("<error>Calculation failed.");
   return {
-    observation: environment(`<result>${formatFixed(result, 5)}</result>`),
+    observation: environmentMessage(`<result>${formatFixed(result, 5)}</result>`),
     reward: 0,
     terminated: false,
     nextStopStrings: stops(),
@@ -134,19 +133,10 @@ export function calculatorSuccessRate(totalRewards: readonly number[]): number {
 
 export class CalculatorEnv implements EnvironmentInterface {
   step(messageLogBatch: EnvMessage[][], metadata: Metadata[]): EnvironmentReturn {
-    const turns = messageLogBatch.map((log, i) => processCalculatorTurn(log, metadata[i] ?? null));
-    return {
-      observations: turns.map((t) => t.observation),
-      metadata: turns.map((t) => t.nextMetadata),
-      next_stop_strings: turns.map((t) => t.nextStopStrings),
-      rewards: turns.map((t) => t.reward),
-      terminateds: turns.map((t) => t.terminated),
-      answers: null,
-    };
+    return stepEachSample(messageLogBatch, metadata, processCalculatorTurn);
   }
 
   globalPostProcessAndMetrics(batch: Record<string, unknown[]>): [Record<string, unknown[]>, Record<string, number>] {
-    const rewards = (batch.total_reward ?? (batch.idx ?? []).map(() => 0)) as number[];
-    return [batch, { success_rate: calculatorSuccessRate(rewards) }];
+    return [batch, { success_rate: calculatorSuccessRate(batchTotalRewards(batch)) }];
   }
 }

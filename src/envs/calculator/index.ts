@@ -1,6 +1,7 @@
 /** The multi-step calculator environment (upstream-rollouts.md §5.3) as the lab plugs it in. */
 
-import { checkConfigKeys, type EnvironmentDefinition } from "../types.js";
+import { checkConfigKeys } from "../config.js";
+import type { EnvironmentDefinition } from "../types.js";
 import { generateCalculatorDataset } from "./dataset.js";
 import { CalculatorEnv } from "./env.js";
 import { calculatorView } from "./view.js";

@@ -10,7 +10,8 @@
  */
 
 import { chatPrompt, Rng } from "../../core/index.js";
-import { checkConfigKeys, type DatasetDatum, type DatasetRequest } from "../types.js";
+import { integerConfig } from "../config.js";
+import type { DatasetDatum, DatasetRequest } from "../types.js";
 import { PUZZLE_STOP_STRINGS, type PuzzleMetadata } from "./env.js";
 import { generatePuzzle, puzzleInitText, renderPuzzle, type PuzzleState } from "./game.js";
 
@@ -26,18 +27,7 @@ const DEFAULTS: PuzzleDatasetConfig = { size: 4, shuffle_moves: 100, max_moves: 
 const MINIMUMS: PuzzleDatasetConfig = { size: 2, shuffle_moves: 1, max_moves: 0 };
 
 export function puzzleDatasetConfig(config: Record<string, unknown>): PuzzleDatasetConfig {
-  const where = "sliding_puzzle dataset.config";
-  checkConfigKeys(where, config, Object.keys(DEFAULTS));
-  const out = { ...DEFAULTS };
-  for (const key of Object.keys(DEFAULTS) as (keyof PuzzleDatasetConfig)[]) {
-    const value = config[key];
-    if (value === undefined) continue;
-    if (typeof value !== "number" || !Number.isInteger(value) || value < MINIMUMS[key]) {
-      throw new Error(`${where}.${key}: expected an integer >= ${MINIMUMS[key]}, got ${JSON.stringify(value)}`);
-    }
-    out[key] = value;
-  }
-  return out;
+  return integerConfig("sliding_puzzle dataset.config", config, DEFAULTS, MINIMUMS);
 }
 
 /** The user text of the prompt, exactly as literals.md gives it. */

@@ -3,9 +3,18 @@
  * the reference's branch order: move budget spent, unparsable action, `view`, then a game step.
  */
 
-import type { EnvironmentInterface, EnvironmentReturn, EnvMessage, Metadata } from "../../core/index.js";
+import {
+  findCodePoints,
+  lowerCodePoints,
+  pyStrip,
+  rfindCodePoints,
+  type EnvironmentInterface,
+  type EnvironmentReturn,
+  type EnvMessage,
+  type Metadata,
+} from "../../core/index.js";
+import { batchTotalRewards, environmentMessage, lastAssistantText, stepEachSample, type SampleTurn } from "../step.js";
 import { puzzleStep, renderPuzzle, type PuzzleState } from "./game.js";
-import { findSeq, lowerCodePoints, pyStrip, rfindSeq } from "./python-text.js";
 
 export const PUZZLE_STOP_STRINGS: readonly string[] = ["</action>"];
 
@@ -16,13 +25,7 @@ export interface PuzzleMetadata {
   [extra: string]: unknown;
 }
 
-export interface PuzzleTurn {
-  observation: EnvMessage;
-  reward: number;
-  terminated: boolean;
-  nextStopStrings: string[] | null;
-  nextMetadata: PuzzleMetadata | null;
-}
+export type PuzzleTurn = SampleTurn<PuzzleMetadata>;
 
 const OPEN = Array.from("<action>");
 const CLOSE = Array.from("</action>");
@@ -34,17 +37,11 @@ const CLOSE = Array.from("</action>");
  */
 export function parsePuzzleAction(text: string): string | null {
   const lower = lowerCodePoints(text);
-  const start = rfindSeq(lower, OPEN);
+  const start = rfindCodePoints(lower, OPEN);
   if (start < 0) return null;
-  const end = findSeq(lower, CLOSE, start + OPEN.length);
+  const end = findCodePoints(lower, CLOSE, start + OPEN.length);
   if (end < 0) return null;
   return pyStrip(Array.from(text).slice(start + OPEN.length, end).join(""));
-}
-
-/** The last message's content, stripped, or "" when the last message is not the assistant's. */
-function lastAssistantText(log: readonly EnvMessage[]): string {
-  const last = log[log.length - 1];
-  return last && last.role === "assistant" ? pyStrip(last.content) : "";
 }
 
 function asPuzzleMetadata(metadata: Metadata): PuzzleMetadata {
@@ -55,8 +52,6 @@ function asPuzzleMetadata(metadata: Metadata): PuzzleMetadata {
   return m as PuzzleMetadata;
 }
 
-const environment = (content: string): EnvMessage => ({ role: "environment", content });
-
 export function processPuzzleTurn(log: readonly EnvMessage[], metadata: Metadata): PuzzleTurn {
   const meta = asPuzzleMetadata(metadata);
   const stops = () => [...PUZZLE_STOP_STRINGS];
@@ -64,7 +59,7 @@ export function processPuzzleTurn(log: readonly EnvMessage[], metadata: Metadata
   // 1. The budget is checked before the action is read: the turn after the last allowed move is wasted.
   if (meta.num_moves >= meta.max_moves) {
     return {
-      observation: environment(`<error>Maximum moves (${meta.max_moves}) reached.</error>`),
+      observation: environmentMessage(`<error>Maximum moves (${meta.max_moves}) reached.</error>`),
       reward: 0,
       terminated: true,
       nextStopStrings: null,
@@ -77,7 +72,7 @@ export function processPuzzleTurn(log: readonly EnvMessage[], metadata: Metadata
   if (action === null) {
     const board = renderPuzzle(meta.game_state);
     return {
-      observation: environment(
+      observation: environmentMessage(
         `<environment>\n${board}\n\nInvalid response format no move made. Try <action></action> like this: <action>your_action</action></environment>\n`,
       ),
       reward: 0,
@@ -90,7 +85,7 @@ export function processPuzzleTurn(log: readonly EnvMessage[], metadata: Metadata
   if (action === "view") {
     const board = renderPuzzle(meta.game_state);
     return {
-      observation: environment(`<environment>\n${board}\n\nViewing the board. No move made.</environment>\n`),
+      observation: environmentMessage(`<environment>\n${board}\n\nViewing the board. No move made.</environment>\n`),
       reward: 0,
       terminated: false,
       nextStopStrings: stops(),
@@ -101,7 +96,7 @@ export function processPuzzleTurn(log: readonly EnvMessage[], metadata: Metadata
   const step = puzzleStep(action, meta.game_state);
   const next: PuzzleMetadata = { ...structuredClone(meta), game_state: step.state, num_moves: meta.num_moves + 1 };
   return {
-    observation: environment(`<environment>\n${step.response}\n</environment>\n`),
+    observation: environmentMessage(`<environment>\n${step.response}\n</environment>\n`),
     reward: step.reward,
     terminated: step.terminated,
     nextStopStrings: stops(),
@@ -117,20 +112,10 @@ export function slidingPuzzleSuccessRate(totalRewards: readonly number[]): numbe
 
 export class SlidingPuzzleEnv implements EnvironmentInterface {
   step(messageLogBatch: EnvMessage[][], metadata: Metadata[]): EnvironmentReturn {
-    const turns = messageLogBatch.map((log, i) => processPuzzleTurn(log, metadata[i] ?? null));
-    return {
-      observations: turns.map((t) => t.observation),
-      metadata: turns.map((t) => t.nextMetadata),
-      next_stop_strings: turns.map((t) => t.nextStopStrings),
-      rewards: turns.map((t) => t.reward),
-      terminateds: turns.map((t) => t.terminated),
-      answers: null,
-    };
+    return stepEachSample(messageLogBatch, metadata, processPuzzleTurn);
   }
 
   globalPostProcessAndMetrics(batch: Record<string, unknown[]>): [Record<string, unknown[]>, Record<string, number>] {
-    // The reference defaults a missing total_reward to zeros, one per idx.
-    const rewards = (batch.total_reward ?? (batch.idx ?? []).map(() => 0)) as number[];
-    return [batch, { sliding_puzzle_success_rate: slidingPuzzleSuccessRate(rewards) }];
+    return [batch, { sliding_puzzle_success_rate: slidingPuzzleSuccessRate(batchTotalRewards(batch)) }];
   }
 }

@@ -3,8 +3,7 @@
  * render, welcome text and one game step, with the reference's exact texts.
  */
 
-import type { Rng } from "../../core/index.js";
-import { pyIntOfPart, pySplit } from "./python-text.js";
+import { pyInt, pySplit, type Rng } from "../../core/index.js";
 
 export type Grid = number[][];
 
@@ -123,7 +122,7 @@ export function puzzleStep(action: string, state: PuzzleState): GameStepResult {
   let moved: (tile: number) => string;
   if (action.startsWith("slide ")) {
     const parts = pySplit(action);
-    const rc = parts.length === 3 ? [pyIntOfPart(parts[1]!), pyIntOfPart(parts[2]!)] : [null, null];
+    const rc = parts.length === 3 ? [pyInt(parts[1]!), pyInt(parts[2]!)] : [null, null];
     if (rc[0] === null || rc[1] === null) return unchanged("Invalid input format. Use: slide row col");
     const [r, c] = [rc[0]! - 1, rc[1]! - 1];
     if (!(r >= 0 && r < size && c >= 0 && c < size)) {

@@ -1,6 +1,7 @@
 /** The sliding puzzle environment (upstream-rollouts.md §5.1) as the lab plugs it in. */
 
-import { checkConfigKeys, type EnvironmentDefinition } from "../types.js";
+import { checkConfigKeys } from "../config.js";
+import type { EnvironmentDefinition } from "../types.js";
 import { generateSlidingPuzzleDataset } from "./dataset.js";
 import { SlidingPuzzleEnv } from "./env.js";
 import { slidingPuzzleView } from "./view.js";

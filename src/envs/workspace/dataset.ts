@@ -6,7 +6,8 @@
  */
 
 import { renderChatTemplate, Rng, SESSION_TOOLS } from "../../core/index.js";
-import { checkConfigKeys, type DatasetDatum, type DatasetRequest } from "../types.js";
+import { booleanSetting, checkConfigKeys, integerSetting } from "../config.js";
+import type { DatasetDatum, DatasetRequest } from "../types.js";
 import { VirtualFs } from "./fs.js";
 import type { WorkspaceMetadata } from "./env.js";
 import { generateTask, TASK_KINDS, type GeneratedTask, type TaskKind, type WorkspaceTask } from "./tasks.js";
@@ -28,26 +29,15 @@ export interface WorkspaceDatasetConfig {
 export function workspaceDatasetConfig(config: Record<string, unknown>): WorkspaceDatasetConfig {
   const where = "workspace dataset.config";
   checkConfigKeys(where, config, ["tasks", "max_turns", "structured_tools"]);
-  const out: WorkspaceDatasetConfig = { tasks: [...TASK_KINDS], max_turns: null, structured_tools: true };
-  if (config.tasks !== undefined) {
-    const tasks = config.tasks;
-    if (!Array.isArray(tasks) || !tasks.length || !tasks.every((t) => (TASK_KINDS as readonly unknown[]).includes(t))) {
-      throw new Error(`${where}.tasks: expected a non-empty list of: ${TASK_KINDS.join(", ")}`);
-    }
-    out.tasks = tasks as TaskKind[];
+  const tasks = config.tasks === undefined ? [...TASK_KINDS] : config.tasks;
+  if (!Array.isArray(tasks) || !tasks.length || !tasks.every((t) => (TASK_KINDS as readonly unknown[]).includes(t))) {
+    throw new Error(`${where}.tasks: expected a non-empty list of: ${TASK_KINDS.join(", ")}`);
   }
-  if (config.max_turns !== undefined) {
-    const value = config.max_turns;
-    if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
-      throw new Error(`${where}.max_turns: expected an integer >= 1, got ${JSON.stringify(value)}`);
-    }
-    out.max_turns = value;
-  }
-  if (config.structured_tools !== undefined) {
-    if (typeof config.structured_tools !== "boolean") throw new Error(`${where}.structured_tools: expected true or false`);
-    out.structured_tools = config.structured_tools;
-  }
-  return out;
+  return {
+    tasks: tasks as TaskKind[],
+    max_turns: integerSetting(where, config, "max_turns", null, 1),
+    structured_tools: booleanSetting(where, config, "structured_tools", true),
+  };
 }
 
 export function workspaceUserText(task: WorkspaceTask, structured: boolean): string {

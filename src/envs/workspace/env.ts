@@ -8,7 +8,7 @@
  */
 
 import type { EnvironmentInterface, EnvironmentReturn, EnvMessage, Metadata } from "../../core/index.js";
-import { checkConfigKeys } from "../types.js";
+import { booleanSetting, checkConfigKeys, integerSetting } from "../config.js";
 import { type FsState, VirtualFs } from "./fs.js";
 import { DEFAULT_OUTPUT_LIMIT, formatObservation, runShell } from "./shell.js";
 import { gradeTask, TASK_KINDS, type WorkspaceTask } from "./tasks.js";
@@ -41,21 +41,13 @@ export interface WorkspaceMetadata {
 
 export function workspaceEnvConfig(config: Record<string, unknown>): WorkspaceEnvConfig {
   const where = "workspace config";
-  checkConfigKeys(where, config, Object.keys(WORKSPACE_ENV_DEFAULTS));
-  const out = { ...WORKSPACE_ENV_DEFAULTS };
-  if (config.structured_tools !== undefined) {
-    if (typeof config.structured_tools !== "boolean") throw new Error(`${where}.structured_tools: expected true or false`);
-    out.structured_tools = config.structured_tools;
-  }
-  for (const key of ["max_turns", "output_limit"] as const) {
-    const value = config[key];
-    if (value === undefined) continue;
-    if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
-      throw new Error(`${where}.${key}: expected an integer >= 1, got ${JSON.stringify(value)}`);
-    }
-    out[key] = value;
-  }
-  return out;
+  const defaults = WORKSPACE_ENV_DEFAULTS;
+  checkConfigKeys(where, config, Object.keys(defaults));
+  return {
+    structured_tools: booleanSetting(where, config, "structured_tools", defaults.structured_tools),
+    max_turns: integerSetting(where, config, "max_turns", defaults.max_turns, 1),
+    output_limit: integerSetting(where, config, "output_limit", defaults.output_limit, 1),
+  };
 }
 
 export interface WorkspaceTurn {

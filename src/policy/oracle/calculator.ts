@@ -15,7 +15,7 @@
  * mistake of its own (it could only be a wrong number, which the call mistakes already lead to).
  */
 
-import { pyFloat, pyFloatRepr } from "../../core/index.js";
+import { pyFloat, pyFloatRepr, pyStrip } from "../../core/index.js";
 import type { OracleContext, OracleSolver } from "./types.js";
 
 type Op = "sum" | "diff" | "prod" | "div";
@@ -80,8 +80,8 @@ export function answeredCallValues(conversation: string): number[] {
     if (!conversation.slice(end, next).includes("<result>")) return;
     const parts = m[1]!.split(",");
     if (parts.length !== 3) return;
-    const [a, b] = [pyFloat(parts[0]!), pyFloat(parts[1]!)];
-    const value = a === null || b === null ? null : apply(a, parts[2]!.trim().toLowerCase(), b);
+    const [a, b] = [pyFloat(pyStrip(parts[0]!)), pyFloat(pyStrip(parts[1]!))];
+    const value = a === null || b === null ? null : apply(a, pyStrip(parts[2]!).toLowerCase(), b);
     if (value !== null) values.push(value);
   });
   return values;
