@@ -3,6 +3,7 @@ import { defineConfig } from "@playwright/test";
 // Debian's Chromium (Playwright's own browser download cannot work here); `npm test` installs it when missing.
 const executablePath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const port = Number(process.env.E2E_PORT || 4317);
+const chromiumArgs = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"];
 
 export default defineConfig({
   testDir: "e2e",
@@ -11,13 +12,12 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   reporter: [["list"]],
-  use: {
-    baseURL: `http://127.0.0.1:${port}`,
-    launchOptions: {
-      executablePath,
-      args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
-    },
-  },
+  use: { baseURL: `http://127.0.0.1:${port}` },
+  projects: [
+    { name: "default", testIgnore: /webgpu\.spec\.ts/, use: { launchOptions: { executablePath, args: chromiumArgs } } },
+    // Headless Chromium here offers WebGPU only as a software (SwiftShader) adapter, and only with this flag.
+    { name: "webgpu", testMatch: /webgpu\.spec\.ts/, use: { launchOptions: { executablePath, args: [...chromiumArgs, "--enable-unsafe-webgpu"] } } },
+  ],
   // The built site (npm test runs `vite build` first), served as any static host would serve it.
   webServer: {
     command: `npx vite preview --port ${port} --strictPort --host 127.0.0.1`,

@@ -4,7 +4,7 @@ import { TERMINATION_WORDS } from "./termination.js";
 
 /** A plain page that runs a scenario in the browser and shows its result (the live lab comes later). */
 export function App() {
-  const { scenarioText, status, error, result, selected, setScenarioText, select, run } = useLab();
+  const { scenarioText, status, error, result, selected, model, liveTokens, setScenarioText, select, run, stop } = useLab();
   const sample = result?.samples[selected];
   return (
     <main>
@@ -28,13 +28,25 @@ export function App() {
         </label>
         <textarea aria-label="Scenario" spellCheck={false} value={scenarioText} onChange={(e) => setScenarioText(e.target.value)} />
         <div className="controls">
-          <button onClick={() => void run()} disabled={status === "running"}>
+          <button onClick={() => run()} disabled={status === "running"}>
             Run
+          </button>
+          <button className="secondary" onClick={() => stop()} disabled={status !== "running"}>
+            Stop
           </button>
           <span>
             Status: <strong data-testid="run-status">{status}</strong>
           </span>
+          {status === "running" && <span data-testid="live-tokens">{liveTokens} tokens generated</span>}
         </div>
+        {model && (
+          <p className="model-status" data-testid="model-status">
+            Model <strong>{model.model}</strong>: {model.phase === "ready" ? `ready on ${model.device?.toUpperCase()}` : "loading"}
+            {model.reason ? ` — ${model.reason}` : ""}
+            {model.progress ? ` (${model.progress.file} ${Math.round(model.progress.fraction * 100)}%)` : ""}
+            {model.model.startsWith("builtin:") && " · a pipeline model with random weights: its text is noise, its mechanics are real."}
+          </p>
+        )}
         {error && <pre className="error" data-testid="run-error">{error}</pre>}
       </section>
       {result && (
@@ -84,6 +96,10 @@ export function App() {
           )}
           <h2>Metrics</h2>
           <pre data-testid="metrics">{JSON.stringify(result.metrics, null, 2)}</pre>
+          <details>
+            <summary>Result JSON</summary>
+            <pre data-testid="result-json">{JSON.stringify(result)}</pre>
+          </details>
         </section>
       )}
     </main>

@@ -1,42 +1,70 @@
-/** The page's state: the scenario text, the run's status, and its result. */
+/** The page's state: the scenario text, the run's status and live progress, and its result. */
 
 import { create } from "zustand";
 import type { RolloutResultJson } from "../scenario/result.js";
-import { runScenario } from "../scenario/run.js";
 import { parseScenarioText } from "../scenario/schema.js";
 import { PRESETS } from "./presets.js";
+import { RolloutWorkerClient, type RunHandle } from "./worker/client.js";
+import type { ModelStatus } from "./worker/protocol.js";
 
-export type RunStatus = "idle" | "running" | "finished" | "failed";
+export type RunStatus = "idle" | "running" | "paused" | "finished" | "failed";
 
 interface LabState {
   scenarioText: string;
   status: RunStatus;
   error: string | null;
   result: RolloutResultJson | null;
+  model: ModelStatus | null;
+  /** Tokens streamed so far in this run. */
+  liveTokens: number;
   selected: number;
   setScenarioText(text: string): void;
   select(sample: number): void;
-  run(): Promise<void>;
+  run(): void;
+  stop(): void;
 }
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
+const client = new RolloutWorkerClient();
+let current: RunHandle | null = null;
 
 export const useLab = create<LabState>((set, get) => ({
   scenarioText: pretty(PRESETS[0]!.scenario),
   status: "idle",
   error: null,
   result: null,
+  model: null,
+  liveTokens: 0,
   selected: 0,
   setScenarioText: (scenarioText) => set({ scenarioText }),
   select: (selected) => set({ selected }),
-  async run() {
-    set({ status: "running", error: null, result: null, selected: 0 });
+  run() {
+    let scenario;
     try {
-      const scenario = parseScenarioText(get().scenarioText);
-      const result = await runScenario(scenario);
-      set({ status: "finished", result });
+      scenario = parseScenarioText(get().scenarioText);
     } catch (e) {
-      set({ status: "failed", error: (e as Error).message });
+      set({ status: "failed", error: (e as Error).message, result: null });
+      return;
     }
+    set({ status: "running", error: null, result: null, selected: 0, model: null, liveTokens: 0 });
+    let tokens = 0;
+    const handle = client.run(scenario, {
+      onModel: (model) => set({ model }),
+      onEvent: (event) => {
+        if (event.type === "token") {
+          tokens += 1;
+          // Batched: one store update per 16 tokens keeps React work small while tokens stream.
+          if (tokens % 16 === 0) set({ liveTokens: tokens });
+        }
+      },
+    });
+    current = handle;
+    handle.result.then(
+      (result) => current === handle && set({ status: "finished", result, liveTokens: tokens }),
+      (e: Error) => current === handle && set({ status: "failed", error: e.message }),
+    );
+  },
+  stop() {
+    current?.stop();
   },
 }));

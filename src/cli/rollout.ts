@@ -5,7 +5,8 @@
 
 import { readFile, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { runScenario } from "../scenario/run.js";
+import { loadNodeModelPolicy } from "../policy/llm/node.js";
+import { runScenario, type LoadedPolicy } from "../scenario/run.js";
 import { parseScenarioText, ScenarioError } from "../scenario/schema.js";
 
 const USAGE = "usage: npm run rollout -- <scenario.json> [--out <result.json>]";
@@ -55,6 +56,10 @@ async function main(): Promise<number> {
     const scenario = parseScenarioText(text, args.scenario);
     const result = await runScenario(scenario, {
       loadFile: (file) => readFile(resolve(dirname(path), file), "utf8"),
+      modelPolicy: async (spec): Promise<LoadedPolicy> => {
+        const policy = await loadNodeModelPolicy({ ...spec, model: resolveLocalModel(spec.model, dirname(path)) });
+        return { generation: policy, tokenizer: policy.tokenizer, dispose: () => policy.dispose() };
+      },
     });
     const json = `${JSON.stringify(result, null, 2)}\n`;
     if (args.out) await writeFile(args.out, json);
@@ -68,6 +73,11 @@ async function main(): Promise<number> {
     }
     return 1;
   }
+}
+
+/** A relative model folder is relative to the scenario file, like a replay file. */
+function resolveLocalModel(model: string, scenarioDir: string): string {
+  return model.startsWith("./") || model.startsWith("../") ? resolve(scenarioDir, model) : model;
 }
 
 process.exitCode = await main();

@@ -28,13 +28,17 @@ export interface RunScenarioOptions {
   /** Reads a file the scenario names (a replay's run), relative to the scenario. */
   loadFile?: (path: string) => Promise<string>;
   /** A model policy, for scenarios whose policy kind is `model` (built by the caller: Node or Worker). */
-  modelPolicy?: (policy: Extract<Scenario["policy"], { kind: "model" }>) => Promise<{
-    generation: GenerationInterface;
-    tokenizer: TokenizerInterface;
-  }>;
+  modelPolicy?: (policy: Extract<Scenario["policy"], { kind: "model" }>) => Promise<LoadedPolicy>;
   onEvent?: (event: RolloutEvent) => void;
   signal?: AbortSignal;
   pause?: PauseController;
+}
+
+export interface LoadedPolicy {
+  generation: GenerationInterface;
+  tokenizer: TokenizerInterface;
+  /** Frees what the policy holds (a model's KV cache, GPU buffers) once the rollout is over. */
+  dispose?: () => Promise<void>;
 }
 
 export interface PreparedScenario {
@@ -100,7 +104,7 @@ async function buildPolicy(
   scenario: Scenario,
   prepared: PreparedScenario,
   options: RunScenarioOptions,
-): Promise<{ generation: GenerationInterface; tokenizer: TokenizerInterface }> {
+): Promise<LoadedPolicy> {
   const policy = scenario.policy;
   const tokenizer = byteLevelTokenizer;
   switch (policy.kind) {
@@ -134,9 +138,24 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     throw problem("structured", (e as Error).message);
   }
   const prepared = prepareScenario(scenario);
-  const { generation, tokenizer } = await buildPolicy(scenario, prepared, options);
-  // The model's own tokenizer tokenizes the prompts when it is not the byte-level one.
-  const ready = tokenizer === byteLevelTokenizer ? prepared : prepareScenario(scenario, tokenizer);
+  const { generation, tokenizer, dispose } = await buildPolicy(scenario, prepared, options);
+  try {
+    // The model's own tokenizer tokenizes the prompts when it is not the byte-level one.
+    const ready = tokenizer === byteLevelTokenizer ? prepared : prepareScenario(scenario, tokenizer);
+    return await rollout(scenario, ready, generation, tokenizer, structuredCfg, options);
+  } finally {
+    await dispose?.();
+  }
+}
+
+async function rollout(
+  scenario: Scenario,
+  ready: PreparedScenario,
+  generation: GenerationInterface,
+  tokenizer: TokenizerInterface,
+  structuredCfg: ReturnType<typeof resolveStructuredToolUse>,
+  options: RunScenarioOptions,
+): Promise<RolloutResultJson> {
   const run = scenario.mode === "sync" ? runMultiTurnRollout : runAsyncMultiTurnRollout;
   const [batch, metrics] = await run({
     policyGeneration: generation,

@@ -52,9 +52,10 @@ export function renderChatTemplate(messages: readonly ChatTemplateMessage[], opt
     }
     if (m.role === "assistant" && m.tool_calls?.length) {
       // Qwen2.5: `'\n' + content` only when the content is non-empty; each call is then preceded by `\n`.
+      // The name goes in raw between quotes (Qwen2.5 does not JSON-escape it); the arguments through tojson.
       out += `<|im_start|>assistant${m.content ? `\n${m.content}` : ""}`;
       for (const call of m.tool_calls) {
-        out += `\n<tool_call>\n{"name": ${pyJsonDumps(call.function.name)}, "arguments": ${pyJsonDumps(call.function.arguments)}}\n</tool_call>`;
+        out += `\n<tool_call>\n{"name": "${call.function.name}", "arguments": ${pyJsonDumps(call.function.arguments)}}\n</tool_call>`;
       }
       out += "<|im_end|>\n";
       return;

@@ -1,0 +1,65 @@
+/** The page's side of the rollout worker: start a run, control it, receive its events. */
+
+import type { RolloutEvent } from "../../core/index.js";
+import type { RolloutResultJson } from "../../scenario/result.js";
+import type { ModelStatus, PageMessage, WorkerMessage } from "./protocol.js";
+
+export interface RunHandlers {
+  onEvent?: (event: RolloutEvent) => void;
+  onModel?: (status: ModelStatus) => void;
+}
+
+export interface RunHandle {
+  result: Promise<RolloutResultJson>;
+  pause(): void;
+  resume(): void;
+  step(): void;
+  stop(): void;
+}
+
+export class RolloutWorkerClient {
+  private worker: Worker | null = null;
+  private nextRunId = 1;
+  private readonly listeners = new Map<number, (message: WorkerMessage) => void>();
+
+  run(scenario: unknown, handlers: RunHandlers = {}): RunHandle {
+    const worker = this.ensureWorker();
+    const runId = this.nextRunId++;
+    const send = (message: PageMessage) => worker.postMessage(message);
+    const result = new Promise<RolloutResultJson>((resolve, reject) => {
+      this.listeners.set(runId, (message) => {
+        if (message.type === "event") handlers.onEvent?.(message.event);
+        else if (message.type === "model") handlers.onModel?.(message.status);
+        else {
+          this.listeners.delete(runId);
+          if (message.type === "result") resolve(message.result);
+          else reject(new Error(message.error));
+        }
+      });
+    });
+    send({ type: "run", runId, scenario });
+    return {
+      result,
+      pause: () => send({ type: "pause", runId }),
+      resume: () => send({ type: "resume", runId }),
+      step: () => send({ type: "step", runId }),
+      stop: () => send({ type: "stop", runId }),
+    };
+  }
+
+  private ensureWorker(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(new URL("./rollout-worker.ts", import.meta.url), { type: "module" });
+    worker.onmessage = (e: MessageEvent<WorkerMessage>) => this.listeners.get(e.data.runId)?.(e.data);
+    // A crashed worker fails every run it held; the next run starts a fresh one.
+    worker.onerror = (e) => {
+      const error = `the rollout worker crashed: ${e.message || "unknown error"}`;
+      for (const [runId, listener] of this.listeners) listener({ type: "failed", runId, error });
+      this.listeners.clear();
+      worker.terminate();
+      this.worker = null;
+    };
+    this.worker = worker;
+    return worker;
+  }
+}

@@ -1,0 +1,28 @@
+/** The typed messages between the page and the rollout worker. */
+
+import type { RolloutEvent } from "../../core/index.js";
+import type { RolloutResultJson } from "../../scenario/result.js";
+
+export type PageMessage =
+  | { type: "run"; runId: number; scenario: unknown }
+  | { type: "pause"; runId: number }
+  | { type: "resume"; runId: number }
+  | { type: "step"; runId: number }
+  | { type: "stop"; runId: number };
+
+export interface ModelStatus {
+  phase: "choosing_device" | "loading" | "ready";
+  model: string;
+  device?: "wasm" | "webgpu";
+  /** Why that device, in words. */
+  reason?: string;
+  /** Download or load progress of the current file, 0–1. */
+  progress?: { file: string; fraction: number };
+  loadMs?: number;
+}
+
+export type WorkerMessage =
+  | { type: "event"; runId: number; event: RolloutEvent }
+  | { type: "model"; runId: number; status: ModelStatus }
+  | { type: "result"; runId: number; result: RolloutResultJson }
+  | { type: "failed"; runId: number; error: string };

@@ -1,0 +1,69 @@
+/// <reference lib="webworker" />
+/**
+ * The rollout worker: runs a whole scenario (policy, environments, rollout loop) off the page's main thread and
+ * streams its events back, so the page stays responsive while tokens arrive one by one.
+ */
+
+import { PauseController } from "../../core/index.js";
+import { browserModelPolicy } from "../../policy/llm/worker.js";
+import { runScenario } from "../../scenario/run.js";
+import { parseScenario } from "../../scenario/schema.js";
+import type { PageMessage, WorkerMessage } from "./protocol.js";
+
+declare const self: DedicatedWorkerGlobalScope;
+
+interface ActiveRun {
+  controller: AbortController;
+  pause: PauseController;
+}
+
+const runs = new Map<number, ActiveRun>();
+const post = (message: WorkerMessage) => self.postMessage(message);
+
+self.onmessage = (e: MessageEvent<PageMessage>) => {
+  const message = e.data;
+  if (message.type === "run") {
+    void run(message.runId, message.scenario);
+    return;
+  }
+  const active = runs.get(message.runId);
+  if (!active) return;
+  if (message.type === "pause") active.pause.pause();
+  else if (message.type === "resume") active.pause.resume();
+  else if (message.type === "step") active.pause.step();
+  else if (message.type === "stop") active.controller.abort();
+};
+
+async function run(runId: number, value: unknown): Promise<void> {
+  const active: ActiveRun = { controller: new AbortController(), pause: new PauseController() };
+  runs.set(runId, active);
+  try {
+    const scenario = parseScenario(value);
+    const result = await runScenario(scenario, {
+      signal: active.controller.signal,
+      pause: active.pause,
+      onEvent: (event) => post({ type: "event", runId, event }),
+      modelPolicy: async (spec) => {
+        const device = spec.device === "cpu" ? "wasm" : spec.device;
+        post({ type: "model", runId, status: { phase: "loading", model: spec.model } });
+        const loaded = await browserModelPolicy({
+          ...spec,
+          device,
+          onProgress: ({ file, loaded: done, total }) =>
+            post({ type: "model", runId, status: { phase: "loading", model: spec.model, progress: { file, fraction: total ? done / total : 0 } } }),
+        });
+        post({
+          type: "model",
+          runId,
+          status: { phase: "ready", model: spec.model, device: loaded.choice.device, reason: loaded.choice.reason, loadMs: loaded.loadMs },
+        });
+        return { generation: loaded.policy, tokenizer: loaded.policy.tokenizer, dispose: () => loaded.policy.dispose() };
+      },
+    });
+    post({ type: "result", runId, result });
+  } catch (e) {
+    post({ type: "failed", runId, error: e instanceof Error ? e.message : String(e) });
+  } finally {
+    runs.delete(runId);
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * `npm run build:model [-- --preset tiny|small|all] [--out <root>] [--seed N] [--force] [--ort-out <dir>] [--no-ort]`
+ *
+ * Writes the built-in model presets in the hub layout transformers.js loads offline (`env.localModelPath = root`,
+ * id `builtin/<preset>`), by default to `public/models/builtin/{tiny,small}/`, and copies onnxruntime-web's
+ * self-hosted wasm files to `public/ort/`. Both steps skip what is already up to date. Exit status 2 on bad usage.
+ */
+
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { checkSeed } from "../policy/builtin-model/build.js";
+import { isPresetName, PRESET_NAMES, type PresetName } from "../policy/builtin-model/presets.js";
+import { writeBuiltinModel } from "../policy/builtin-model/write-folder.js";
+
+const USAGE =
+  "usage: npm run build:model -- [--preset tiny|small|all] [--out <root>] [--seed N] [--force] [--ort-out <dir>] [--no-ort]";
+
+/**
+ * The ORT files transformers.js 4.3.2's web build requests (`transformers.web.js`, `wasmPaths`): the asyncify build
+ * (WASM and the native WebGPU EP), or the plain build on Safari < 26 without WebGPU. Its `onnxruntime-web/webgpu`
+ * bundle never loads the `.jsep` or `.jspi` builds, so those 45 MB are not copied.
+ */
+const ORT_FILES = [
+  "ort-wasm-simd-threaded.asyncify.mjs",
+  "ort-wasm-simd-threaded.asyncify.wasm",
+  "ort-wasm-simd-threaded.mjs",
+  "ort-wasm-simd-threaded.wasm",
+];
+
+interface Options {
+  presets: PresetName[];
+  out: string;
+  seed: number;
+  force: boolean;
+  ortOut: string | null;
+}
+
+class UsageError extends Error {}
+
+function parseOptions(argv: string[]): Options {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        preset: { type: "string", default: "all" },
+        out: { type: "string", default: "public/models" },
+        seed: { type: "string", default: "0" },
+        force: { type: "boolean", default: false },
+        "ort-out": { type: "string", default: "public/ort" },
+        "no-ort": { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help) throw new UsageError("");
+  const preset = values.preset;
+  if (preset !== "all" && !isPresetName(preset)) throw new UsageError(`unknown preset ${preset}`);
+  const seed = Number(values.seed);
+  try {
+    checkSeed(seed);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  return {
+    presets: preset === "all" ? PRESET_NAMES : [preset],
+    out: values.out,
+    seed,
+    force: values.force,
+    ortOut: values["no-ort"] ? null : values["ort-out"],
+  };
+}
+
+/** The onnxruntime-web transformers.js resolves: its own nested copy if npm nested one, else the hoisted one. */
+function ortDistDir(): string {
+  const nested = "node_modules/@huggingface/transformers/node_modules/onnxruntime-web";
+  const dir = existsSync(nested) ? nested : "node_modules/onnxruntime-web";
+  const wanted = JSON.parse(readFileSync("node_modules/@huggingface/transformers/package.json", "utf8")).dependencies?.[
+    "onnxruntime-web"
+  ];
+  const found = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).version;
+  if (wanted && wanted !== found) console.warn(`! onnxruntime-web ${found} found, transformers.js pins ${wanted}`);
+  return join(dir, "dist");
+}
+
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(2)} MB`;
+
+/** Copies a file unless the target has the same size and is not older than the source. */
+function copyIfStale(from: string, to: string, force: boolean): boolean {
+  const source = statSync(from);
+  if (!force && existsSync(to)) {
+    const target = statSync(to);
+    if (target.size === source.size && target.mtimeMs >= source.mtimeMs) return false;
+  }
+  copyFileSync(from, to);
+  return true;
+}
+
+function copyOrtFiles(outDir: string, force: boolean): void {
+  const dist = ortDistDir();
+  mkdirSync(outDir, { recursive: true });
+  for (const name of ORT_FILES) {
+    const from = join(dist, name);
+    if (!existsSync(from)) {
+      console.warn(`! ${from} is missing; skipped`);
+      continue;
+    }
+    const to = join(outDir, name);
+    const copied = copyIfStale(from, to, force);
+    console.log(`${copied ? "wrote  " : "up to date"} ${relative(process.cwd(), to)} (${mb(statSync(to).size)})`);
+  }
+}
+
+function main(): number {
+  let options: Options;
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    if (error.message) console.error(error.message);
+    console.error(USAGE);
+    return error.message ? 2 : 0;
+  }
+  const root = resolve(options.out);
+  for (const preset of options.presets) {
+    const result = writeBuiltinModel(root, preset, options.seed, options.force);
+    const where = relative(process.cwd(), result.dir) || ".";
+    if (!result.written) {
+      console.log(`up to date ${where} (id ${result.id}, seed ${options.seed}; --force rebuilds)`);
+      continue;
+    }
+    console.log(`built ${result.id} (seed ${options.seed}) in ${result.buildMs.toFixed(0)} ms:`);
+    for (const file of result.files) console.log(`  wrote ${join(where, file.path)} (${file.bytes.toLocaleString("en-US")} B)`);
+  }
+  if (options.ortOut) copyOrtFiles(resolve(options.ortOut), options.force);
+  return 0;
+}
+
+process.exitCode = main();

@@ -1,0 +1,63 @@
+/**
+ * Node-only: writes a built model folder in the hub layout transformers.js reads with `env.localModelPath = root`
+ * and the id `org/name`, i.e. `<root>/<org>/<name>/…`. Kept out of `index.ts` so the browser bundle never sees
+ * `node:fs`.
+ */
+
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { buildModelFiles, builtinModelId, MODEL_FILE_PATHS, modelStamp, STAMP_FILE, type ModelFiles } from "./build.js";
+import type { PresetName } from "./presets.js";
+
+export interface WrittenFile {
+  path: string;
+  bytes: number;
+}
+
+export interface BuiltinWriteResult {
+  id: string;
+  dir: string;
+  /** False when the folder already held this preset, seed and builder version. */
+  written: boolean;
+  files: WrittenFile[];
+  buildMs: number;
+}
+
+/** `<root>/<org>/<name>` for an `org/name` id. */
+export function modelFolder(root: string, id: string): string {
+  const parts = id.split("/");
+  if (parts.length !== 2 || parts.some((p) => !p || p === "." || p === "..")) throw new Error(`model id must be org/name: ${id}`);
+  return join(root, ...parts);
+}
+
+/** Writes every file under the folder; the stamp (if any) is removed first and written last. */
+export function writeModelFolder(root: string, id: string, files: ModelFiles): WrittenFile[] {
+  const dir = modelFolder(root, id);
+  rmSync(join(dir, STAMP_FILE), { force: true });
+  const ordered = [...files.keys()].sort((a, b) => Number(a === STAMP_FILE) - Number(b === STAMP_FILE));
+  return ordered.map((path) => {
+    const contents = files.get(path)!;
+    const target = join(dir, path);
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, contents);
+    return { path, bytes: typeof contents === "string" ? Buffer.byteLength(contents) : contents.byteLength };
+  });
+}
+
+/** True when the folder's stamp equals this build's and every file is there. */
+export function isBuiltinUpToDate(dir: string, preset: PresetName, seed: number): boolean {
+  const stampPath = join(dir, STAMP_FILE);
+  if (!existsSync(stampPath) || readFileSync(stampPath, "utf8") !== modelStamp(preset, seed)) return false;
+  return MODEL_FILE_PATHS.every((f) => existsSync(join(dir, f)));
+}
+
+/** Builds and writes `<root>/builtin/<preset>/` unless it is already up to date (or `force`). */
+export function writeBuiltinModel(root: string, preset: PresetName, seed = 0, force = false): BuiltinWriteResult {
+  const id = builtinModelId(preset);
+  const dir = modelFolder(root, id);
+  if (!force && isBuiltinUpToDate(dir, preset, seed)) return { id, dir, written: false, files: [], buildMs: 0 };
+  const start = performance.now();
+  const files = buildModelFiles(preset, seed);
+  const buildMs = performance.now() - start;
+  return { id, dir, written: true, files: writeModelFolder(root, id, files), buildMs };
+}

@@ -1,0 +1,184 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Tensor } from "@huggingface/transformers";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildGenerationInput, byteLevelTokenizer, type GenerationOutputSpec } from "../../core/index.js";
+import { allowedTokenIds } from "../builtin-model/index.js";
+import { logSoftmax, type ModelPolicy } from "./model-policy.js";
+import { loadNodeModelPolicy } from "./node.js";
+
+const modelsRoot = mkdtempSync(join(tmpdir(), "rollout-lab-models-"));
+let policy: ModelPolicy;
+
+beforeAll(async () => {
+  policy = await loadNodeModelPolicy({ model: "builtin:tiny", modelsRoot });
+});
+afterAll(async () => {
+  await policy?.dispose();
+});
+
+const chat = (text: string) => `<|im_start|>user\n${text}<|im_end|>\n<|im_start|>assistant\n`;
+
+function input(prompts: string[], opts: { stops?: (string[] | null)[]; maxNew?: number; maxSeqLen?: number; ids?: number[] } = {}) {
+  const logs = prompts.map((p) => [{ role: "user", content: p, token_ids: byteLevelTokenizer.encode(p) }]);
+  return buildGenerationInput(logs, opts.stops ?? prompts.map(() => null), byteLevelTokenizer.padTokenId, opts.maxSeqLen ?? 4096, opts.maxNew ?? 24, {
+    sampleIds: opts.ids ?? prompts.map((_, i) => i),
+    turns: prompts.map(() => 0),
+  });
+}
+
+const generated = (out: GenerationOutputSpec, data: { input_lengths: number[] }, row = 0) =>
+  out.output_ids[row]!.slice(data.input_lengths[row], out.unpadded_sequence_lengths[row]);
+const logprobsOf = (out: GenerationOutputSpec, data: { input_lengths: number[] }, row = 0) =>
+  out.logprobs[row]!.slice(data.input_lengths[row], out.unpadded_sequence_lengths[row]);
+
+describe("the model policy on the built-in tiny model (Node, onnxruntime-node)", () => {
+  it("uses the byte-level tokenizer's ids and special tokens", () => {
+    const text = "héllo <tool_call>{\"a\": 1}</tool_call><|im_end|>";
+    expect(policy.tokenizer.encode(text)).toEqual(byteLevelTokenizer.encode(text));
+    expect(policy.tokenizer.eosTokenId).toBe(byteLevelTokenizer.eosTokenId);
+    expect(policy.tokenizer.padTokenId).toBe(byteLevelTokenizer.padTokenId);
+    expect(policy.tokenizer.decode(byteLevelTokenizer.encode(text), { skipSpecialTokens: true })).toBe("héllo <tool_call>{\"a\": 1}</tool_call>");
+  });
+
+  it("greedy generation is deterministic and only emits allowed tokens", async () => {
+    const data = input([chat("Move the tile.")], { maxNew: 32 });
+    const a = await policy.generate(data, true);
+    const b = await policy.generate(data, true);
+    expect(generated(a, data)).toEqual(generated(b, data));
+    const allowed = new Set(allowedTokenIds());
+    for (const id of generated(a, data)) expect(allowed.has(id)).toBe(true);
+  });
+
+  it("returns logprobs equal to a separate teacher-forced forward pass (1e-5)", async () => {
+    for (const greedy of [true, false]) {
+      const data = input([chat("Score me.")], { maxNew: 20 });
+      const out = await policy.generate(data, greedy);
+      const ids = out.output_ids[0]!.slice(0, out.unpadded_sequence_lengths[0]);
+      const forward = (await policy.model({
+        input_ids: new Tensor("int64", BigInt64Array.from(ids.map(BigInt)), [1, ids.length]),
+        attention_mask: new Tensor("int64", BigInt64Array.from(ids.map(() => 1n)), [1, ids.length]),
+      })) as { logits: Tensor };
+      const vocab = forward.logits.dims.at(-1)!;
+      const logits = forward.logits.data as Float32Array;
+      const expected = generated(out, data).map((id, k) => {
+        const position = data.input_lengths[0]! + k - 1;
+        return logSoftmax(logits.subarray(position * vocab, (position + 1) * vocab))[id]!;
+      });
+      const actual = logprobsOf(out, data);
+      expect(actual).toHaveLength(expected.length);
+      actual.forEach((lp, k) => expect(Math.abs(lp - expected[k]!)).toBeLessThan(1e-5));
+      expect(out.logprobs[0]!.slice(0, data.input_lengths[0])).toEqual(new Array(data.input_lengths[0]).fill(0));
+    }
+  });
+
+  it("cuts each row at its own stop string, keeping it", async () => {
+    const free = input([chat("a")], { maxNew: 32 });
+    const ids = generated(await policy.generate(free, true), free);
+    const text = byteLevelTokenizer.decode(ids);
+    // Two byte tokens in a row, the stop's first occurrence (a stop inside a marker token keeps the whole marker,
+    // as engines keep the whole token).
+    const k = ids.findIndex((id, i) => i > 0 && id < 256 && ids[i + 1]! < 256 && ids[i + 1] !== undefined &&
+      text.indexOf(byteLevelTokenizer.decode(ids.slice(i, i + 2))) === byteLevelTokenizer.decode(ids.slice(0, i)).length);
+    expect(k).toBeGreaterThan(0);
+    const stop = byteLevelTokenizer.decode(ids.slice(k, k + 2));
+    const data = input([chat("a"), chat("a")], { maxNew: 32, stops: [[stop], null] });
+    const out = await policy.generate(data, true);
+    expect(generated(out, data, 0)).toEqual(ids.slice(0, k + 2));
+    expect(byteLevelTokenizer.decode(generated(out, data, 0)).endsWith(stop)).toBe(true);
+    expect(generated(out, data, 1)).toEqual(ids);
+    expect(out.truncated).toEqual([false, false]);
+  });
+
+  it("sets truncated when a row hits its token limit, and respects per-row limits", async () => {
+    const data = input([chat("long"), chat("long")], { maxNew: 32 });
+    data.max_new_tokens = [3, 32];
+    const out = await policy.generate(data, true);
+    expect(generated(out, data, 0)).toHaveLength(3);
+    expect(out.truncated[0]).toBe(true);
+    expect(generated(out, data, 0)).toEqual(generated(out, data, 1).slice(0, 3));
+  });
+
+  it("ends a row at EOS, kept in the ids", async () => {
+    // Sampling finds an EOS within a few seeds: the marker bias makes it common.
+    let found = false;
+    for (let seed = 0; seed < 20 && !found; seed++) {
+      const data = input([chat(`eos ${seed}`)], { maxNew: 64 });
+      const out = await policy.generate(data, false);
+      const ids = generated(out, data);
+      if (ids.at(-1) === byteLevelTokenizer.eosTokenId) {
+        found = true;
+        expect(out.truncated[0]).toBe(false);
+        expect(ids.slice(0, -1)).not.toContain(byteLevelTokenizer.eosTokenId);
+      }
+    }
+    expect(found).toBe(true);
+  });
+
+  it("batches with left padding: each row equals its own unbatched run", async () => {
+    const prompts = [chat("short"), chat("a somewhat longer prompt than the first"), chat("mid length")];
+    const batched = input(prompts, { maxNew: 16 });
+    const out = await policy.generate(batched, true);
+    for (let i = 0; i < prompts.length; i++) {
+      const alone = input([prompts[i]!], { maxNew: 16 });
+      expect(generated(out, batched, i)).toEqual(generated(await policy.generate(alone, true), alone));
+    }
+  });
+
+  it("seeded sampling: same sample and turn, same tokens, whatever else is in the batch", async () => {
+    const a = input([chat("sample")], { maxNew: 24, ids: [5] });
+    const first = generated(await policy.generate(a, false), a);
+    const again = generated(await policy.generate(a, false), a);
+    expect(again).toEqual(first);
+    const batch = input([chat("other prompt here"), chat("sample")], { maxNew: 24, ids: [4, 5] });
+    expect(generated(await policy.generate(batch, false), batch, 1)).toEqual(first);
+    const otherSample = input([chat("sample")], { maxNew: 24, ids: [6] });
+    expect(generated(await policy.generate(otherSample, false), otherSample)).not.toEqual(first);
+  });
+
+  it("reuses the KV cache when the next prompt extends the last one, with the same tokens as without", async () => {
+    const fresh = await loadNodeModelPolicy({ model: "builtin:tiny", modelsRoot });
+    try {
+      const turn1 = input([chat("turn one")], { maxNew: 12 });
+      const out1 = await fresh.generate(turn1, true);
+      const history = byteLevelTokenizer.decode(out1.output_ids[0]!.slice(0, out1.unpadded_sequence_lengths[0]));
+      const turn2 = input([`${history}\n<|im_start|>user\nmore<|im_end|>\n<|im_start|>assistant\n`], { maxNew: 12 });
+      const withCache = generated(await fresh.generate(turn2, true), turn2);
+      expect(fresh.cacheStats.cacheHits).toBe(1);
+      const unrelated = input([chat("unrelated")], { maxNew: 4 });
+      await fresh.generate(unrelated, true);
+      expect(fresh.cacheStats.cacheMisses).toBe(1);
+      expect(withCache).toEqual(generated(await policy.generate(turn2, true), turn2));
+    } finally {
+      await fresh.dispose();
+    }
+  });
+
+  it("streams each generated token as it comes", async () => {
+    const data = input([chat("stream")], { maxNew: 10 });
+    const streamed: number[] = [];
+    const out = await policy.generate(data, true, { onToken: (row, id) => row === 0 && streamed.push(id) });
+    expect(streamed).toEqual(generated(out, data));
+  });
+
+  it("cancels with an AbortError", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(policy.generate(input([chat("x")]), true, { signal: controller.signal })).rejects.toMatchObject({ name: "AbortError" });
+  });
+
+  it("gives zero tokens, not truncated, when there is no room left", async () => {
+    const prompt = chat("full");
+    const data = input([prompt], { maxSeqLen: byteLevelTokenizer.encode(prompt).length });
+    const out = await policy.generate(data, true);
+    expect(out.generation_lengths).toEqual([0]);
+    expect(out.truncated).toEqual([false]);
+  });
+
+  it("fails to load with a message naming the problem", async () => {
+    await expect(loadNodeModelPolicy({ model: "builtin:huge", modelsRoot })).rejects.toThrow("unknown built-in model 'builtin:huge'");
+    await expect(loadNodeModelPolicy({ model: "builtin:tiny", dtype: "q4", modelsRoot })).rejects.toThrow(/fp32 weights only/);
+    await expect(loadNodeModelPolicy({ model: join(modelsRoot, "nope", "missing") })).rejects.toThrow(/no such folder/);
+  });
+});

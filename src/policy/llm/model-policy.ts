@@ -1,0 +1,427 @@
+/**
+ * A language-model policy on transformers.js, behind the core's `GenerationInterface`.
+ *
+ * transformers.js itself is imported only by the two entries (`node.ts`, `worker.ts`), which pass its runtime in:
+ * this module works the same in Node (onnxruntime-node) and in a Worker (onnxruntime-web, WASM or WebGPU).
+ *
+ * What `generate()` adds over a bare transformers.js `generate` call (browser-inference.md §3.4):
+ * - batched generation with left padding, each row cut at its own EOS, stop string (kept) or `max_new_tokens`;
+ *   `truncated` when the row hit its token limit;
+ * - the log-probability of every generated token under the raw distribution (recorded before any sampling
+ *   transform), returned as `generation_logprobs`;
+ * - sampling with temperature, top-k and top-p, drawn from a generator seeded per (seed, sample, turn, step), so a
+ *   sample's tokens do not depend on which other samples share its batch;
+ * - token streaming, cancellation, and reuse of the KV cache across turns when the new prompt extends the cached
+ *   tokens exactly (otherwise the cache is disposed and rebuilt).
+ */
+
+import type * as Transformers from "@huggingface/transformers";
+import {
+  Rng,
+  type GenerateOptions,
+  type GenerationDatumSpec,
+  type GenerationInterface,
+  type GenerationOutputSpec,
+  type TokenizerInterface,
+} from "../../core/index.js";
+
+export type TransformersRuntime = Pick<
+  typeof Transformers,
+  "Tensor" | "LogitsProcessor" | "StoppingCriteria" | "BaseStreamer"
+>;
+
+export interface SamplingSettings {
+  /** 1 = the raw distribution. Ignored when greedy. */
+  temperature?: number;
+  /** 0 = no top-k cut. */
+  top_k?: number;
+  /** 1 = no nucleus cut. */
+  top_p?: number;
+  seed?: number;
+}
+
+type Model = Transformers.PreTrainedModel;
+type HfTokenizer = Transformers.PreTrainedTokenizer;
+
+/** The model's tokenizer as the core sees it: encode without special tokens, decode with or without them. */
+export class ModelTokenizer implements TokenizerInterface {
+  readonly padTokenId: number;
+  readonly eosTokenId: number;
+  readonly generationPrefill: string;
+
+  constructor(readonly hf: HfTokenizer) {
+    const eos = hf.eos_token_id ?? hf.encode(hf.eos_token ?? "", { add_special_tokens: false })[0];
+    if (eos === undefined) throw new Error("the model's tokenizer has no EOS token");
+    this.eosTokenId = Number(eos);
+    this.padTokenId = Number(hf.pad_token_id ?? this.eosTokenId);
+    this.generationPrefill = detectGenerationPrefill(hf);
+  }
+
+  encode(text: string): number[] {
+    return this.hf.encode(text, { add_special_tokens: false });
+  }
+
+  decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
+    if (ids.length === 0) return ""; // transformers.js rejects an empty list
+    return this.hf.decode([...ids], { skip_special_tokens: options.skipSpecialTokens ?? false });
+  }
+}
+
+/** What the chat template's generation prompt adds after `<|im_start|>assistant\n` (e.g. `<think>\n`). */
+function detectGenerationPrefill(hf: HfTokenizer): string {
+  try {
+    const chat = [{ role: "user", content: "x" }];
+    const withPrompt = hf.apply_chat_template(chat, { tokenize: false, add_generation_prompt: true }) as unknown as string;
+    const without = hf.apply_chat_template(chat, { tokenize: false, add_generation_prompt: false }) as unknown as string;
+    const prompt = withPrompt.startsWith(without) ? withPrompt.slice(without.length) : "";
+    const header = "<|im_start|>assistant\n";
+    return prompt.startsWith(header) ? prompt.slice(header.length) : "";
+  } catch {
+    return "";
+  }
+}
+
+interface RowState {
+  sampleId: number;
+  turn: number;
+  promptIds: number[];
+  maxNew: number;
+  stops: string[];
+  /** Generated tokens kept, once the row is done; null while running. */
+  keep: number | null;
+  truncated: boolean;
+  logprobs: number[];
+  rng: Rng;
+}
+
+interface CacheEntry {
+  /** The padded token rows the cache covers (the last generated token of each row is not in it). */
+  rows: number[][];
+  cache: Transformers.DynamicCache;
+}
+
+export interface ModelPolicyOptions extends SamplingSettings {
+  /** Called when the rollout is over: the default frees the KV cache. */
+  onDispose?: () => Promise<void> | void;
+}
+
+export class ModelPolicy implements GenerationInterface {
+  readonly tokenizer: ModelTokenizer;
+  private queue: Promise<unknown> = Promise.resolve();
+  private cached: CacheEntry | null = null;
+  private stats = { cacheHits: 0, cacheMisses: 0 };
+
+  constructor(
+    private readonly runtime: TransformersRuntime,
+    readonly model: Model,
+    hfTokenizer: HfTokenizer,
+    private readonly sampling: ModelPolicyOptions = {},
+  ) {
+    this.tokenizer = new ModelTokenizer(hfTokenizer);
+  }
+
+  get cacheStats(): { cacheHits: number; cacheMisses: number } {
+    return { ...this.stats };
+  }
+
+  /** One generation at a time: a session never runs twice at once, and the KV cache has one owner. */
+  generate(data: GenerationDatumSpec, greedy: boolean, options: GenerateOptions = {}): Promise<GenerationOutputSpec> {
+    const run = this.queue.then(() => this.generateNow(data, greedy, options));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async *generateAsync(data: GenerationDatumSpec, greedy: boolean, options: GenerateOptions = {}) {
+    const out = await this.generate(data, greedy, options);
+    for (let row = 0; row < data.input_lengths.length; row++) yield [row, pickRow(out, row)] as [number, GenerationOutputSpec];
+  }
+
+  /** Frees the KV cache (GPU buffers on WebGPU). */
+  async dispose(): Promise<void> {
+    await this.queue;
+    await this.dropCache();
+    await this.sampling.onDispose?.();
+  }
+
+  private async generateNow(data: GenerationDatumSpec, greedy: boolean, options: GenerateOptions): Promise<GenerationOutputSpec> {
+    const { Tensor } = this.runtime;
+    const B = data.input_lengths.length;
+    const rows: RowState[] = data.input_lengths.map((len, i) => ({
+      sampleId: data.sample_ids?.[i] ?? i,
+      turn: data.turns?.[i] ?? 0,
+      promptIds: data.input_ids[i]!.slice(0, len),
+      maxNew: data.max_new_tokens[i]!,
+      stops: (data.stop_strings[i] ?? []).filter((s) => s.length > 0),
+      keep: null,
+      truncated: false,
+      logprobs: [],
+      rng: Rng.derive(this.sampling.seed ?? 0, "model", data.sample_ids?.[i] ?? i, data.turns?.[i] ?? 0),
+    }));
+    const maxNew = Math.max(0, ...rows.map((r) => r.maxNew));
+    if (maxNew === 0) return assemble(rows, this.tokenizer.padTokenId);
+
+    const width = Math.max(...rows.map((r) => r.promptIds.length));
+    const padded = rows.map((r) => [...new Array(width - r.promptIds.length).fill(this.tokenizer.padTokenId), ...r.promptIds]);
+    const mask = rows.map((r) => [...new Array(width - r.promptIds.length).fill(0), ...new Array(r.promptIds.length).fill(1)]);
+    const inputIds = new Tensor("int64", BigInt64Array.from(padded.flat().map(BigInt)), [B, width]);
+    const attentionMask = new Tensor("int64", BigInt64Array.from(mask.flat().map(BigInt)), [B, width]);
+    const pastKeyValues = await this.reusableCache(padded);
+
+    const recorder = new this.recorder(rows);
+    const processors: Transformers.LogitsProcessor[] = [recorder];
+    if (!greedy) processors.push(new this.sampler(rows, this.sampling));
+    const result = (await this.model.generate({
+      input_ids: inputIds,
+      attention_mask: attentionMask,
+      max_new_tokens: maxNew,
+      do_sample: false, // sampling is ours (seeded per sample); transformers.js then takes the one token left
+      repetition_penalty: 1,
+      no_repeat_ngram_size: 0,
+      min_new_tokens: null,
+      logits_processor: processors,
+      stopping_criteria: [new this.rowStopper(rows, width, options.signal)],
+      streamer: options.onToken ? new this.streamer(rows, options.onToken) : undefined,
+      return_dict_in_generate: true,
+      ...(pastKeyValues ? { past_key_values: pastKeyValues } : {}),
+    } as Record<string, unknown>)) as unknown as { sequences: Transformers.Tensor; past_key_values: Transformers.DynamicCache };
+
+    const sequences = result.sequences.tolist() as bigint[][];
+    recorder.finish(sequences);
+    await this.keepCache(sequences, result.past_key_values);
+    if (options.signal?.aborted) throw abortError();
+    for (const [i, row] of rows.entries()) {
+      const generated = sequences[i]!.slice(width).map(Number);
+      if (row.keep === null) row.keep = Math.min(generated.length, row.maxNew);
+      row.promptIds = [...row.promptIds, ...generated.slice(0, row.keep)];
+      row.logprobs = row.logprobs.slice(0, row.keep);
+    }
+    return assemble(rows, this.tokenizer.padTokenId, true);
+  }
+
+  /** The cache from the last call, when each new row starts with exactly the tokens it covers. */
+  private async reusableCache(padded: number[][]): Promise<Transformers.DynamicCache | null> {
+    const entry = this.cached;
+    if (!entry) return null;
+    const extends_ =
+      entry.rows.length === padded.length &&
+      entry.rows.every((old, i) => old.length < padded[i]!.length && old.every((id, j) => padded[i]![j] === id));
+    if (extends_) {
+      this.cached = null;
+      this.stats.cacheHits += 1;
+      return entry.cache;
+    }
+    this.stats.cacheMisses += 1;
+    await this.dropCache();
+    return null;
+  }
+
+  private async keepCache(sequences: bigint[][], cache: Transformers.DynamicCache): Promise<void> {
+    await this.dropCache();
+    // The cache holds every token but the last sampled one of each row.
+    this.cached = { rows: sequences.map((s) => s.slice(0, -1).map(Number)), cache };
+  }
+
+  private async dropCache(): Promise<void> {
+    const entry = this.cached;
+    this.cached = null;
+    if (entry) await entry.cache.dispose();
+  }
+
+  /** Records log-softmax of the raw logits; resolves each step's chosen token on the next call. */
+  private get recorder() {
+    const { LogitsProcessor } = this.runtime;
+    return class LogprobRecorder extends LogitsProcessor {
+      private pending: Float32Array[] | null = null;
+      constructor(private readonly rows: RowState[]) {
+        super();
+      }
+      override _call(inputIds: bigint[][], logits: Transformers.Tensor): Transformers.Tensor {
+        this.resolve(inputIds);
+        const data = logits.data as Float32Array;
+        const vocab = logits.dims.at(-1)!;
+        this.pending = this.rows.map((_, b) => logSoftmax(data.subarray(b * vocab, (b + 1) * vocab)));
+        return logits;
+      }
+      finish(sequences: bigint[][]): void {
+        this.resolve(sequences);
+      }
+      private resolve(ids: bigint[][]): void {
+        if (!this.pending) return;
+        this.pending.forEach((row, b) => this.rows[b]!.logprobs.push(row[Number(ids[b]!.at(-1))]!));
+        this.pending = null;
+      }
+    };
+  }
+
+  /** Temperature, top-k and top-p, then one seeded draw per row: every other token is masked out. */
+  private get sampler() {
+    const { LogitsProcessor } = this.runtime;
+    return class SeededSampler extends LogitsProcessor {
+      constructor(
+        private readonly rows: RowState[],
+        private readonly settings: SamplingSettings,
+      ) {
+        super();
+      }
+      override _call(_inputIds: bigint[][], logits: Transformers.Tensor): Transformers.Tensor {
+        const data = logits.data as Float32Array;
+        const vocab = logits.dims.at(-1)!;
+        this.rows.forEach((row, b) => {
+          const slice = data.subarray(b * vocab, (b + 1) * vocab);
+          const chosen = sampleToken(slice, this.settings, row.rng);
+          slice.fill(-Infinity);
+          slice[chosen] = 0;
+        });
+        return logits;
+      }
+    };
+  }
+
+  /** Marks each row done at its EOS, its first stop string (kept) or its own token limit. */
+  private get rowStopper() {
+    const { StoppingCriteria } = this.runtime;
+    const tokenizer = this.tokenizer;
+    return class RowStopper extends StoppingCriteria {
+      constructor(
+        private readonly rows: RowState[],
+        private readonly promptWidth: number,
+        private readonly signal?: AbortSignal,
+      ) {
+        super();
+      }
+      override _call(inputIds: number[][] | bigint[][]): boolean[] {
+        if (this.signal?.aborted) return this.rows.map(() => true);
+        return this.rows.map((row, b) => {
+          if (row.keep !== null) return true;
+          const ids = (inputIds[b] as (number | bigint)[]).slice(this.promptWidth).map(Number);
+          const n = ids.length;
+          const last = ids[n - 1]!;
+          if (last === tokenizer.eosTokenId || stopsAt(ids, row.stops, tokenizer)) {
+            row.keep = n;
+          } else if (n >= row.maxNew) {
+            row.keep = row.maxNew;
+            row.truncated = true;
+          }
+          return row.keep !== null;
+        });
+      }
+    };
+  }
+
+  /** Streams each running row's new token as text. */
+  private get streamer() {
+    const { BaseStreamer } = this.runtime;
+    const tokenizer = this.tokenizer;
+    return class RowStreamer extends BaseStreamer {
+      private promptSeen = false;
+      private readonly streamed: number[];
+      constructor(
+        private readonly rows: RowState[],
+        private readonly onToken: NonNullable<GenerateOptions["onToken"]>,
+      ) {
+        super();
+        this.streamed = rows.map(() => 0);
+      }
+      override put(value: bigint[][]): void {
+        if (!this.promptSeen) {
+          this.promptSeen = true;
+          return;
+        }
+        value.forEach(([id], b) => {
+          const row = this.rows[b]!;
+          // A row marked done keeps receiving tokens until the whole batch is done: those are not its output.
+          if (row.keep !== null || this.streamed[b]! >= row.maxNew) return;
+          this.streamed[b]! += 1;
+          this.onToken(b, Number(id), tokenizer.decode([Number(id)]));
+        });
+      }
+      override end(): void {}
+    };
+  }
+}
+
+/** Whether the newest token completed one of the stop strings (only the tail is decoded). */
+function stopsAt(ids: number[], stops: string[], tokenizer: TokenizerInterface): boolean {
+  if (stops.length === 0) return false;
+  const window = Math.max(...stops.map((s) => s.length)) + 4;
+  const tail = tokenizer.decode(ids.slice(-window));
+  const before = tokenizer.decode(ids.slice(-window, -1));
+  return stops.some((s) => tail.includes(s) && !before.includes(s));
+}
+
+export function logSoftmax(row: Float32Array): Float32Array {
+  let max = -Infinity;
+  for (const x of row) if (x > max) max = x;
+  let sum = 0;
+  for (const x of row) sum += Math.exp(x - max);
+  const logZ = max + Math.log(sum);
+  const out = new Float32Array(row.length);
+  for (let i = 0; i < row.length; i++) out[i] = row[i]! - logZ;
+  return out;
+}
+
+/** One draw from the tempered, top-k and top-p filtered distribution of a row of logits. */
+export function sampleToken(logits: Float32Array, settings: SamplingSettings, rng: Rng): number {
+  const temperature = settings.temperature ?? 1;
+  if (temperature <= 0) return argmax(logits);
+  let order = Array.from(logits.keys()).filter((i) => Number.isFinite(logits[i]!));
+  order.sort((a, b) => logits[b]! - logits[a]! || a - b);
+  if (settings.top_k && settings.top_k > 0) order = order.slice(0, settings.top_k);
+  const scaled = order.map((i) => logits[i]! / temperature);
+  const max = scaled[0]!;
+  const weights = scaled.map((x) => Math.exp(x - max));
+  const total = weights.reduce((a, b) => a + b, 0);
+  const topP = settings.top_p ?? 1;
+  let kept = order.length;
+  if (topP < 1) {
+    let mass = 0;
+    for (let i = 0; i < order.length; i++) {
+      mass += weights[i]! / total;
+      if (mass >= topP) {
+        kept = i + 1;
+        break;
+      }
+    }
+  }
+  const keptTotal = weights.slice(0, kept).reduce((a, b) => a + b, 0);
+  let u = rng.next() * keptTotal;
+  for (let i = 0; i < kept; i++) {
+    u -= weights[i]!;
+    if (u < 0) return order[i]!;
+  }
+  return order[kept - 1]!;
+}
+
+function argmax(row: Float32Array): number {
+  let best = 0;
+  for (let i = 1; i < row.length; i++) if (row[i]! > row[best]!) best = i;
+  return best;
+}
+
+function abortError(): Error {
+  const error = new Error("generation cancelled");
+  error.name = "AbortError";
+  return error;
+}
+
+function assemble(rows: RowState[], padId: number, generated = false): GenerationOutputSpec {
+  const width = Math.max(0, ...rows.map((r) => r.promptIds.length));
+  const pad = (xs: number[], value: number) => [...xs, ...new Array(width - xs.length).fill(value)];
+  return {
+    output_ids: rows.map((r) => pad(r.promptIds, padId)),
+    logprobs: rows.map((r) => pad([...new Array(r.promptIds.length - (generated ? r.keep! : 0)).fill(0), ...(generated ? r.logprobs : [])], 0)),
+    generation_lengths: rows.map((r) => (generated ? r.keep! : 0)),
+    unpadded_sequence_lengths: rows.map((r) => r.promptIds.length),
+    truncated: rows.map((r) => r.truncated),
+  };
+}
+
+function pickRow(out: GenerationOutputSpec, row: number): GenerationOutputSpec {
+  return {
+    output_ids: [out.output_ids[row]!],
+    logprobs: [out.logprobs[row]!],
+    generation_lengths: [out.generation_lengths[row]!],
+    unpadded_sequence_lengths: [out.unpadded_sequence_lengths[row]!],
+    truncated: [out.truncated[row]!],
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * The Node entry of the model policy: transformers.js on onnxruntime-node (CPU). The built-in models are built on
+ * demand (in about a second), so `npm run rollout` with `"policy": {"kind": "model", "model": "builtin:tiny"}`
+ * works on a fresh clone after `npm ci` alone.
+ */
+
+import { existsSync, statSync } from "node:fs";
+import { basename, dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  AutoModelForCausalLM,
+  AutoTokenizer,
+  BaseStreamer,
+  env,
+  LogitsProcessor,
+  StoppingCriteria,
+  Tensor,
+} from "@huggingface/transformers";
+import { writeBuiltinModel } from "../builtin-model/write-folder.js";
+import { ModelPolicy, type SamplingSettings } from "./model-policy.js";
+import { checkDtype, describeLoadError, resolveModelSource, type Dtype } from "./model-source.js";
+
+/** The repository's `public/models`: where `npm run build:model` writes and the app serves from. */
+export const DEFAULT_MODELS_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../public/models");
+
+export interface NodeModelSpec extends SamplingSettings {
+  model: string;
+  device?: "auto" | "cpu" | "wasm" | "webgpu";
+  dtype?: Dtype;
+  /** Where built-in models live (built there when missing). */
+  modelsRoot?: string;
+  /** A stand-in hub instead of huggingface.co (tests). */
+  remoteHost?: string;
+}
+
+export async function loadNodeModelPolicy(spec: NodeModelSpec): Promise<ModelPolicy> {
+  if (spec.device === "webgpu" || spec.device === "wasm") {
+    throw new Error(`device '${spec.device}' runs in the browser; in Node the model runs on 'cpu'`);
+  }
+  const source = resolveModelSource(spec.model);
+  const dtype = spec.dtype ?? "fp32";
+  checkDtype(source, dtype, { device: "cpu", shaderF16: false });
+  let id = source.id;
+  if (source.kind === "builtin") {
+    const root = spec.modelsRoot ?? DEFAULT_MODELS_ROOT;
+    writeBuiltinModel(root, source.preset);
+    useLocal(root);
+  } else if (source.kind === "local") {
+    const folder = resolve(source.path);
+    if (!existsSync(folder) || !statSync(folder).isDirectory()) {
+      throw new Error(`could not load model '${spec.model}': no such folder ${folder}`);
+    }
+    // transformers.js wants an org/name id under a root: the folder's parent and the folder itself.
+    useLocal(dirname(dirname(folder)));
+    id = `${basename(dirname(folder))}/${basename(folder)}`;
+  } else {
+    env.allowLocalModels = false;
+    env.allowRemoteModels = true;
+    if (spec.remoteHost) env.remoteHost = spec.remoteHost;
+  }
+  try {
+    const tokenizer = await AutoTokenizer.from_pretrained(id);
+    const model = await AutoModelForCausalLM.from_pretrained(id, { device: "cpu", dtype });
+    return new ModelPolicy({ Tensor, LogitsProcessor, StoppingCriteria, BaseStreamer }, model, tokenizer, spec);
+  } catch (e) {
+    throw describeLoadError(source, e);
+  }
+}
+
+function useLocal(root: string): void {
+  env.allowRemoteModels = false;
+  env.allowLocalModels = true;
+  env.localModelPath = root.endsWith("/") ? root : `${root}/`;
+}
+
+
