@@ -4,21 +4,29 @@ import { test as base, expect, type Page } from "@playwright/test";
  * Every test: nothing may be requested outside the app's own origin, and the page must log no error.
  * Outside requests are blocked and recorded; the test fails if there were any.
  */
-export const test = base.extend<{ guard: { outside: string[]; consoleErrors: string[] } }>({
+export interface Guard {
+  outside: string[];
+  consoleErrors: string[];
+  /** Lets the page reach one more origin (a stand-in hub the test started). */
+  allow(origin: string): void;
+}
+
+export const test = base.extend<{ guard: Guard }>({
   guard: [
-    async ({ page, baseURL }, use) => {
+    async ({ page, context, baseURL }, use) => {
       const outside: string[] = [];
       const consoleErrors: string[] = [];
-      const origin = new URL(baseURL!).origin;
-      await page.route("**/*", (route) => {
+      const allowed = new Set([new URL(baseURL!).origin]);
+      // Context-wide, so requests from Workers are checked too.
+      await context.route("**/*", (route) => {
         const url = route.request().url();
-        if (url.startsWith(origin) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
+        if (url.startsWith("data:") || url.startsWith("blob:") || allowed.has(new URL(url).origin)) return route.continue();
         outside.push(url);
         return route.abort();
       });
       page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
       page.on("pageerror", (e) => consoleErrors.push(e.message));
-      await use({ outside, consoleErrors });
+      await use({ outside, consoleErrors, allow: (origin) => allowed.add(origin) });
       expect(outside, "requests outside the app's origin").toEqual([]);
       expect(consoleErrors, "console errors").toEqual([]);
     },

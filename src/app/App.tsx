@@ -1,3 +1,4 @@
+import { ModelPanel } from "./ModelPanel.js";
 import { PRESETS } from "./presets.js";
 import { useLab } from "./store.js";
 import { TERMINATION_WORDS } from "./termination.js";
@@ -26,6 +27,7 @@ export function App() {
             ))}
           </select>
         </label>
+        <ModelPanel />
         <textarea aria-label="Scenario" spellCheck={false} value={scenarioText} onChange={(e) => setScenarioText(e.target.value)} />
         <div className="controls">
           <button onClick={() => run()} disabled={status === "running"}>
@@ -43,7 +45,12 @@ export function App() {
           <p className="model-status" data-testid="model-status">
             Model <strong>{model.model}</strong>: {model.phase === "ready" ? `ready on ${model.device?.toUpperCase()}` : "loading"}
             {model.reason ? ` — ${model.reason}` : ""}
-            {model.progress ? ` (${model.progress.file} ${Math.round(model.progress.fraction * 100)}%)` : ""}
+            {model.progress && model.phase === "loading" && (
+              <>
+                {" "}
+                <progress data-testid="download-progress" max={1} value={model.progress.fraction} /> {model.progress.file}
+              </>
+            )}
             {model.model.startsWith("builtin:") && " · a pipeline model with random weights: its text is noise, its mechanics are real."}
           </p>
         )}

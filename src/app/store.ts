@@ -18,6 +18,10 @@ interface LabState {
   /** Tokens streamed so far in this run. */
   liveTokens: number;
   selected: number;
+  remoteHost: string;
+  localFolder: { name: string; files: { path: string; file: Blob }[] } | null;
+  setRemoteHost(host: string): void;
+  setLocalFolder(name: string, files: { path: string; file: Blob }[]): void;
   setScenarioText(text: string): void;
   select(sample: number): void;
   run(): void;
@@ -36,6 +40,10 @@ export const useLab = create<LabState>((set, get) => ({
   model: null,
   liveTokens: 0,
   selected: 0,
+  remoteHost: "",
+  localFolder: null,
+  setRemoteHost: (remoteHost) => set({ remoteHost }),
+  setLocalFolder: (name, files) => set({ localFolder: { name, files } }),
   setScenarioText: (scenarioText) => set({ scenarioText }),
   select: (selected) => set({ selected }),
   run() {
@@ -48,6 +56,11 @@ export const useLab = create<LabState>((set, get) => ({
     }
     set({ status: "running", error: null, result: null, selected: 0, model: null, liveTokens: 0 });
     let tokens = 0;
+    const { remoteHost, localFolder } = get();
+    const modelSettings = {
+      ...(remoteHost.trim() ? { remoteHost: remoteHost.trim().replace(/\/?$/, "/") } : {}),
+      ...(localFolder ? { localFiles: localFolder.files } : {}),
+    };
     const handle = client.run(scenario, {
       onModel: (model) => set({ model }),
       onEvent: (event) => {
@@ -57,7 +70,7 @@ export const useLab = create<LabState>((set, get) => ({
           if (tokens % 16 === 0) set({ liveTokens: tokens });
         }
       },
-    });
+    }, modelSettings);
     current = handle;
     handle.result.then(
       (result) => current === handle && set({ status: "finished", result, liveTokens: tokens }),

@@ -86,6 +86,12 @@ function ortDistDir(): string {
   return join(dir, "dist");
 }
 
+/** A path relative to the working directory when it lies below it, else absolute. */
+function display(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith("..") ? rel : path;
+}
+
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(2)} MB`;
 
 /** Copies a file unless the target has the same size and is not older than the source. */
@@ -110,7 +116,7 @@ function copyOrtFiles(outDir: string, force: boolean): void {
     }
     const to = join(outDir, name);
     const copied = copyIfStale(from, to, force);
-    console.log(`${copied ? "wrote  " : "up to date"} ${relative(process.cwd(), to)} (${mb(statSync(to).size)})`);
+    console.log(`${copied ? "copied" : "up to date"} ${display(to)} (${mb(statSync(to).size)})`);
   }
 }
 
@@ -127,7 +133,7 @@ function main(): number {
   const root = resolve(options.out);
   for (const preset of options.presets) {
     const result = writeBuiltinModel(root, preset, options.seed, options.force);
-    const where = relative(process.cwd(), result.dir) || ".";
+    const where = display(result.dir);
     if (!result.written) {
       console.log(`up to date ${where} (id ${result.id}, seed ${options.seed}; --force rebuilds)`);
       continue;

@@ -30,7 +30,8 @@ describe("a rollout with the built-in model policy (Node)", () => {
           expect(m.generation_logprobs!.every((lp) => lp <= 0 && Number.isFinite(lp))).toBe(true);
           expect(m.token_ids.length).toBeLessThanOrEqual(48);
         }
-        expect(["terminated", "max_turns", "truncated_context"]).toContain(sample.termination);
+        // Async ends a sample whose response hit its token limit (D3); sync lets it go on.
+        expect(["terminated", "max_turns", "truncated_context", "truncated_response"]).toContain(sample.termination);
       }
       expect(a.metrics.total_turns).toBeGreaterThan(0);
     });

@@ -2,7 +2,7 @@
 
 import type { RolloutEvent } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
-import type { ModelStatus, PageMessage, WorkerMessage } from "./protocol.js";
+import type { ModelSettings, ModelStatus, PageMessage, WorkerMessage } from "./protocol.js";
 
 export interface RunHandlers {
   onEvent?: (event: RolloutEvent) => void;
@@ -22,7 +22,7 @@ export class RolloutWorkerClient {
   private nextRunId = 1;
   private readonly listeners = new Map<number, (message: WorkerMessage) => void>();
 
-  run(scenario: unknown, handlers: RunHandlers = {}): RunHandle {
+  run(scenario: unknown, handlers: RunHandlers = {}, modelSettings: ModelSettings = {}): RunHandle {
     const worker = this.ensureWorker();
     const runId = this.nextRunId++;
     const send = (message: PageMessage) => worker.postMessage(message);
@@ -37,7 +37,7 @@ export class RolloutWorkerClient {
         }
       });
     });
-    send({ type: "run", runId, scenario });
+    send({ type: "run", runId, scenario, modelSettings });
     return {
       result,
       pause: () => send({ type: "pause", runId }),

@@ -3,8 +3,16 @@
 import type { RolloutEvent } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
 
+/** Where a model policy's files come from, beyond what the scenario says (lab settings, not part of the run). */
+export interface ModelSettings {
+  /** A hub other than huggingface.co (a mirror, or the tests' stand-in hub). */
+  remoteHost?: string;
+  /** The files of a folder the user picked, for `local:<name>` models: relative path → file. */
+  localFiles?: { path: string; file: Blob }[];
+}
+
 export type PageMessage =
-  | { type: "run"; runId: number; scenario: unknown }
+  | { type: "run"; runId: number; scenario: unknown; modelSettings?: ModelSettings }
   | { type: "pause"; runId: number }
   | { type: "resume"; runId: number }
   | { type: "step"; runId: number }

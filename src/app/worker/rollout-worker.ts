@@ -8,7 +8,7 @@ import { PauseController } from "../../core/index.js";
 import { browserModelPolicy } from "../../policy/llm/worker.js";
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
-import type { PageMessage, WorkerMessage } from "./protocol.js";
+import type { ModelSettings, PageMessage, WorkerMessage } from "./protocol.js";
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -23,7 +23,7 @@ const post = (message: WorkerMessage) => self.postMessage(message);
 self.onmessage = (e: MessageEvent<PageMessage>) => {
   const message = e.data;
   if (message.type === "run") {
-    void run(message.runId, message.scenario);
+    void run(message.runId, message.scenario, message.modelSettings ?? {});
     return;
   }
   const active = runs.get(message.runId);
@@ -34,7 +34,7 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
   else if (message.type === "stop") active.controller.abort();
 };
 
-async function run(runId: number, value: unknown): Promise<void> {
+async function run(runId: number, value: unknown, settings: ModelSettings): Promise<void> {
   const active: ActiveRun = { controller: new AbortController(), pause: new PauseController() };
   runs.set(runId, active);
   try {
@@ -49,6 +49,8 @@ async function run(runId: number, value: unknown): Promise<void> {
         const loaded = await browserModelPolicy({
           ...spec,
           device,
+          ...(settings.remoteHost ? { remoteHost: settings.remoteHost } : {}),
+          ...(settings.localFiles ? { localFiles: new Map(settings.localFiles.map((f) => [f.path, f.file])) } : {}),
           onProgress: ({ file, loaded: done, total }) =>
             post({ type: "model", runId, status: { phase: "loading", model: spec.model, progress: { file, fraction: total ? done / total : 0 } } }),
         });

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import onnxProto, { type onnx as Onnx } from "onnx-proto";
 import { afterAll, describe, expect, it } from "vitest";
 import { ADDED_TOKENS, VOCAB_SIZE } from "../../core/tokenizer/byte-level.js";
 import { buildModelFiles, MODEL_FILE_PATHS, STAMP_FILE } from "./build.js";
@@ -54,6 +55,48 @@ describe("buildModelFiles", () => {
   });
 });
 
+describe("onnx/model.onnx", () => {
+  const { onnx } = onnxProto;
+  const model = onnx.ModelProto.decode(buildModelFiles("tiny", 0).get("onnx/model.onnx") as Uint8Array);
+  const graph = model.graph as Onnx.GraphProto;
+  const dims = (v: { type?: { tensorType?: { shape?: { dim?: { dimValue?: unknown; dimParam?: string | null }[] | null } | null } | null } | null }) =>
+    v.type!.tensorType!.shape!.dim!.map((d) => (d.dimParam ? d.dimParam : Number(d.dimValue)));
+
+  it("is IR 8, opset 17 of the default domain only, with every weight as raw_data", () => {
+    expect(Number(model.irVersion)).toBe(8);
+    expect(model.opsetImport.map((o) => [o.domain, Number(o.version)])).toEqual([["", 17]]);
+    expect(graph.initializer.every((t) => (t.rawData?.byteLength ?? 0) > 0 && !t.floatData?.length)).toBe(true);
+    expect(graph.initializer.map((t) => t.name)).toEqual(expect.arrayContaining(["model.embed_tokens.weight", "lm_head.weight", "lm_head.bias_shaping"]));
+  });
+
+  it("declares the KV-cache I/O with numeric KV-heads and head_dim dims", () => {
+    expect(graph.input.map((v) => [v.name, dims(v)])).toEqual([
+      ["input_ids", ["batch_size", "sequence_length"]],
+      ["attention_mask", ["batch_size", "total_sequence_length"]],
+      ["position_ids", ["batch_size", "sequence_length"]],
+      ["past_key_values.0.key", ["batch_size", 2, "past_sequence_length", 16]],
+      ["past_key_values.0.value", ["batch_size", 2, "past_sequence_length", 16]],
+      ["past_key_values.1.key", ["batch_size", 2, "past_sequence_length", 16]],
+      ["past_key_values.1.value", ["batch_size", 2, "past_sequence_length", 16]],
+    ]);
+    expect(graph.output.map((v) => [v.name, dims(v)])).toEqual([
+      ["present.0.key", ["batch_size", 2, "total_sequence_length", 16]],
+      ["present.0.value", ["batch_size", 2, "total_sequence_length", 16]],
+      ["present.1.key", ["batch_size", 2, "total_sequence_length", 16]],
+      ["present.1.value", ["batch_size", 2, "total_sequence_length", 16]],
+      ["logits", ["batch_size", "sequence_length", VOCAB_SIZE]],
+    ]);
+  });
+
+  it("uses only the standard ops of the spec's graph", () => {
+    const ops = new Set(graph.node.map((n) => n.opType));
+    const spec = ["Add", "Cast", "Concat", "Cos", "Gather", "LessOrEqual", "MatMul", "Mul", "Range", "Reciprocal", "ReduceMean"];
+    const more = ["Reshape", "Shape", "Sigmoid", "Sin", "Softmax", "Sqrt", "Sub", "Transpose", "Unsqueeze"];
+    expect([...ops].sort()).toEqual([...spec, ...more].sort());
+    expect(graph.node.every((n) => !n.domain)).toBe(true);
+  });
+});
+
 describe("SplitMix32", () => {
   it("is a fixed sequence in [0, 1) for a seed", () => {
     const a = new SplitMix32(0);
@@ -81,7 +124,7 @@ describe("tokenizer.json", () => {
 
 describe("logit shaping", () => {
   it("blocks every token but printable ASCII, newline and the five emitted markers", () => {
-    const bias = shapingBias(VOCAB_SIZE);
+    const bias = shapingBias(PRESETS.tiny);
     const allowed = allowedTokenIds();
     expect(allowed).toHaveLength(95 + 1 + 5);
     expect(allowed).toEqual(expect.arrayContaining([0x0a, 0x20, 0x7e, 258, 259, 260, 261, 262]));

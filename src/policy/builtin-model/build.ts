@@ -4,7 +4,6 @@
  */
 
 import { BUILDER_VERSION, encodeDecoderModel } from "./decoder-graph.js";
-import { MARKER_BIAS } from "./logit-shaping.js";
 import { configJson, generationConfigJson } from "./model-config.js";
 import { PRESETS, type ModelPreset, type PresetName } from "./presets.js";
 import { specialTokensMapJson, tokenizerConfigJson, tokenizerJson } from "./tokenizer-files.js";
@@ -43,7 +42,8 @@ export function modelStamp(preset: PresetName, seed: number): string {
     version: BUILDER_VERSION,
     preset,
     seed: checkSeed(seed),
-    markerBias: MARKER_BIAS,
+    // The sizes and logit-shaping biases, so retuning a preset rebuilds its folder.
+    config: PRESETS[preset],
     files: MODEL_FILE_PATHS.filter((f) => f !== STAMP_FILE),
   });
 }

@@ -77,7 +77,7 @@ export function encodeDecoderModel(p: ModelPreset, w: ModelWeights): Uint8Array 
 
   const final = rmsNorm(g, p, x, g.floatTensor("model.norm.weight", [hidden], w.norm));
   const rawLogits = g.node("MatMul", [final, g.floatTensor("lm_head.weight", [hidden, V], w.lmHead)]);
-  g.node("Add", [rawLogits, g.floatTensor("lm_head.bias_shaping", [V], shapingBias(V))], {}, "logits");
+  g.node("Add", [rawLogits, g.floatTensor("lm_head.bias_shaping", [V], shapingBias(p))], {}, "logits");
   g.output("logits", FLOAT, ["batch_size", "sequence_length", V]);
 
   return g.encode(`rollout-lab-${p.name}`, BUILDER_VERSION);

@@ -6,7 +6,7 @@
 export { buildModelFiles, builtinModelId, checkSeed, MODEL_FILE_PATHS, modelStamp, STAMP_FILE, type ModelFiles } from "./build.js";
 export { CHAT_TEMPLATE } from "./chat-template-jinja.js";
 export { BUILDER_VERSION, encodeDecoderModel } from "./decoder-graph.js";
-export { allowedTokenIds, BLOCKED_BIAS, isAllowedByte, MARKER_BIAS, shapingBias } from "./logit-shaping.js";
+export { allowedTokenIds, BLOCKED_BIAS, isAllowedByte, EMITTED_MARKERS, shapingBias } from "./logit-shaping.js";
 export { configJson, generationConfigJson } from "./model-config.js";
 export { isPresetName, parameterCount, PRESET_NAMES, PRESETS, type ModelPreset, type PresetName } from "./presets.js";
 export { referenceForward, type ReferenceInput } from "./reference.js";

@@ -17,6 +17,9 @@ export interface ModelPreset {
   ropeTheta: number;
   rmsNormEps: number;
   maxPositionEmbeddings: number;
+  /** Logit-shaping bias (nats) of `<|im_end|>`, and of the four tool/think markers (`logit-shaping.ts`). */
+  eosBias: number;
+  markerBias: number;
 }
 
 export type PresetName = "tiny" | "small";
@@ -33,6 +36,8 @@ export const PRESETS: Readonly<Record<PresetName, ModelPreset>> = {
     numHeads: 4,
     numKvHeads: 2,
     headDim: 16,
+    eosBias: 2.5,
+    markerBias: 0.5,
   },
   small: {
     ...common,
@@ -43,6 +48,9 @@ export const PRESETS: Readonly<Record<PresetName, ModelPreset>> = {
     numHeads: 6,
     numKvHeads: 2,
     headDim: 64,
+    // Its logits reach <|im_end|> more easily: +2.5 would end most replies after 1–4 tokens (seed 0).
+    eosBias: 1,
+    markerBias: 0.5,
   },
 };
 

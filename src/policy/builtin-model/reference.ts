@@ -103,6 +103,6 @@ export function referenceForward({ preset: p, weights: w, ids }: ReferenceInput)
   }
 
   const logits = matmul(rmsNorm(x, S, hidden, w.norm, p.rmsNormEps), w.lmHead, S, hidden, V);
-  const bias = shapingBias(V);
+  const bias = shapingBias(p);
   return Array.from({ length: S }, (_, s) => logits.slice(s * V, (s + 1) * V).map((l, t) => l + bias[t]!));
 }

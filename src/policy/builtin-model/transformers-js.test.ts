@@ -239,3 +239,20 @@ describe("the built tiny model in transformers.js", () => {
     expect(await greedy(turn2, steps, { min_new_tokens: steps })).toEqual(recomputed);
   });
 });
+
+describe("the built small model in transformers.js", () => {
+  it("loads and matches the float64 forward pass on a short prompt", async () => {
+    writeBuiltinModel(root, "small", SEED);
+    const small = await AutoModelForCausalLM.from_pretrained("builtin/small", { dtype: "fp32", device: "cpu" });
+    try {
+      const ids = encode("<|im_start|>user\nHi<|im_end|>"); // short: the float64 reference is slow at 20M parameters
+      const out = (await small({ input_ids: ids2d([ids]), attention_mask: ones2d(1, ids.length) })) as { logits: Tensor };
+      const V = PRESETS.small.vocabSize;
+      const last = (out.logits.data as Float32Array).slice((ids.length - 1) * V);
+      const reference = referenceForward({ preset: PRESETS.small, weights: generateWeights(PRESETS.small, SEED), ids }).at(-1)!;
+      for (const id of ALLOWED) expect(Math.abs(last[id]! - reference[id]!)).toBeLessThan(1e-4);
+    } finally {
+      await small.dispose();
+    }
+  });
+});

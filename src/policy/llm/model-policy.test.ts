@@ -1,4 +1,6 @@
-import { mkdtempSync } from "node:fs";
+import { cpSync, createReadStream, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Tensor } from "@huggingface/transformers";
@@ -174,6 +176,38 @@ describe("the model policy on the built-in tiny model (Node, onnxruntime-node)",
     const out = await policy.generate(data, true);
     expect(out.generation_lengths).toEqual([0]);
     expect(out.truncated).toEqual([false]);
+  });
+
+  it("loads a local model folder, and names a missing file", async () => {
+    const folder = join(modelsRoot, "mine", "copy");
+    cpSync(join(modelsRoot, "builtin", "tiny"), folder, { recursive: true });
+    const local = await loadNodeModelPolicy({ model: folder });
+    const data = input([chat("local")], { maxNew: 8 });
+    expect(generated(await local.generate(data, true), data)).toEqual(generated(await policy.generate(data, true), data));
+    await local.dispose();
+    rmSync(join(folder, "tokenizer_config.json"));
+    await expect(loadNodeModelPolicy({ model: folder })).rejects.toThrow(`could not load model '${folder}' (file tokenizer_config.json): missing from ${folder}`);
+  });
+
+  it("loads a hub id from a stand-in hub (env.remoteHost)", async () => {
+    const root = join(modelsRoot, "builtin", "tiny");
+    const server = createServer((req, res) => {
+      const match = /^\/org\/tiny\/resolve\/main\/(.+)$/.exec(new URL(req.url!, "http://x").pathname);
+      const file = match ? join(root, match[1]!) : "";
+      if (!match || !existsSync(file) || !statSync(file).isFile()) return res.writeHead(404).end();
+      res.writeHead(200, { "Content-Length": statSync(file).size });
+      createReadStream(file).pipe(res);
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    try {
+      const remoteHost = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      const hub = await loadNodeModelPolicy({ model: "org/tiny", remoteHost });
+      const data = input([chat("hub")], { maxNew: 8 });
+      expect(generated(await hub.generate(data, true), data)).toEqual(generated(await policy.generate(data, true), data));
+      await hub.dispose();
+    } finally {
+      server.close();
+    }
   });
 
   it("fails to load with a message naming the problem", async () => {

@@ -41,6 +41,29 @@ export function checkDtype(source: ModelSource, dtype: Dtype, device: { device: 
 /** Wraps a load failure so that it names the model, the file when the message has one, and the reason. */
 export function describeLoadError(source: ModelSource, error: unknown): Error {
   const message = error instanceof Error ? error.message : String(error);
+  if (message.startsWith(`could not load model '${source.spec}'`)) return error as Error;
   const file = /([\w.-]+\.(?:json|onnx|onnx_data))/.exec(message)?.[1];
   return new Error(`could not load model '${source.spec}'${file ? ` (file ${file})` : ""}: ${message}`);
+}
+
+const DTYPE_SUFFIX: Record<Dtype, string> = { fp32: "", fp16: "_fp16", q8: "_quantized", q4: "_q4", q4f16: "_q4f16" };
+
+/** The files a causal LM folder must have for transformers.js to load it with this dtype. */
+export function requiredModelFiles(dtype: Dtype): string[] {
+  return ["config.json", "tokenizer_config.json", "tokenizer.json", `onnx/model${DTYPE_SUFFIX[dtype]}.onnx`];
+}
+
+/**
+ * Checks that each required file is there before transformers.js tries (its own errors for a missing tokenizer
+ * file are obscure). `exists` answers for one relative path: true, or why not.
+ */
+export async function checkModelFiles(
+  source: ModelSource,
+  dtype: Dtype,
+  exists: (path: string) => Promise<true | string>,
+): Promise<void> {
+  for (const file of requiredModelFiles(dtype)) {
+    const found = await exists(file);
+    if (found !== true) throw new Error(`could not load model '${source.spec}' (file ${file}): ${found}`);
+  }
 }

@@ -5,7 +5,7 @@
  */
 
 import { existsSync, statSync } from "node:fs";
-import { basename, dirname, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   AutoModelForCausalLM,
@@ -18,7 +18,7 @@ import {
 } from "@huggingface/transformers";
 import { writeBuiltinModel } from "../builtin-model/write-folder.js";
 import { ModelPolicy, type SamplingSettings } from "./model-policy.js";
-import { checkDtype, describeLoadError, resolveModelSource, type Dtype } from "./model-source.js";
+import { checkDtype, checkModelFiles, describeLoadError, resolveModelSource, type Dtype } from "./model-source.js";
 
 /** The repository's `public/models`: where `npm run build:model` writes and the app serves from. */
 export const DEFAULT_MODELS_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../public/models");
@@ -50,6 +50,7 @@ export async function loadNodeModelPolicy(spec: NodeModelSpec): Promise<ModelPol
     if (!existsSync(folder) || !statSync(folder).isDirectory()) {
       throw new Error(`could not load model '${spec.model}': no such folder ${folder}`);
     }
+    await checkModelFiles(source, dtype, async (file) => (existsSync(join(folder, file)) ? true : `missing from ${folder}`));
     // transformers.js wants an org/name id under a root: the folder's parent and the folder itself.
     useLocal(dirname(dirname(folder)));
     id = `${basename(dirname(folder))}/${basename(folder)}`;

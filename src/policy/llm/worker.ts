@@ -16,7 +16,7 @@ import {
   type ProgressInfo,
 } from "@huggingface/transformers";
 import { ModelPolicy, type SamplingSettings } from "./model-policy.js";
-import { checkDtype, describeLoadError, resolveModelSource, type Dtype, type ModelSource } from "./model-source.js";
+import { checkDtype, checkModelFiles, describeLoadError, resolveModelSource, type Dtype, type ModelSource } from "./model-source.js";
 
 export type DeviceRequest = "auto" | "wasm" | "webgpu";
 
@@ -93,6 +93,7 @@ async function loadModel(spec: BrowserModelSpec): Promise<LoadedModel> {
   configureEnv(spec, source);
   const started = performance.now();
   try {
+    await checkModelFiles(source, dtype, (file) => fileExists(spec, source, file));
     const tokenizer = await AutoTokenizer.from_pretrained(source.id);
     const model = await AutoModelForCausalLM.from_pretrained(source.id, {
       device: choice.device,
@@ -116,6 +117,21 @@ export async function browserModelPolicy(
   const { model, tokenizer, choice, loadMs } = await loadModel(spec);
   const runtime = { Tensor, LogitsProcessor, StoppingCriteria, BaseStreamer };
   return { policy: new ModelPolicy(runtime, model, tokenizer, spec), choice, loadMs };
+}
+
+/** Whether the loader will find a file: a HEAD request to where transformers.js will ask, or the picked folder. */
+async function fileExists(spec: BrowserModelSpec, source: ModelSource, file: string): Promise<true | string> {
+  if (source.kind === "local") return spec.localFiles?.has(file) ? true : "not in the picked folder";
+  const url =
+    source.kind === "hub"
+      ? `${spec.remoteHost ?? "https://huggingface.co/"}${source.id}/resolve/main/${file}`
+      : `${spec.modelsPath ?? "/models/"}${source.id}/${file}`;
+  try {
+    const response = await fetch(url, { method: "HEAD" });
+    return response.ok ? true : `${response.status} ${response.statusText || "error"} at ${url}`;
+  } catch (e) {
+    return `cannot reach ${url} (${(e as Error).message})`;
+  }
 }
 
 function configureEnv(spec: BrowserModelSpec, source: ModelSource): void {
