@@ -61,6 +61,18 @@ export class ModelTokenizer implements TokenizerInterface {
     return this.hf.encode(text, { add_special_tokens: false });
   }
 
+  private readonly tokenTexts = new Map<number, string>();
+
+  /** One token's text (nothing skipped), memoized: streaming asks for it once per generated token. */
+  tokenText(id: number): string {
+    let text = this.tokenTexts.get(id);
+    if (text === undefined) {
+      text = this.decode([id]);
+      this.tokenTexts.set(id, text);
+    }
+    return text;
+  }
+
   decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
     if (ids.length === 0) return ""; // transformers.js rejects an empty list
     return this.hf.decode([...ids], { skip_special_tokens: options.skipSpecialTokens ?? false });
@@ -103,6 +115,8 @@ interface CacheEntry {
 export interface ModelPolicyOptions extends SamplingSettings {
   /** Called when the rollout is over: the default frees the KV cache. */
   onDispose?: () => Promise<void> | void;
+  /** Generate through EOS (as vLLM's `ignore_eos`): benchmarks use it to make every call the same length. */
+  ignoreEos?: boolean;
 }
 
 export class ModelPolicy implements GenerationInterface {
@@ -179,7 +193,8 @@ export class ModelPolicy implements GenerationInterface {
       no_repeat_ngram_size: 0,
       min_new_tokens: null,
       logits_processor: processors,
-      stopping_criteria: [new this.rowStopper(rows, width, options.signal)],
+      stopping_criteria: [new this.rowStopper(rows, width, options.signal, this.sampling.ignoreEos ?? false)],
+      ...(this.sampling.ignoreEos ? { eos_token_id: [] } : {}),
       streamer: options.onToken ? new this.streamer(rows, options.onToken) : undefined,
       return_dict_in_generate: true,
       ...(pastKeyValues ? { past_key_values: pastKeyValues } : {}),
@@ -285,7 +300,8 @@ export class ModelPolicy implements GenerationInterface {
       constructor(
         private readonly rows: RowState[],
         private readonly promptWidth: number,
-        private readonly signal?: AbortSignal,
+        private readonly signal: AbortSignal | undefined,
+        private readonly ignoreEos: boolean,
       ) {
         super();
       }
@@ -293,10 +309,10 @@ export class ModelPolicy implements GenerationInterface {
         if (this.signal?.aborted) return this.rows.map(() => true);
         return this.rows.map((row, b) => {
           if (row.keep !== null) return true;
-          const ids = (inputIds[b] as (number | bigint)[]).slice(this.promptWidth).map(Number);
-          const n = ids.length;
-          const last = ids[n - 1]!;
-          if (last === tokenizer.eosTokenId || stopsAt(ids, row.stops, tokenizer)) {
+          const all = inputIds[b] as (number | bigint)[];
+          const n = all.length - this.promptWidth;
+          const last = Number(all[all.length - 1]);
+          if ((last === tokenizer.eosTokenId && !this.ignoreEos) || stopsAt(all, this.promptWidth, row.stops, tokenizer)) {
             row.keep = n;
           } else if (n >= row.maxNew) {
             row.keep = row.maxNew;
@@ -332,7 +348,7 @@ export class ModelPolicy implements GenerationInterface {
           // A row marked done keeps receiving tokens until the whole batch is done: those are not its output.
           if (row.keep !== null || this.streamed[b]! >= row.maxNew) return;
           this.streamed[b]! += 1;
-          this.onToken(b, Number(id), tokenizer.decode([Number(id)]));
+          this.onToken(b, Number(id), tokenizer.tokenText(Number(id)));
         });
       }
       override end(): void {}
@@ -340,12 +356,13 @@ export class ModelPolicy implements GenerationInterface {
   }
 }
 
-/** Whether the newest token completed one of the stop strings (only the tail is decoded). */
-function stopsAt(ids: number[], stops: string[], tokenizer: TokenizerInterface): boolean {
+/** Whether the newest generated token completed one of the stop strings (only the tail is decoded). */
+function stopsAt(all: (number | bigint)[], promptWidth: number, stops: string[], tokenizer: TokenizerInterface): boolean {
   if (stops.length === 0) return false;
   const window = Math.max(...stops.map((s) => s.length)) + 4;
-  const tail = tokenizer.decode(ids.slice(-window));
-  const before = tokenizer.decode(ids.slice(-window, -1));
+  const ids = all.slice(Math.max(promptWidth, all.length - window)).map(Number);
+  const tail = tokenizer.decode(ids);
+  const before = tokenizer.decode(ids.slice(0, -1));
   return stops.some((s) => tail.includes(s) && !before.includes(s));
 }
 

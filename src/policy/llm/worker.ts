@@ -65,6 +65,8 @@ export interface BrowserModelSpec extends SamplingSettings {
   ortPath?: string;
   /** A stand-in hub (tests) instead of huggingface.co. */
   remoteHost?: string;
+  /** WASM threads (needs cross-origin isolation); 1 by default: on few cores a second thread slows small models. */
+  numThreads?: number;
   /** A model folder the user picked: relative path → file. */
   localFiles?: Map<string, Blob>;
   onProgress?: (progress: { file: string; loaded: number; total: number }) => void;
@@ -110,6 +112,12 @@ async function loadModel(spec: BrowserModelSpec): Promise<LoadedModel> {
   }
 }
 
+/** The loaded model with the runtime it runs on (the benchmark page compares against a bare `generate`). */
+export async function loadBrowserModel(spec: BrowserModelSpec) {
+  const { model, tokenizer, choice, loadMs } = await loadModel(spec);
+  return { model, tokenizer, choice, loadMs, runtime: { Tensor, LogitsProcessor, StoppingCriteria, BaseStreamer } };
+}
+
 /** A policy on the (cached) model with this run's sampling settings. */
 export async function browserModelPolicy(
   spec: BrowserModelSpec,
@@ -139,7 +147,7 @@ function configureEnv(spec: BrowserModelSpec, source: ModelSource): void {
   const wasm = env.backends.onnx.wasm!;
   wasm.wasmPaths = { mjs: `${ort}ort-wasm-simd-threaded.asyncify.mjs`, wasm: `${ort}ort-wasm-simd-threaded.asyncify.wasm` };
   // On few cores a second thread slows a small model down (browser-inference.md §8).
-  wasm.numThreads = 1;
+  wasm.numThreads = spec.numThreads ?? 1;
   env.useBrowserCache = source.kind === "hub";
   if (source.kind === "hub") {
     env.allowLocalModels = false;

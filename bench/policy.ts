@@ -1,0 +1,75 @@
+/**
+ * `npm run bench:policy`: the policy benchmark (src/policy/llm/benchmark.ts) on the built-in `small` model, in Node
+ * (onnxruntime-node, CPU) and in headless Chromium on WASM, each measured side by side with a bare transformers.js
+ * `generate` loop in one run. Prints a table and writes `bench/results/policy.json`.
+ */
+
+import { execFile, spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { chromium } from "@playwright/test";
+import type { PolicyBenchmarkResult } from "../src/policy/llm/benchmark.js";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const preset = process.argv[2] ?? "small";
+const exec = promisify(execFile);
+
+async function inNode(): Promise<PolicyBenchmarkResult> {
+  const { stdout } = await exec("npx", ["tsx", "bench/policy-node.ts", preset], { cwd: root, maxBuffer: 1 << 24 });
+  return JSON.parse(stdout.trim().split("\n").at(-1)!) as PolicyBenchmarkResult;
+}
+
+async function inChromium(device: "wasm" | "webgpu"): Promise<PolicyBenchmarkResult> {
+  const port = 4790;
+  const server = spawn("npx", ["vite", "--port", String(port), "--strictPort", "--host", "127.0.0.1"], { cwd: root, stdio: "ignore" });
+  try {
+    await waitFor(`http://127.0.0.1:${port}/bench/policy.html`);
+    const browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
+      args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run", ...(device === "webgpu" ? ["--enable-unsafe-webgpu"] : [])],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${port}/bench/policy.html?model=${preset}&device=${device}`);
+      await page.waitForFunction(() => "benchResult" in window || "benchError" in window, null, { timeout: 20 * 60_000 });
+      const { result, error } = await page.evaluate(() => {
+        const w = window as unknown as { benchResult?: unknown; benchError?: string };
+        return { result: w.benchResult, error: w.benchError };
+      });
+      if (error) throw new Error(`the benchmark page failed: ${error}`);
+      return result as PolicyBenchmarkResult;
+    } finally {
+      await browser.close();
+    }
+  } finally {
+    server.kill();
+  }
+}
+
+async function waitFor(url: string): Promise<void> {
+  for (let i = 0; i < 120; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the dev server did not come up at ${url}`);
+}
+
+const results = [await inNode(), await inChromium("wasm")];
+const rows = results.map((r) => ({
+  backend: r.backend,
+  model: r.model,
+  "bare tok/s": r.bare_tokens_per_s,
+  "ours tok/s": r.policy_tokens_per_s,
+  "ours/bare (≥0.95)": r.throughput_ratio,
+  "8 singles / batch of 8 (≥3 on WASM)": r.batching_speedup,
+  "TTFT ms": r.time_to_first_token_ms,
+}));
+console.table(rows);
+mkdirSync(join(root, "bench/results"), { recursive: true });
+const file = join(root, "bench/results/policy.json");
+writeFileSync(file, `${JSON.stringify({ measured_at: new Date().toISOString(), machine: "2-core CPU VM, no GPU", results }, null, 2)}\n`);
+console.log(`wrote ${file}`);
