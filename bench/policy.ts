@@ -69,6 +69,12 @@ const rows = results.map((r) => ({
   "TTFT ms": r.time_to_first_token_ms,
 }));
 console.table(rows);
+for (const r of results) {
+  const verdict = (value: number, target: number, what: string) =>
+    value >= target ? `${what} ${value} meets ≥${target}` : `${what} ${value} is short of ≥${target} by ${Math.round((target - value) * 100) / 100}`;
+  console.log(`${r.backend}: ${verdict(r.throughput_ratio, 0.95, "throughput ratio")}` +
+    (r.backend.endsWith("wasm") ? `; ${verdict(r.batching_speedup, 3, "batching speed-up")}` : ""));
+}
 mkdirSync(join(root, "bench/results"), { recursive: true });
 const file = join(root, "bench/results/policy.json");
 writeFileSync(file, `${JSON.stringify({ measured_at: new Date().toISOString(), machine: "2-core CPU VM, no GPU", results }, null, 2)}\n`);
