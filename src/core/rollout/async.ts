@@ -305,7 +305,13 @@ async function runAllSamples(
     type: "rollout_start",
     t: now(),
     mode: "async",
-    samples: (input.task_name as string[]).map((task_name, sample) => ({ sample, idx: idxs[sample]!, task_name })),
+    samples: (input.task_name as string[]).map((task_name, sample) => ({
+      sample,
+      idx: idxs[sample]!,
+      task_name,
+      message_log: (input.message_log as MessageLog[])[sample]!,
+      extra_env_info: ((input.extra_env_info as Metadata[] | undefined)?.[sample] ?? null) as Metadata,
+    })),
     maxRolloutTurns: args.maxRolloutTurns ?? DEFAULT_MAX_ROLLOUT_TURNS,
     maxSeqLen: args.maxSeqLen,
   });

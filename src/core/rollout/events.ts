@@ -23,7 +23,8 @@ export type RolloutEvent =
       type: "rollout_start";
       t: number;
       mode: RolloutMode;
-      samples: { sample: number; idx: number; task_name: string }[];
+      /** Each sample's starting point: its prompt messages and environment state. */
+      samples: { sample: number; idx: number; task_name: string; message_log: Message[]; extra_env_info: Metadata }[];
       maxRolloutTurns: number;
       maxSeqLen: number;
     }

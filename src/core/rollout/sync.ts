@@ -85,7 +85,13 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
     type: "rollout_start",
     t: now(),
     mode: "sync",
-    samples: tasks.map((task_name, sample) => ({ sample, idx: idxs[sample]!, task_name })),
+    samples: tasks.map((task_name, sample) => ({
+      sample,
+      idx: idxs[sample]!,
+      task_name,
+      message_log: logs[sample]!,
+      extra_env_info: infos[sample] ?? null,
+    })),
     maxRolloutTurns: maxTurns,
     maxSeqLen,
   });
