@@ -1,8 +1,9 @@
 import { expect, loadPreset, test } from "./fixtures.js";
 
-test("the default run: the sliding puzzle oracle solves every sample in the page", async ({ page }) => {
+test("the sliding puzzle oracle solves every sample in the page", async ({ page }) => {
   await page.goto("/");
   await expect(page.getByTestId("run-status")).toHaveText("idle");
+  await loadPreset(page, "Sliding puzzle · oracle · sync");
   await page.getByRole("button", { name: "Run" }).click();
   await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 30_000 });
   const endings = page.getByTestId("termination");
