@@ -39,3 +39,10 @@ export { expect };
 export async function loadPreset(page: Page, title: string) {
   await page.getByLabel("Preset").selectOption({ label: title });
 }
+
+/** Puts a scenario in the JSON editor (it sits in a collapsed section). */
+export async function setScenario(page: Page, scenario: unknown) {
+  const editor = page.getByLabel("Scenario", { exact: true });
+  if (!(await editor.isVisible())) await page.getByText("Scenario JSON (what runs)").click();
+  await editor.fill(typeof scenario === "string" ? scenario : JSON.stringify(scenario));
+}

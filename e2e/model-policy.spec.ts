@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Page } from "@playwright/test";
-import { expect, loadPreset, test } from "./fixtures.js";
+import { expect, setScenario, test } from "./fixtures.js";
 
 const exec = promisify(execFile);
 
@@ -24,7 +24,7 @@ function greedyScenario(device: "wasm" | "webgpu", maxNewTokens: number, turns: 
 
 async function runInPage(page: Page, scenario: object, timeout: number) {
   await page.goto("/");
-  await page.getByLabel("Scenario").fill(JSON.stringify(scenario));
+  await setScenario(page, JSON.stringify(scenario));
   await page.getByRole("button", { name: "Run" }).click();
   await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout });
   return JSON.parse((await page.getByTestId("result-json").textContent())!) as { samples: { message_log: { token_ids: number[]; generation_logprobs?: number[] }[] }[] };
@@ -42,7 +42,6 @@ const tokens = (r: Awaited<ReturnType<typeof runInPage>>) => r.samples.map((s) =
 
 test("the default preset: the built-in model in a Worker on WASM, nothing fetched from outside", async ({ page }) => {
   await page.goto("/");
-  await loadPreset(page, "Sliding puzzle · built-in tiny model · sync");
   await page.getByRole("button", { name: "Run" }).click();
   await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 30_000 });
   await expect(page.getByTestId("model-status")).toContainText("ready on WASM");
@@ -65,7 +64,7 @@ test("greedy tokens on WASM match Node's, with log-probabilities to 1e-4", async
 test("a failed load names the model and the reason, and the page keeps working", async ({ page }) => {
   await page.goto("/");
   const scenario = { ...greedyScenario("wasm", 4, 1), policy: { kind: "model", model: "builtin:tiny", dtype: "q4" } };
-  await page.getByLabel("Scenario").fill(JSON.stringify(scenario));
+  await setScenario(page, JSON.stringify(scenario));
   await page.getByRole("button", { name: "Run" }).click();
   await expect(page.getByTestId("run-status")).toHaveText("failed");
   await expect(page.getByTestId("run-error")).toContainText("the built-in models ship fp32 weights only; 'q4' is not available for builtin:tiny");

@@ -2,7 +2,7 @@ import { createReadStream, existsSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, normalize, resolve } from "node:path";
-import { expect, test } from "./fixtures.js";
+import { expect, test, setScenario } from "./fixtures.js";
 
 const builtinTiny = resolve("public/models/builtin/tiny");
 
@@ -40,7 +40,7 @@ test("a hub id loads from the hub address (a stand-in hub on localhost)", async 
   try {
     guard.allow(hub.origin);
     await page.goto("/");
-    await page.getByLabel("Scenario").fill(JSON.stringify(scenario("stand-in/tiny-model")));
+    await setScenario(page, JSON.stringify(scenario("stand-in/tiny-model")));
     await page.getByLabel("Hub address").fill(`${hub.origin}/`);
     await page.getByRole("button", { name: "Run" }).click();
     await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 30_000 });
@@ -57,7 +57,7 @@ test("a hub id loads from the hub address (a stand-in hub on localhost)", async 
 
 test("a local model folder the user picks loads from memory", async ({ page }) => {
   await page.goto("/");
-  await page.getByLabel("Scenario").fill(JSON.stringify(scenario("builtin:tiny")));
+  await setScenario(page, JSON.stringify(scenario("builtin:tiny")));
   await page.getByLabel("Local model folder").setInputFiles(builtinTiny);
   await expect(page.getByRole("textbox", { name: "Model", exact: true })).toHaveValue("local:tiny");
   await page.getByRole("button", { name: "Run" }).click();
@@ -70,7 +70,7 @@ test("a hub model that is not there fails with the file named", async ({ page, g
   try {
     guard.allow(hub.origin);
     await page.goto("/");
-    await page.getByLabel("Scenario").fill(JSON.stringify(scenario("stand-in/missing-model")));
+    await setScenario(page, JSON.stringify(scenario("stand-in/missing-model")));
     await page.getByLabel("Hub address").fill(hub.origin);
     await page.getByRole("button", { name: "Run" }).click();
     await expect(page.getByTestId("run-status")).toHaveText("failed", { timeout: 30_000 });

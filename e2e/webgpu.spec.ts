@@ -1,4 +1,4 @@
-import { expect, test } from "./fixtures.js";
+import { expect, test, setScenario } from "./fixtures.js";
 
 // Runs only in the "webgpu" project, whose Chromium has --enable-unsafe-webgpu (a SwiftShader adapter here:
 // correct but slow, so a few tokens only).
@@ -16,7 +16,7 @@ test("forced WebGPU on the software adapter: the rollout runs in the page and gr
   });
   const run = async (device: string) => {
     await page.goto("/");
-    await page.getByLabel("Scenario").fill(JSON.stringify(scenario(device)));
+    await setScenario(page, JSON.stringify(scenario(device)));
     await page.getByRole("button", { name: "Run" }).click();
     await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 150_000 });
     return JSON.parse((await page.getByTestId("result-json").textContent())!).samples[0].message_log[1].token_ids as number[];
@@ -40,7 +40,7 @@ test("auto picks WASM when the only WebGPU adapter is a software fallback, and s
     samples: [{ task_name: "t", message_log: [{ role: "user", content: "hi" }] }],
     policy: { kind: "model", model: "builtin:tiny", device: "auto" },
   };
-  await page.getByLabel("Scenario").fill(JSON.stringify(scenario));
+  await setScenario(page, JSON.stringify(scenario));
   await page.getByRole("button", { name: "Run" }).click();
   await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 60_000 });
   await expect(page.getByTestId("model-status")).toContainText("ready on WASM");

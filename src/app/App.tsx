@@ -1,114 +1,141 @@
+import { useEffect, useMemo, useState } from "react";
+import { byteLevelTokenizer, VOCAB_SIZE } from "../core/index.js";
+import { KeepAndShare } from "./KeepAndShare.js";
 import { ModelPanel } from "./ModelPanel.js";
+import { ModelStatusLine } from "./ModelStatusLine.js";
 import { PRESETS } from "./presets.js";
+import { RunControls } from "./RunControls.js";
+import { SetupForm } from "./setup/SetupForm.js";
+import { readHash } from "./share-url.js";
 import { useLab } from "./store.js";
-import { TERMINATION_WORDS } from "./termination.js";
+import { useKeyboardNavigation } from "./useKeyboardNavigation.js";
+import { BatchOverview } from "./views/BatchOverview.js";
+import { EnvView } from "./views/EnvView.js";
+import { MetricsPanel } from "./views/MetricsPanel.js";
+import { Timeline } from "./views/Timeline.js";
+import { TokenView } from "./views/TokenView.js";
+import { Transcript } from "./views/Transcript.js";
+import "./views/views.css";
 
-/** A plain page that runs a scenario in the browser and shows its result (the live lab comes later). */
+type Tab = "transcript" | "tokens" | "environment";
+
+/** Token texts for the token view: the byte-level vocabulary, or bare ids for other models' tokens. */
+const displayTokenizer = {
+  tokenText: (id: number) => (id < VOCAB_SIZE ? byteLevelTokenizer.tokenText(id) : `#${id}`),
+  isSpecial: (id: number) => id < VOCAB_SIZE && byteLevelTokenizer.isSpecial(id),
+};
+
 export function App() {
-  const { scenarioText, status, error, result, selected, model, liveTokens, setScenarioText, select, run, stop } = useLab();
-  const sample = result?.samples[selected];
+  const { status, error, model, version, runScenario, selected, selectedTurn, scenarioText, setScenarioText, loadPreset, select, run } = useLab();
+  const [tab, setTab] = useState<Tab>("transcript");
+  useKeyboardNavigation();
+
+  // A shared link loads its scenario, and runs it when it says so.
+  useEffect(() => {
+    const link = readHash(location.hash);
+    if (!link) return;
+    if ("error" in link) {
+      useLab.setState({ status: "failed", error: link.error });
+      return;
+    }
+    setScenarioText(JSON.stringify(link.scenario, null, 2));
+    if (link.autorun) run();
+  }, [setScenarioText, run]);
+
+  const sample = model?.samples[selected] ?? null;
+  const envName = useMemo(() => {
+    const envs = (runScenario?.envs ?? {}) as Record<string, { env: string }>;
+    return sample ? (envs[sample.task]?.env ?? null) : null;
+  }, [runScenario, sample]);
+  const structured = runScenario?.structured?.enabled
+    ? {
+        enabled: true,
+        envelope: (runScenario.structured.envelope ?? "fork") as "fork" | "template",
+        thinkingStyle: (runScenario.structured.thinking_style === "closing_only" ? "closing_only" : "paired") as "paired" | "closing_only",
+      }
+    : null;
+  const invalidActionEnabled = Boolean(runScenario?.invalid_action?.enabled);
+
   return (
-    <main>
-      <header>
-        <h1>Rollout Lab</h1>
-        <p>Multi-turn RL rollouts run in your browser: the policy, the environments and the rollout loop.</p>
-      </header>
-      <section className="setup">
-        <label>
-          Preset{" "}
-          <select
-            aria-label="Preset"
-            onChange={(e) => setScenarioText(JSON.stringify(PRESETS.find((p) => p.id === e.target.value)!.scenario, null, 2))}
-          >
-            {PRESETS.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.title}
-              </option>
-            ))}
-          </select>
-        </label>
-        <ModelPanel />
-        <textarea aria-label="Scenario" spellCheck={false} value={scenarioText} onChange={(e) => setScenarioText(e.target.value)} />
-        <div className="controls">
-          <button onClick={() => run()} disabled={status === "running"}>
-            Run
-          </button>
-          <button className="secondary" onClick={() => stop()} disabled={status !== "running"}>
-            Stop
-          </button>
-          <span>
-            Status: <strong data-testid="run-status">{status}</strong>
-          </span>
-          {status === "running" && <span data-testid="live-tokens">{liveTokens} tokens generated</span>}
+    <div className="lab">
+      <header className="topbar">
+        <div>
+          <h1>Rollout Lab</h1>
+          <p>Multi-turn RL rollouts in your browser: the policy, the environments and the rollout loop, turn by turn.</p>
         </div>
-        {model && (
-          <p className="model-status" data-testid="model-status">
-            Model <strong>{model.model}</strong>: {model.phase === "ready" ? `ready on ${model.device?.toUpperCase()}` : "loading"}
-            {model.reason ? ` — ${model.reason}` : ""}
-            {model.progress && model.phase === "loading" && (
-              <>
-                {" "}
-                <progress data-testid="download-progress" max={1} value={model.progress.fraction} /> {model.progress.file}
-              </>
-            )}
-            {model.model.startsWith("builtin:") && " · a pipeline model with random weights: its text is noise, its mechanics are real."}
-          </p>
-        )}
-        {error && <pre className="error" data-testid="run-error">{error}</pre>}
-      </section>
-      {result && (
-        <section className="result">
-          <h2>Samples</h2>
-          <table>
-            <thead>
-              <tr>
-                <th>#</th>
-                <th>idx</th>
-                <th>task</th>
-                <th>turns</th>
-                <th>total reward</th>
-                <th>ended</th>
-              </tr>
-            </thead>
-            <tbody>
-              {result.samples.map((s, i) => (
-                <tr key={i} data-testid="sample-row" className={i === selected ? "selected" : ""} onClick={() => select(i)}>
-                  <td>{i}</td>
-                  <td>{s.idx}</td>
-                  <td>{s.task_name}</td>
-                  <td>{s.message_log.filter((m) => m.role === "assistant").length}</td>
-                  <td>{s.total_reward}</td>
-                  <td data-testid="termination">
-                    {TERMINATION_WORDS[s.termination] ?? s.termination}
-                    {s.error ? `: ${s.error}` : ""}
-                  </td>
-                </tr>
+        <RunControls />
+      </header>
+      <ModelStatusLine />
+      {error && (
+        <pre className="error" data-testid="run-error">
+          {error}
+        </pre>
+      )}
+      <div className="columns">
+        <aside className="setup">
+          <label className="field wide">
+            <span>Preset</span>
+            <select aria-label="Preset" defaultValue="" onChange={(e) => loadPreset(PRESETS.find((p) => p.title === e.target.value)!)}>
+              <option value="" disabled>
+                choose a demo or an example…
+              </option>
+              {PRESETS.map((p) => (
+                <option key={p.id} value={p.title}>
+                  {p.title}
+                </option>
               ))}
-            </tbody>
-          </table>
-          {sample && (
+            </select>
+          </label>
+          <SetupForm />
+          <ModelPanel />
+          <details className="advanced">
+            <summary>Scenario JSON (what runs)</summary>
+            <textarea aria-label="Scenario" spellCheck={false} value={scenarioText} onChange={(e) => setScenarioText(e.target.value)} />
+          </details>
+          <KeepAndShare />
+        </aside>
+        <main className="views">
+          {!model && <p className="empty">Set up a run and press Run. Keys: ↑/↓ or j/k move between samples, ←/→ or h/l between turns.</p>}
+          {model && (
             <>
-              <h2>Transcript of sample {selected}</h2>
-              <ol className="transcript" data-testid="transcript">
-                {sample.message_log.map((m, i) => (
-                  <li key={i} className={`message ${m.role}`}>
-                    <div className="role">
-                      {m.role} · {m.token_ids.length} tokens
-                    </div>
-                    <pre>{m.content}</pre>
-                  </li>
-                ))}
-              </ol>
+              <section className="panel">
+                <h2>Batch</h2>
+                <BatchOverview model={model} version={version} selected={selected} selectedTurn={selectedTurn} onSelect={select} />
+              </section>
+              {sample && (
+                <section className="panel">
+                  <div className="tabs" role="tablist">
+                    {(["transcript", "tokens", "environment"] as const).map((t) => (
+                      <button key={t} role="tab" aria-selected={tab === t} className={tab === t ? "tab active" : "tab"} onClick={() => setTab(t)}>
+                        {t === "transcript" ? `Transcript · sample ${selected}` : t === "tokens" ? "Tokens" : "Environment"}
+                      </button>
+                    ))}
+                  </div>
+                  {tab === "transcript" && (
+                    <Transcript sample={sample} version={version} selectedTurn={selectedTurn} onSelectTurn={(turn) => select(selected, turn)} structured={structured} />
+                  )}
+                  {tab === "tokens" && <TokenView sample={sample} version={version} tokenizer={displayTokenizer} />}
+                  {tab === "environment" && <EnvView model={model} version={version} sample={selected} turn={selectedTurn} envName={envName} />}
+                </section>
+              )}
+              <section className="panel">
+                <h2>Metrics</h2>
+                <MetricsPanel model={model} version={version} invalidActionEnabled={invalidActionEnabled} />
+              </section>
+              <section className="panel">
+                <h2>Timeline</h2>
+                <Timeline model={model} version={version} selected={selected} onSelect={(s) => select(s, null)} />
+              </section>
+              {status === "finished" && model.finalBatch && (
+                <details className="panel">
+                  <summary>Result JSON</summary>
+                  <pre data-testid="result-json">{JSON.stringify(useLab.getState().result ?? null)}</pre>
+                </details>
+              )}
             </>
           )}
-          <h2>Metrics</h2>
-          <pre data-testid="metrics">{JSON.stringify(result.metrics, null, 2)}</pre>
-          <details>
-            <summary>Result JSON</summary>
-            <pre data-testid="result-json">{JSON.stringify(result)}</pre>
-          </details>
-        </section>
-      )}
-    </main>
+        </main>
+      </div>
+    </div>
   );
 }

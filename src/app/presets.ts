@@ -1,21 +1,43 @@
-/** The scenarios the page offers out of the box (the same files the README documents and the tests run). */
+/**
+ * What the page offers out of the box: demo set-ups (they fill the form) and the example scenario files that the
+ * README documents and the tests run (they fill the JSON editor).
+ */
 
 import calculatorOracle from "../scenario/examples/calculator-oracle.json";
 import calculatorScripted from "../scenario/examples/calculator-scripted.json";
 import mixedEnvs from "../scenario/examples/mixed-envs.json";
-import puzzleModel from "../scenario/examples/sliding-puzzle-model.json";
 import puzzleAsync from "../scenario/examples/sliding-puzzle-oracle-async.json";
 import puzzleSync from "../scenario/examples/sliding-puzzle-oracle-sync.json";
 import workspace from "../scenario/examples/workspace-structured.json";
+import { DEFAULT_SETUP, type Setup } from "./setup/setup.js";
 
-export interface Preset {
-  id: string;
-  title: string;
-  scenario: unknown;
-}
+export type Preset = { id: string; title: string } & ({ setup: Setup } | { scenario: unknown });
 
 export const PRESETS: readonly Preset[] = [
-  { id: "puzzle-model", title: "Sliding puzzle · built-in tiny model · sync", scenario: puzzleModel },
+  { id: "default", title: "Built-in model on the sliding puzzle (default)", setup: DEFAULT_SETUP },
+  {
+    id: "oracle-demo",
+    title: "Oracle demo: the sliding puzzle solved",
+    setup: { ...DEFAULT_SETUP, policy: "oracle", datasetSize: 4, datasetSeed: 7, maxRolloutTurns: 31, maxSeqLen: 4096, puzzle: { size: 3, shuffle_moves: 12, max_moves: 30 } },
+  },
+  {
+    id: "tools-demo",
+    title: "Structured-tools demo: the workspace",
+    setup: {
+      ...DEFAULT_SETUP,
+      env: "workspace",
+      policy: "oracle",
+      errorRate: 0.2,
+      oracleSeed: 2,
+      datasetSize: 3,
+      datasetSeed: 5,
+      mode: "async",
+      maxSeqLen: 8192,
+      maxRolloutTurns: 8,
+      structured: true,
+      invalidAction: true,
+    },
+  },
   { id: "puzzle-sync", title: "Sliding puzzle · oracle · sync", scenario: puzzleSync },
   { id: "puzzle-async", title: "Sliding puzzle · oracle · async", scenario: puzzleAsync },
   { id: "calculator-oracle", title: "Calculator · oracle · async", scenario: calculatorOracle },

@@ -1,83 +1,175 @@
-/** The page's state: the scenario text, the run's status and live progress, and its result. */
+/**
+ * The page's state. A run's live data lives in a `RunModel` (mutable, outside React's state); the store holds
+ * only small values and a `version` that follows the model at most once per animation frame, so 200 events per
+ * second cost a few renders per second.
+ */
 
 import { create } from "zustand";
 import type { RolloutResultJson } from "../scenario/result.js";
-import { parseScenarioText } from "../scenario/schema.js";
-import { PRESETS } from "./presets.js";
+import { parseScenarioText, type Scenario } from "../scenario/schema.js";
+import type { Preset } from "./presets.js";
+import { RunModel } from "./run/run-model.js";
+import { DEFAULT_SETUP, scenarioFromSetup, type Setup } from "./setup/setup.js";
 import { RolloutWorkerClient, type RunHandle } from "./worker/client.js";
 import type { ModelStatus } from "./worker/protocol.js";
 
 export type RunStatus = "idle" | "running" | "paused" | "finished" | "failed";
 
+export interface LocalFolder {
+  name: string;
+  files: { path: string; file: Blob }[];
+}
+
 interface LabState {
+  setup: Setup;
+  /** The scenario that runs (the form writes it; the JSON editor can change it). */
   scenarioText: string;
   status: RunStatus;
   error: string | null;
+  /** The live run (null before the first). */
+  model: RunModel | null;
+  version: number;
+  /** The scenario the current run was started with. */
+  runScenario: Scenario | null;
   result: RolloutResultJson | null;
-  model: ModelStatus | null;
-  /** Tokens streamed so far in this run. */
-  liveTokens: number;
+  modelStatus: ModelStatus | null;
   selected: number;
+  selectedTurn: number | null;
   remoteHost: string;
-  localFolder: { name: string; files: { path: string; file: Blob }[] } | null;
-  setRemoteHost(host: string): void;
-  setLocalFolder(name: string, files: { path: string; file: Blob }[]): void;
+  localFolder: LocalFolder | null;
   setScenarioText(text: string): void;
-  select(sample: number): void;
+  updateSetup(changes: Partial<Setup>): void;
+  loadPreset(preset: Preset): void;
+  select(sample: number, turn?: number | null): void;
+  moveSelection(dSample: number, dTurn: number): void;
+  setRemoteHost(host: string): void;
+  setLocalFolder(name: string, files: LocalFolder["files"]): void;
   run(): void;
+  pause(): void;
+  resume(): void;
+  step(): void;
   stop(): void;
+  /** Shows a run that was saved or imported, without running anything. */
+  show(model: RunModel, scenario: Scenario | null, status?: RunStatus): void;
 }
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 const client = new RolloutWorkerClient();
 let current: RunHandle | null = null;
 
+/** Coalesces model changes into one store update per frame. */
+function frameScheduler(flush: () => void): () => void {
+  let pending = false;
+  const schedule = typeof requestAnimationFrame === "function" ? requestAnimationFrame : (f: () => void) => setTimeout(f, 16);
+  return () => {
+    if (pending) return;
+    pending = true;
+    schedule(() => {
+      pending = false;
+      flush();
+    });
+  };
+}
+
 export const useLab = create<LabState>((set, get) => ({
-  scenarioText: pretty(PRESETS[0]!.scenario),
+  setup: DEFAULT_SETUP,
+  scenarioText: pretty(scenarioFromSetup(DEFAULT_SETUP)),
   status: "idle",
   error: null,
-  result: null,
   model: null,
-  liveTokens: 0,
+  version: 0,
+  runScenario: null,
+  result: null,
+  modelStatus: null,
   selected: 0,
+  selectedTurn: null,
   remoteHost: "",
   localFolder: null,
+  setScenarioText: (scenarioText) => set({ scenarioText }),
+  updateSetup(changes) {
+    const setup = { ...get().setup, ...changes };
+    set({ setup, scenarioText: pretty(scenarioFromSetup(setup)) });
+  },
+  loadPreset(preset) {
+    if ("setup" in preset) set({ setup: preset.setup, scenarioText: pretty(scenarioFromSetup(preset.setup)) });
+    else set({ scenarioText: pretty(preset.scenario) });
+  },
+  select: (selected, turn = null) => set({ selected, selectedTurn: turn }),
+  moveSelection(dSample, dTurn) {
+    const { model, selected, selectedTurn } = get();
+    if (!model || model.samples.length === 0) return;
+    const sample = Math.min(model.samples.length - 1, Math.max(0, selected + dSample));
+    const turns = model.samples[sample]!.turns.length;
+    let turn = dSample !== 0 ? selectedTurn : (selectedTurn ?? -1) + dTurn;
+    if (turn !== null) turn = turns === 0 ? null : Math.min(turns - 1, Math.max(0, turn));
+    set({ selected: sample, selectedTurn: turn });
+  },
   setRemoteHost: (remoteHost) => set({ remoteHost }),
   setLocalFolder: (name, files) => set({ localFolder: { name, files } }),
-  setScenarioText: (scenarioText) => set({ scenarioText }),
-  select: (selected) => set({ selected }),
   run() {
-    let scenario;
+    let scenario: Scenario;
     try {
       scenario = parseScenarioText(get().scenarioText);
     } catch (e) {
       set({ status: "failed", error: (e as Error).message, result: null });
       return;
     }
-    set({ status: "running", error: null, result: null, selected: 0, model: null, liveTokens: 0 });
-    let tokens = 0;
+    current?.stop();
+    const model = new RunModel();
+    const bump = frameScheduler(() => {
+      if (get().model === model) set({ version: model.version });
+    });
+    set({ status: "running", error: null, result: null, model, version: 0, runScenario: scenario, selected: 0, selectedTurn: null, modelStatus: null });
     const { remoteHost, localFolder } = get();
-    const modelSettings = {
-      ...(remoteHost.trim() ? { remoteHost: remoteHost.trim().replace(/\/?$/, "/") } : {}),
-      ...(localFolder ? { localFiles: localFolder.files } : {}),
-    };
-    const handle = client.run(scenario, {
-      onModel: (model) => set({ model }),
-      onEvent: (event) => {
-        if (event.type === "token") {
-          tokens += 1;
-          // Batched: one store update per 16 tokens keeps React work small while tokens stream.
-          if (tokens % 16 === 0) set({ liveTokens: tokens });
-        }
+    const handle = client.run(
+      scenario,
+      {
+        onModel: (modelStatus) => set({ modelStatus }),
+        onEvent: (event) => {
+          model.apply(event);
+          bump();
+        },
       },
-    }, modelSettings);
+      {
+        ...(remoteHost.trim() ? { remoteHost: remoteHost.trim().replace(/\/?$/, "/") } : {}),
+        ...(localFolder ? { localFiles: localFolder.files } : {}),
+      },
+    );
     current = handle;
     handle.result.then(
-      (result) => current === handle && set({ status: "finished", result, liveTokens: tokens }),
-      (e: Error) => current === handle && set({ status: "failed", error: e.message }),
+      (result) => {
+        if (current !== handle) return;
+        set({ status: "finished", result, version: model.version });
+      },
+      (e: Error) => {
+        if (current !== handle) return;
+        set({ status: "failed", error: e.message, version: model.version });
+      },
     );
   },
+  pause() {
+    if (get().status !== "running") return;
+    current?.pause();
+    set({ status: "paused" });
+  },
+  resume() {
+    if (get().status !== "paused") return;
+    current?.resume();
+    set({ status: "running" });
+  },
+  step() {
+    if (get().status !== "paused") return;
+    current?.step();
+  },
   stop() {
+    const status = get().status;
+    if (status !== "running" && status !== "paused") return;
     current?.stop();
+    if (status === "paused") current?.resume();
+  },
+  show(model, scenario, status = "finished") {
+    current?.stop();
+    current = null;
+    set({ model, version: model.version, runScenario: scenario, status, error: null, selected: 0, selectedTurn: null, modelStatus: null });
   },
 }));

@@ -12,6 +12,17 @@ import type { ModelSettings, PageMessage, WorkerMessage } from "./protocol.js";
 
 declare const self: DedicatedWorkerGlobalScope;
 
+/**
+ * Onnxruntime's WASM work resolves as microtasks, so a worker busy with a rollout never gets to its message queue
+ * on its own: each turn first yields to it, so Pause, Step and Stop take effect at the next turn.
+ */
+class YieldingPauseController extends PauseController {
+  override async wait(signal?: AbortSignal): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    return super.wait(signal);
+  }
+}
+
 interface ActiveRun {
   controller: AbortController;
   pause: PauseController;
@@ -35,7 +46,7 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
 };
 
 async function run(runId: number, value: unknown, settings: ModelSettings): Promise<void> {
-  const active: ActiveRun = { controller: new AbortController(), pause: new PauseController() };
+  const active: ActiveRun = { controller: new AbortController(), pause: new YieldingPauseController() };
   runs.set(runId, active);
   try {
     const scenario = parseScenario(value);

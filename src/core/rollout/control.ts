@@ -3,6 +3,8 @@
 export class PauseController {
   private paused = false;
   private waiters: (() => void)[] = [];
+  /** A step asked for while nothing was waiting lets the next turn through (it is not lost). */
+  private pendingStep = false;
   private listeners = new Set<(paused: boolean) => void>();
 
   get isPaused(): boolean {
@@ -14,12 +16,14 @@ export class PauseController {
   }
 
   resume(): void {
+    this.pendingStep = false;
     this.setPaused(false);
     this.release();
   }
 
   /** Lets every turn now waiting run once, then stays paused. */
   step(): void {
+    if (this.waiters.length === 0) this.pendingStep = true;
     this.release();
   }
 
@@ -31,6 +35,10 @@ export class PauseController {
   /** Resolves at once when running, else when resumed, stepped or aborted. */
   wait(signal?: AbortSignal): Promise<void> {
     if (!this.paused || signal?.aborted) return Promise.resolve();
+    if (this.pendingStep) {
+      this.pendingStep = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const done = () => {
         signal?.removeEventListener("abort", done);

@@ -429,3 +429,19 @@ describe("where the paths differ on purpose", () => {
     ]);
   });
 });
+
+describe("PauseController", () => {
+  it("keeps a step asked for while nothing waits, for the next turn only", async () => {
+    const pause = new PauseController();
+    pause.pause();
+    pause.step();
+    await pause.wait(); // passes: the pending step
+    let passed = false;
+    void pause.wait().then(() => (passed = true));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(passed).toBe(false);
+    pause.resume();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(passed).toBe(true);
+  });
+});

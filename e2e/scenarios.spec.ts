@@ -1,4 +1,4 @@
-import { expect, loadPreset, test } from "./fixtures.js";
+import { expect, loadPreset, test, setScenario } from "./fixtures.js";
 
 test("the sliding puzzle oracle solves every sample in the page", async ({ page }) => {
   await page.goto("/");
@@ -9,7 +9,7 @@ test("the sliding puzzle oracle solves every sample in the page", async ({ page 
   const endings = page.getByTestId("termination");
   await expect(endings).toHaveCount(4);
   for (const text of await endings.allTextContents()) expect(text).toBe("terminated by the environment");
-  await expect(page.getByTestId("metrics")).toContainText('"mean_total_reward": 1');
+  await expect(page.locator('[data-metric="mean_total_reward"]')).toContainText("1");
   await expect(page.getByTestId("transcript")).toContainText("Congratulations! You've solved the puzzle!");
   await page.screenshot({ path: "e2e/artifacts/plain-page-puzzle.png", fullPage: true });
 });
@@ -26,7 +26,7 @@ test("async mode and the structured workspace run too, with tool calls shown as 
 
 test("a bad scenario gets an error naming the field", async ({ page }) => {
   await page.goto("/");
-  await page.getByLabel("Scenario").fill('{"mode": "both", "max_seq_len": 10, "max_rollout_turns": 1, "envs": {}, "samples": [], "policy": {"kind": "oracle"}}');
+  await setScenario(page, '{"mode": "both", "max_seq_len": 10, "max_rollout_turns": 1, "envs": {}, "samples": [], "policy": {"kind": "oracle"}}');
   await page.getByRole("button", { name: "Run" }).click();
   await expect(page.getByTestId("run-status")).toHaveText("failed");
   await expect(page.getByTestId("run-error")).toContainText('mode: expected "sync" or "async"');
@@ -43,7 +43,7 @@ test("model output containing HTML is shown as text and never runs", async ({ pa
     samples: [{ task_name: "t", message_log: [{ role: "user", content: "hi" }], extra_env_info: { game_state: { size: 2, grid: [[1, 2], [0, 3]], solution: [[1, 2], [3, 0]], empty_pos: [1, 0], commands: {} }, num_moves: 0, max_moves: 3 } }],
     policy: { kind: "scripted", responses: [[hostile]] },
   };
-  await page.getByLabel("Scenario").fill(JSON.stringify(scenario));
+  await setScenario(page, JSON.stringify(scenario));
   await page.getByRole("button", { name: "Run" }).click();
   await expect(page.getByTestId("run-status")).toHaveText("finished");
   await expect(page.getByTestId("transcript")).toContainText(hostile);

@@ -1,0 +1,149 @@
+import type { Page } from "@playwright/test";
+import { expect, loadPreset, test, setScenario } from "./fixtures.js";
+
+const status = (page: Page) => page.getByTestId("run-status");
+
+async function runPreset(page: Page, title: string, timeout = 30_000) {
+  await page.goto("/");
+  await loadPreset(page, title);
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(status(page)).toHaveText("finished", { timeout });
+}
+
+test("the default run: one click on Run, the built-in model on the sliding puzzle, finished in under 30 s", async ({ page }) => {
+  await page.goto("/");
+  const started = Date.now();
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
+  expect(Date.now() - started).toBeLessThan(30_000);
+  const endings = await page.getByTestId("termination").allTextContents();
+  expect(endings.length).toBe(3);
+  for (const text of endings) expect(text.length).toBeGreaterThan(3);
+  await expect(page.getByTestId("metrics")).toContainText("mean_total_reward");
+  await page.screenshot({ path: "e2e/artifacts/lab-default-run.png", fullPage: true });
+});
+
+for (const mode of ["sync", "async"] as const) {
+  test(`the oracle solves the puzzle in ${mode} mode: the board changes, rewards and terminations show`, async ({ page }) => {
+    await page.goto("/");
+    await loadPreset(page, "Oracle demo: the sliding puzzle solved");
+    await page.getByLabel("Mode").selectOption(mode);
+    await page.getByRole("button", { name: "Run" }).click();
+    await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
+    for (const text of await page.getByTestId("termination").allTextContents()) expect(text).toContain("terminated");
+    await page.getByRole("tab", { name: "Environment" }).click();
+    const board = page.getByTestId("puzzle-board");
+    // A sample that took three turns or more (a 2×2 board can be solved in one move).
+    const rows = page.getByTestId("sample-row");
+    let longest = 0;
+    for (let i = 0; i < (await rows.count()); i++) if ((await rows.nth(i).locator("[data-turn]").count()) >= 3) longest = i;
+    await rows.nth(longest).locator("[data-turn]").first().click();
+    // The cells' texts in order, the blank included (a blank moving along a row keeps the numbers' order).
+    const cells = () => board.locator("*").evaluateAll((els) => els.filter((e) => e.children.length === 0).map((e) => e.textContent ?? ""));
+    const first = await cells();
+    await page.keyboard.press("l");
+    await page.keyboard.press("l");
+    expect(await cells()).not.toEqual(first);
+    await page.getByRole("tab", { name: /Transcript/ }).click();
+    await expect(page.getByTestId("turn").last()).toContainText("Congratulations! You've solved the puzzle!");
+    await page.screenshot({ path: `e2e/artifacts/lab-oracle-${mode}.png`, fullPage: true });
+  });
+}
+
+test("pause, step one turn, resume and stop behave; stopped runs keep their partial results", async ({ page }) => {
+  await page.goto("/");
+  // The built-in model: turns take long enough to pause between them.
+  await page.getByLabel("max_rollout_turns").fill("6");
+  await page.getByRole("button", { name: "Run" }).click();
+  await page.getByRole("button", { name: "Pause" }).click();
+  await expect(status(page)).toHaveText("paused");
+  await expect(page.getByTestId("model-status")).toContainText("ready", { timeout: 20_000 });
+  await expect(page.getByTestId("sample-row")).toHaveCount(3);
+  const cells = () => page.locator('[data-testid="sample-row"][data-sample="0"] [data-turn]').count();
+  // The turn under way when Pause was pressed finishes; then nothing moves.
+  let before = -1;
+  await expect.poll(async () => {
+    const now = await cells();
+    const stable = now === before;
+    before = now;
+    return stable;
+  }, { intervals: [1500] }).toBe(true);
+  await page.getByRole("button", { name: "Step" }).click();
+  await expect.poll(cells, { timeout: 20_000 }).toBe(before + 1);
+  await expect(status(page)).toHaveText("paused");
+  await page.getByRole("button", { name: "Resume" }).click();
+  await expect(status(page)).toHaveText("running");
+  await page.getByRole("button", { name: "Stop" }).click();
+  await expect(status(page)).toHaveText("finished");
+  const endings = await page.getByTestId("termination").allTextContents();
+  expect(endings.some((t) => t.includes("cancelled"))).toBe(true);
+});
+
+test("export then import gives the same transcript", async ({ page }) => {
+  await runPreset(page, "Structured-tools demo: the workspace");
+  const transcript = (await page.getByTestId("transcript").textContent())!;
+  const download = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Export JSONL" }).click();
+  const file = await (await download).path();
+  await page.reload();
+  await page.getByLabel("Import JSONL").setInputFiles(file!);
+  await expect(page.getByTestId("keep-message")).toContainText("imported");
+  await expect(page.getByTestId("transcript")).toHaveText(transcript);
+});
+
+test("finished runs survive a reload (IndexedDB)", async ({ page }) => {
+  await runPreset(page, "Calculator · scripted · sync");
+  const transcript = (await page.getByTestId("transcript").textContent())!;
+  await page.reload();
+  await page.getByText(/Saved runs/).click();
+  await page.getByTestId("saved-runs").getByRole("button").first().click();
+  await expect(page.getByTestId("transcript")).toHaveText(transcript);
+});
+
+test("the URL reproduces a run", async ({ page, context }) => {
+  await runPreset(page, "Calculator · oracle · async");
+  const result = JSON.parse((await page.getByTestId("result-json").textContent())!);
+  await page.getByRole("button", { name: "Share link" }).click();
+  const url = page.url();
+  expect(url).toContain("#scenario=");
+  const other = await context.newPage();
+  await other.goto(url);
+  await expect(other.getByTestId("run-status")).toHaveText("finished", { timeout: 30_000 });
+  const again = JSON.parse((await other.getByTestId("result-json").textContent())!);
+  expect(again.samples).toEqual(result.samples);
+});
+
+test("model output containing HTML or script is shown as text in every view and never runs", async ({ page }) => {
+  await page.goto("/");
+  const hostile = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script><a href="javascript:window.__pwned=3">x</a>';
+  const scenario = {
+    mode: "sync",
+    max_seq_len: 1024,
+    max_rollout_turns: 1,
+    envs: { t: { env: "sliding_puzzle", config: {} } },
+    samples: [{ task_name: "t", message_log: [{ role: "user", content: hostile }], extra_env_info: { game_state: { size: 2, grid: [[1, 2], [0, 3]], solution: [[1, 2], [3, 0]], empty_pos: [1, 0], commands: {} }, num_moves: 0, max_moves: 3 } }],
+    policy: { kind: "scripted", responses: [[`${hostile}<tool_call>{"name": "${hostile.replace(/"/g, "'")}", "arguments": {}}</tool_call><think>${hostile}</think>`]] },
+  };
+  await setScenario(page, JSON.stringify(scenario));
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(status(page)).toHaveText("finished");
+  await expect(page.getByTestId("transcript")).toContainText("<script>window.__pwned=2</script>");
+  for (const tab of ["Tokens", "Environment"]) await page.getByRole("tab", { name: tab }).click();
+  expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  await expect(page.locator("main img, main script, main a[href^='javascript']")).toHaveCount(0);
+});
+
+test("keyboard: move between samples and turns without the mouse", async ({ page }) => {
+  await runPreset(page, "Oracle demo: the sliding puzzle solved");
+  await page.locator("body").click({ position: { x: 5, y: 5 } });
+  const selectedRow = page.locator('[data-testid="sample-row"][aria-selected="true"]');
+  for (const [key, expected] of [["j", "1"], ["j", "2"], ["j", "3"], ["k", "2"], ["j", "3"]]) {
+    await page.keyboard.press(key!);
+    await expect(selectedRow).toHaveAttribute("data-sample", expected!);
+  }
+  await page.keyboard.press("l");
+  await page.keyboard.press("l");
+  await expect(page.locator('[data-testid="turn"][data-turn="1"]')).toHaveClass(/selected/);
+  await page.getByRole("tab", { name: "Tokens" }).click();
+  await page.screenshot({ path: "e2e/artifacts/lab-tokens.png", fullPage: true });
+});

@@ -1,0 +1,109 @@
+import { useEffect, useState } from "react";
+import { exportJsonl, importJsonl } from "./run/jsonl.js";
+import { deleteRun, listRuns, loadRun, saveRun, type SavedRunSummary } from "./run/saved-runs.js";
+import { shareHash } from "./share-url.js";
+import { useLab } from "./store.js";
+
+/** Share the configuration as a link, export and import runs as JSONL, and reopen runs saved in this browser. */
+export function KeepAndShare() {
+  const { status, model, runScenario, scenarioText, show } = useLab();
+  const [saved, setSaved] = useState<SavedRunSummary[]>([]);
+  const [message, setMessage] = useState<string | null>(null);
+
+  useEffect(() => {
+    listRuns().then(setSaved, () => setSaved([]));
+  }, []);
+
+  // A finished (or stopped) run is saved once, so it survives a reload.
+  useEffect(() => {
+    if (status !== "finished" || !model || model.summary.status === "running") return;
+    if ((model as { savedAs?: string }).savedAs) return;
+    const samples = model.samples.length;
+    const meanReward = samples ? model.samples.reduce((a, s) => a + s.totalReward, 0) / samples : null;
+    const title = `${model.summary.mode ?? "run"} · ${samples} samples · ${new Date().toLocaleTimeString()}`;
+    (model as { savedAs?: string }).savedAs = "pending";
+    saveRun({ title, samples, meanReward }, exportJsonl(model, runScenario)).then(
+      (summary) => setSaved((list) => [summary, ...list]),
+      (e: Error) => setMessage(`could not save the run in this browser: ${e.message}`),
+    );
+  }, [status, model, runScenario]);
+
+  const download = () => {
+    if (!model) return;
+    const blob = new Blob([exportJsonl(model, runScenario)], { type: "application/x-ndjson" });
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(blob);
+    a.download = `rollout-${Date.now()}.jsonl`;
+    a.click();
+    URL.revokeObjectURL(a.href);
+  };
+
+  const importFile = async (file: File) => {
+    try {
+      const { model: imported, scenario } = importJsonl(await file.text());
+      show(imported, scenario as never);
+      setMessage(`imported ${file.name}: ${imported.samples.length} samples`);
+    } catch (e) {
+      setMessage(`could not import ${file.name}: ${(e as Error).message}`);
+    }
+  };
+
+  const copyLink = () => {
+    let scenario: unknown;
+    try {
+      scenario = JSON.parse(scenarioText);
+    } catch {
+      setMessage("the scenario is not valid JSON");
+      return;
+    }
+    const url = `${location.origin}${location.pathname}${shareHash(scenario, true)}`;
+    history.replaceState(null, "", url);
+    void navigator.clipboard?.writeText(url).catch(() => undefined);
+    setMessage("link to this run copied (opening it runs the same scenario with the same seed)");
+  };
+
+  return (
+    <section className="keep">
+      <div className="row">
+        <button className="secondary" onClick={copyLink}>
+          Share link
+        </button>
+        <button className="secondary" onClick={download} disabled={!model || status === "running"}>
+          Export JSONL
+        </button>
+        <label className="file-button">
+          Import JSONL
+          <input aria-label="Import JSONL" type="file" accept=".jsonl,.json,application/x-ndjson" onChange={(e) => e.target.files?.[0] && void importFile(e.target.files[0])} />
+        </label>
+      </div>
+      {message && <p className="hint" data-testid="keep-message">{message}</p>}
+      {saved.length > 0 && (
+        <details>
+          <summary>Saved runs ({saved.length})</summary>
+          <ul className="saved-runs" data-testid="saved-runs">
+            {saved.map((run) => (
+              <li key={run.id}>
+                <button
+                  className="link"
+                  onClick={async () => {
+                    const text = await loadRun(run.id);
+                    if (!text) return;
+                    const { model: restored, scenario } = importJsonl(text);
+                    (restored as { savedAs?: string }).savedAs = run.id;
+                    show(restored, scenario as never);
+                  }}
+                >
+                  {run.title}
+                </button>{" "}
+                {run.meanReward !== null && <span className="hint">mean reward {run.meanReward.toFixed(3)}</span>}{" "}
+                <button className="link" aria-label={`Delete ${run.title}`} onClick={() => void deleteRun(run.id).then(() => setSaved((l) => l.filter((r) => r.id !== run.id)))}>
+                  delete
+                </button>
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+    </section>
+  );
+}

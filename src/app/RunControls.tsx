@@ -1,0 +1,29 @@
+import { useLab } from "./store.js";
+
+/** Run, pause, step one turn, resume, stop (partial results kept), and the run's state in words. */
+export function RunControls() {
+  const { status, run, pause, resume, step, stop } = useLab();
+  const live = status === "running" || status === "paused";
+  return (
+    <div className="controls" role="toolbar" aria-label="Run controls">
+      <button onClick={() => run()} disabled={live} title="Start a run with this set-up (R)">
+        {status === "finished" || status === "failed" ? "Run again" : "Run"}
+      </button>
+      <button className="secondary" onClick={() => pause()} disabled={status !== "running"} title="Pause between turns (P)">
+        Pause
+      </button>
+      <button className="secondary" onClick={() => step()} disabled={status !== "paused"} title="Run one more turn (S)">
+        Step
+      </button>
+      <button className="secondary" onClick={() => resume()} disabled={status !== "paused"} title="Resume (P)">
+        Resume
+      </button>
+      <button className="secondary" onClick={() => stop()} disabled={!live} title="Stop; finished samples and the partial run are kept">
+        Stop
+      </button>
+      <span className={`status status-${status}`}>
+        Status: <strong data-testid="run-status">{status}</strong>
+      </span>
+    </div>
+  );
+}

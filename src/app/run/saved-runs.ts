@@ -1,0 +1,62 @@
+/**
+ * Finished runs survive a reload: each is kept in IndexedDB as its JSONL export (the same text the user can
+ * download), with a small summary for the list.
+ */
+
+const DB_NAME = "rollout-lab";
+const STORE = "runs";
+
+export interface SavedRunSummary {
+  id: string;
+  savedAt: number;
+  title: string;
+  samples: number;
+  meanReward: number | null;
+}
+
+interface SavedRun extends SavedRunSummary {
+  jsonl: string;
+}
+
+function open(): Promise<IDBDatabase> {
+  return new Promise((resolve, reject) => {
+    const request = indexedDB.open(DB_NAME, 1);
+    request.onupgradeneeded = () => request.result.createObjectStore(STORE, { keyPath: "id" });
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error ?? new Error("IndexedDB is not available"));
+  });
+}
+
+async function withStore<T>(mode: IDBTransactionMode, act: (store: IDBObjectStore) => IDBRequest<T>): Promise<T> {
+  const db = await open();
+  try {
+    return await new Promise<T>((resolve, reject) => {
+      const request = act(db.transaction(STORE, mode).objectStore(STORE));
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error ?? new Error("IndexedDB request failed"));
+    });
+  } finally {
+    db.close();
+  }
+}
+
+export async function saveRun(summary: Omit<SavedRunSummary, "id" | "savedAt">, jsonl: string): Promise<SavedRunSummary> {
+  const run: SavedRun = { ...summary, id: `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`, savedAt: Date.now(), jsonl };
+  await withStore("readwrite", (store) => store.put(run));
+  const { jsonl: _text, ...rest } = run;
+  return rest;
+}
+
+export async function listRuns(): Promise<SavedRunSummary[]> {
+  const runs = await withStore<SavedRun[]>("readonly", (store) => store.getAll() as IDBRequest<SavedRun[]>);
+  return runs.map(({ jsonl: _text, ...summary }) => summary).sort((a, b) => b.savedAt - a.savedAt);
+}
+
+export async function loadRun(id: string): Promise<string | null> {
+  const run = await withStore<SavedRun | undefined>("readonly", (store) => store.get(id) as IDBRequest<SavedRun | undefined>);
+  return run?.jsonl ?? null;
+}
+
+export async function deleteRun(id: string): Promise<void> {
+  await withStore("readwrite", (store) => store.delete(id));
+}

@@ -1,0 +1,172 @@
+import type { ReactNode } from "react";
+import { useLab } from "../store.js";
+import type { EnvName, PolicyKind, Setup } from "./setup.js";
+
+/** A labelled number input bound to one setup value. */
+function NumberField(props: { label: string; value: number; step?: number; min?: number; onChange(value: number): void }) {
+  return (
+    <label className="field">
+      <span>{props.label}</span>
+      <input
+        aria-label={props.label}
+        type="number"
+        value={props.value}
+        step={props.step ?? 1}
+        min={props.min}
+        onChange={(e) => e.target.value !== "" && props.onChange(Number(e.target.value))}
+      />
+    </label>
+  );
+}
+
+function Choice<T extends string>(props: { label: string; value: T; options: readonly (readonly [T, string])[]; onChange(value: T): void }) {
+  return (
+    <label className="field">
+      <span>{props.label}</span>
+      <select aria-label={props.label} value={props.value} onChange={(e) => props.onChange(e.target.value as T)}>
+        {props.options.map(([value, text]) => (
+          <option key={value} value={value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+function Toggle(props: { label: string; value: boolean; onChange(value: boolean): void }) {
+  return (
+    <label className="field toggle">
+      <input aria-label={props.label} type="checkbox" checked={props.value} onChange={(e) => props.onChange(e.target.checked)} />
+      <span>{props.label}</span>
+    </label>
+  );
+}
+
+function Group(props: { title: string; children: ReactNode }) {
+  return (
+    <fieldset className="group">
+      <legend>{props.title}</legend>
+      {props.children}
+    </fieldset>
+  );
+}
+
+/** Set up a run: environment, dataset, policy, sampling, rollout limits, structured tools and the penalty. */
+export function SetupForm() {
+  const setup = useLab((s) => s.setup);
+  const update = useLab((s) => s.updateSetup);
+  const set = <K extends keyof Setup>(key: K) => (value: Setup[K]) => update({ [key]: value } as Partial<Setup>);
+  return (
+    <div className="setup-form">
+      <Group title="Environment">
+        <Choice<EnvName>
+          label="Environment"
+          value={setup.env}
+          options={[
+            ["sliding_puzzle", "Sliding puzzle"],
+            ["calculator", "Multi-step calculator"],
+            ["workspace", "Workspace (tools)"],
+          ]}
+          onChange={set("env")}
+        />
+        {setup.env === "sliding_puzzle" && (
+          <>
+            <NumberField label="Board size (max)" value={setup.puzzle.size} min={2} onChange={(size) => update({ puzzle: { ...setup.puzzle, size } })} />
+            <NumberField label="Shuffle moves (max)" value={setup.puzzle.shuffle_moves} min={1} onChange={(shuffle_moves) => update({ puzzle: { ...setup.puzzle, shuffle_moves } })} />
+            <NumberField label="Max moves" value={setup.puzzle.max_moves} min={0} onChange={(max_moves) => update({ puzzle: { ...setup.puzzle, max_moves } })} />
+          </>
+        )}
+        {setup.env === "calculator" && (
+          <>
+            <NumberField label="Steps" value={setup.calculator.steps} min={1} onChange={(steps) => update({ calculator: { ...setup.calculator, steps } })} />
+            <NumberField label="Max operand" value={setup.calculator.max_operand} min={1} onChange={(max_operand) => update({ calculator: { ...setup.calculator, max_operand } })} />
+          </>
+        )}
+        {setup.env === "workspace" && (
+          <>
+            <Toggle label="Structured tool calls" value={setup.workspace.structured_tools} onChange={(structured_tools) => update({ workspace: { ...setup.workspace, structured_tools } })} />
+            <NumberField label="Env max turns" value={setup.workspace.max_turns} min={1} onChange={(max_turns) => update({ workspace: { ...setup.workspace, max_turns } })} />
+          </>
+        )}
+        <NumberField label="Samples" value={setup.datasetSize} min={1} onChange={set("datasetSize")} />
+        <NumberField label="Dataset seed" value={setup.datasetSeed} onChange={set("datasetSeed")} />
+      </Group>
+      <Group title="Policy">
+        <Choice<PolicyKind>
+          label="Policy"
+          value={setup.policy}
+          options={[
+            ["model", "Language model"],
+            ["oracle", "Oracle"],
+            ["scripted", "Scripted"],
+          ]}
+          onChange={set("policy")}
+        />
+        {setup.policy === "model" && (
+          <>
+            <Choice
+              label="Built-in or hub model"
+              value={["builtin:tiny", "builtin:small"].includes(setup.model) ? setup.model : "other"}
+              options={[
+                ["builtin:tiny", "built-in tiny (random weights)"],
+                ["builtin:small", "built-in small (random weights)"],
+                ["other", "hub id or local folder…"],
+              ]}
+              onChange={(v) => v !== "other" && update({ model: v })}
+            />
+            <Toggle label="Greedy" value={setup.greedy} onChange={set("greedy")} />
+            {!setup.greedy && (
+              <>
+                <NumberField label="Temperature" value={setup.temperature} step={0.1} min={0} onChange={set("temperature")} />
+                <NumberField label="Top-k" value={setup.top_k} min={0} onChange={set("top_k")} />
+                <NumberField label="Top-p" value={setup.top_p} step={0.05} min={0} onChange={set("top_p")} />
+                <NumberField label="Sampling seed" value={setup.samplingSeed} onChange={set("samplingSeed")} />
+              </>
+            )}
+            <NumberField label="Max new tokens" value={setup.maxNewTokens} min={1} onChange={set("maxNewTokens")} />
+          </>
+        )}
+        {setup.policy === "oracle" && (
+          <>
+            <NumberField label="Oracle seed" value={setup.oracleSeed} onChange={set("oracleSeed")} />
+            <NumberField label="Error rate" value={setup.errorRate} step={0.05} min={0} onChange={set("errorRate")} />
+          </>
+        )}
+        {setup.policy === "scripted" && (
+          <label className="field wide">
+            <span>Responses (one list per sample)</span>
+            <textarea aria-label="Scripted responses" value={setup.scripted} onChange={(e) => update({ scripted: e.target.value })} />
+          </label>
+        )}
+      </Group>
+      <Group title="Rollout">
+        <Choice
+          label="Mode"
+          value={setup.mode}
+          options={[
+            ["sync", "sync (lock-step batch)"],
+            ["async", "async (per sample)"],
+          ]}
+          onChange={set("mode")}
+        />
+        <NumberField label="max_seq_len" value={setup.maxSeqLen} min={1} onChange={set("maxSeqLen")} />
+        <NumberField label="max_rollout_turns" value={setup.maxRolloutTurns} min={1} onChange={set("maxRolloutTurns")} />
+        <Toggle label="Structured tool use" value={setup.structured} onChange={set("structured")} />
+        {setup.structured && (
+          <>
+            <Choice label="Thinking style" value={setup.thinkingStyle} options={[["paired", "paired"], ["closing_only", "closing_only"]]} onChange={set("thinkingStyle")} />
+            <Choice label="Envelope" value={setup.envelope} options={[["fork", "fork (derived library's)"], ["template", "template (chat template's)"]]} onChange={set("envelope")} />
+          </>
+        )}
+        <Toggle label="Invalid-action penalty" value={setup.invalidAction} onChange={set("invalidAction")} />
+        {setup.invalidAction && (
+          <>
+            <NumberField label="Invalid-action penalty value" value={setup.invalidActionPenalty} step={0.05} onChange={set("invalidActionPenalty")} />
+            <NumberField label="Malformed-thinking penalty value" value={setup.malformedThinkingPenalty} step={0.05} onChange={set("malformedThinkingPenalty")} />
+          </>
+        )}
+      </Group>
+    </div>
+  );
+}

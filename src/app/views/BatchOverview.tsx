@@ -1,0 +1,225 @@
+/**
+ * The batch at a glance: one row per sample (its number, idx, task, total reward and how it ended) and one cell
+ * per turn, coloured by state. Rows are virtualised (fixed height, fixed-height scroll container), so a batch of
+ * 1,000 samples stays smooth while it runs.
+ */
+
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { memo, useCallback, useEffect, useMemo, useRef } from "react";
+import type { RunModel, SampleView } from "../run/run-model.js";
+import { formatNumber } from "./charts/bins.js";
+import { CELL_LEGEND, glyphOf, MAX_TURN_CELLS, sampleSignature, sampleStateWords, turnCells, type CellKind } from "./charts/run-states.js";
+import "./views.css";
+
+export interface BatchOverviewProps {
+  model: RunModel;
+  version: number;
+  selected: number;
+  selectedTurn: number | null;
+  onSelect(sample: number, turn: number | null): void;
+}
+
+const ROW_HEIGHT = 26;
+const VIEWPORT_HEIGHT = 340;
+
+export function BatchOverview(props: BatchOverviewProps) {
+  const { model, version, selected, selectedTurn, onSelect } = props;
+  const samples = model.samples;
+  const maxTurns = model.summary.maxRolloutTurns;
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({
+    count: samples.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 8,
+    initialRect: { width: 800, height: VIEWPORT_HEIGHT },
+    useFlushSync: false,
+  });
+
+  // Keep the selected sample in view when the selection moves (keys, the timeline, …).
+  useEffect(() => {
+    if (selected >= 0 && selected < samples.length) virtualizer.scrollToIndex(selected, { align: "auto" });
+  }, [selected, samples.length, virtualizer]);
+
+  // Rows get a stable callback, so a parent passing a new function each render does not redraw every row.
+  const onSelectRef = useRef(onSelect);
+  onSelectRef.current = onSelect;
+  const select = useCallback((sample: number, turn: number | null) => onSelectRef.current(sample, turn), []);
+  const counts = useMemo(() => countKinds(samples), [samples, version]);
+  const slots = Math.min(maxTurns, MAX_TURN_CELLS);
+
+  return (
+    <div className="ov" data-testid="batch-overview">
+      <Legend counts={counts} total={samples.length} />
+      <div className="ov-head" role="presentation">
+        <span>#</span>
+        <span>idx</span>
+        <span>task</span>
+        <span className="ov-num">reward</span>
+        <span>ended</span>
+        <span>
+          turns{maxTurns > slots ? ` (first ${slots} of up to ${maxTurns})` : maxTurns ? ` (max ${maxTurns})` : ""}
+        </span>
+      </div>
+      <div
+        ref={scrollRef}
+        className="ov-scroll"
+        style={{ height: Math.min(VIEWPORT_HEIGHT, Math.max(ROW_HEIGHT, samples.length * ROW_HEIGHT) + 2) }}
+        role="grid"
+        aria-label="Samples and their turns"
+        aria-rowcount={samples.length}
+      >
+        {samples.length === 0 && <p className="hint ov-none">No samples yet.</p>}
+        <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
+          {virtualizer.getVirtualItems().map((item) => {
+            const s = samples[item.index]!;
+            const isSelected = item.index === selected;
+            return (
+              <Row
+                key={item.key}
+                sample={s}
+                signature={sampleSignature(s)}
+                maxTurns={maxTurns}
+                top={item.start}
+                selected={isSelected}
+                selectedTurn={isSelected ? selectedTurn : null}
+                onSelect={select}
+              />
+            );
+          })}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+interface RowProps {
+  sample: SampleView;
+  /** Changes whenever the row's drawing would (the sample object itself is mutated in place). */
+  signature: string;
+  maxTurns: number;
+  top: number;
+  selected: boolean;
+  selectedTurn: number | null;
+  onSelect(sample: number, turn: number | null): void;
+}
+
+const Row = memo(function Row({ sample: s, maxTurns, top, selected, selectedTurn, onSelect }: RowProps) {
+  const { kinds, overflow } = turnCells(s, maxTurns);
+  const words = sampleStateWords(s);
+  const n = s.sample;
+  return (
+    <div
+      role="row"
+      data-testid="sample-row"
+      data-sample={n}
+      aria-selected={selected}
+      aria-rowindex={n + 1}
+      className={selected ? "ov-row selected" : "ov-row"}
+      style={{ height: ROW_HEIGHT, transform: `translateY(${top}px)` }}
+      onClick={() => onSelect(n, null)}
+    >
+      <span role="gridcell" className="ov-num">
+        {n}
+      </span>
+      <span role="gridcell" className="ov-num">
+        {s.idx}
+      </span>
+      <span role="gridcell" className="ov-task" title={s.task}>
+        {s.task}
+      </span>
+      <span role="gridcell" className="ov-num" title={String(s.totalReward)}>
+        {formatNumber(s.totalReward)}
+      </span>
+      <span role="gridcell" data-testid="termination" className={s.state === "done" ? `ov-term end-${s.termination}` : "ov-term live"} title={words}>
+        {words}
+      </span>
+      <span role="gridcell" className="ov-turns">
+        {kinds.map((kind, i) =>
+          kind === null || kind === "pending" ? (
+            <span key={i} className={kind === null ? "ov-cell ov-empty" : "ov-cell rs-pending"} aria-hidden="true" />
+          ) : (
+            <button
+              key={i}
+              type="button"
+              data-turn={i}
+              className={`ov-cell rs-${kind}${selectedTurn === i ? " current" : ""}`}
+              title={`sample ${n}, turn ${i}: ${cellWords(kind)}`}
+              aria-label={`sample ${n}, turn ${i}: ${cellWords(kind)}`}
+              aria-pressed={selectedTurn === i}
+              onClick={(e) => {
+                e.stopPropagation();
+                onSelect(n, i);
+              }}
+            >
+              {glyphOf(kind)}
+            </button>
+          ),
+        )}
+        {overflow > 0 && (
+          <span className="ov-overflow" title={`${overflow} more turn(s) not drawn`}>
+            +{overflow}
+          </span>
+        )}
+      </span>
+    </div>
+  );
+});
+
+const cellWords = (kind: CellKind) => CELL_LEGEND.find((e) => e.kind === kind)?.label ?? kind;
+
+type Counts = Partial<Record<CellKind, number>>;
+
+/** Samples per state: in progress by what they do now, finished by how they ended. */
+function countKinds(samples: readonly SampleView[]): Counts {
+  const counts: Counts = {};
+  const add = (k: CellKind) => (counts[k] = (counts[k] ?? 0) + 1);
+  for (const s of samples) {
+    if (s.state === "done") add(s.termination ?? "ok");
+    else if (s.state === "generating") add("generating");
+    else if (s.state === "environment") add("environment");
+    else add("pending");
+  }
+  return counts;
+}
+
+const Legend = memo(function Legend({ counts, total }: { counts: Counts; total: number }) {
+  return (
+    <ul className="legend" aria-label="Legend: turn cell colours">
+      {CELL_LEGEND.map((e) => (
+        <li key={e.kind} title={legendTitle(e.kind)}>
+          <span className={`ov-cell swatch rs-${e.kind}`} aria-hidden="true">
+            {e.glyph}
+          </span>
+          {e.label}
+          {e.kind !== "ok" && e.kind !== "pending" && counts[e.kind] ? <span className="legend-count"> · {counts[e.kind]}</span> : null}
+        </li>
+      ))}
+      <li className="legend-total">
+        {total} samples{counts.pending ? ` · ${counts.pending} waiting for their next turn` : ""}
+      </li>
+    </ul>
+  );
+}, sameLegend);
+
+function sameLegend(a: { counts: Counts; total: number }, b: { counts: Counts; total: number }): boolean {
+  if (a.total !== b.total) return false;
+  const keys = new Set([...Object.keys(a.counts), ...Object.keys(b.counts)]) as Set<CellKind>;
+  for (const k of keys) if (a.counts[k] !== b.counts[k]) return false;
+  return true;
+}
+
+function legendTitle(kind: CellKind): string {
+  switch (kind) {
+    case "pending":
+      return "A turn still to come.";
+    case "generating":
+      return "The policy is generating this turn; the count is the samples generating now.";
+    case "environment":
+      return "The response is with the environment; the count is the samples waiting for it.";
+    case "ok":
+      return "A finished turn the sample went on from.";
+    default:
+      return "A sample's last turn, by how the sample ended; the count is the samples that ended so.";
+  }
+}

@@ -1,0 +1,169 @@
+/** Pure helpers of the token view: chip text, log-probability colours, message spans, the two renderings. */
+
+import { renderChatTemplate, type Message } from "../../../core/index.js";
+import type { SampleView } from "../../run/run-model.js";
+import { diffText, type TextDiff } from "./diff.js";
+
+export interface TokenTexts {
+  tokenText(id: number): string;
+  isSpecial(id: number): boolean;
+  /** The tokenizer's own decode (nothing skipped), when it has one: right for multi-byte characters. */
+  decode?(ids: readonly number[]): string;
+}
+
+/** Messages longer than this start collapsed. */
+export const COLLAPSE_OVER = 600;
+/** An expanded message draws its chips this many at a time. */
+export const CHIP_PAGE = 2000;
+/** Log-probabilities at or below this get the scale's far (red) end. */
+export const LOGPROB_FLOOR = -6;
+
+const WHITESPACE: Record<string, string> = { "\n": "↵", " ": "·", "\t": "→", "\r": "␍" };
+
+/** A token's text with whitespace and control characters made visible (an empty text shows as `∅`). */
+export function visibleText(text: string): string {
+  if (text === "") return "∅";
+  let out = "";
+  for (const ch of text) {
+    const code = ch.codePointAt(0)!;
+    if (WHITESPACE[ch]) out += WHITESPACE[ch];
+    else if (code < 0x20) out += String.fromCodePoint(0x2400 + code);
+    else if (code === 0x7f) out += "␡";
+    else if (code === 0xa0) out += "⍽";
+    else out += ch;
+  }
+  return out;
+}
+
+/** 0 for a log-probability of 0 (certain), 1 at or below the floor. */
+export function logprobPosition(logprob: number): number {
+  if (Number.isNaN(logprob)) return 1;
+  return Math.min(1, Math.max(0, logprob / LOGPROB_FLOOR));
+}
+
+/** The chip background for a generated token: green near 0, through yellow, to red at the floor. */
+export function logprobColor(logprob: number): string {
+  const hue = Math.round(120 * (1 - logprobPosition(logprob)));
+  return `hsl(${hue} 70% 82%)`;
+}
+
+/** The legend's stops: log-probability, its probability and its colour. */
+export function legendStops(): { logprob: number; probability: number; color: string }[] {
+  return [0, -1, -2, -3, -4, -5, LOGPROB_FLOOR].map((lp) => ({ logprob: lp, probability: Math.exp(lp), color: logprobColor(lp) }));
+}
+
+function formatProbability(p: number): string {
+  if (p >= 0.01) return p.toFixed(3);
+  return p.toExponential(2);
+}
+
+/** A chip's tooltip: id, text, and for generated tokens the log-probability and probability. */
+export function tokenTitle(id: number, text: string, logprob: number | undefined, special: boolean): string {
+  const lines = [`id ${id}${special ? " (special)" : ""}`, `text ${JSON.stringify(text)}`];
+  if (logprob !== undefined) lines.push(`logprob ${Number.isFinite(logprob) ? logprob.toFixed(4) : String(logprob)}`, `p ${formatProbability(Math.exp(logprob))}`);
+  return lines.join("\n");
+}
+
+export type SpanKind = "prompt" | "generated" | "environment";
+
+export interface MessageSpan {
+  index: number;
+  message: Message;
+  kind: SpanKind;
+  /** The turn the message belongs to (null for the prompt). */
+  turn: number | null;
+  /** Where its tokens start in the whole log's token sequence. */
+  offset: number;
+}
+
+/** The sample's messages with their kind, turn and token offset. */
+export function messageSpans(sample: Pick<SampleView, "messages" | "promptMessages" | "turns">): MessageSpan[] {
+  const turnOf = new Map<number, number>();
+  for (const t of sample.turns) {
+    if (!t) continue;
+    if (t.assistantIndex !== null) turnOf.set(t.assistantIndex, t.turn);
+    if (t.observationIndex !== null) turnOf.set(t.observationIndex, t.turn);
+  }
+  let offset = 0;
+  return sample.messages.map((message, index) => {
+    const kind: SpanKind = index < sample.promptMessages ? "prompt" : message.role === "assistant" ? "generated" : "environment";
+    const span = { index, message, kind, turn: turnOf.get(index) ?? null, offset };
+    offset += message.token_ids.length;
+    return span;
+  });
+}
+
+/** What a generated-token scale says about a message: count, mean log-probability, the lowest. */
+export function logprobSummary(logprobs: readonly number[] | undefined): { count: number; mean: number; min: number } | null {
+  if (!logprobs || logprobs.length === 0) return null;
+  let sum = 0;
+  let min = Infinity;
+  for (const lp of logprobs) {
+    sum += lp;
+    if (lp < min) min = lp;
+  }
+  return { count: logprobs.length, mean: sum / logprobs.length, min };
+}
+
+const BYTE_TOKEN = /^<0x([0-9A-Fa-f]{2})>$/;
+
+/**
+ * The token sequence as text: the tokenizer's decode when it has one, else the tokens' texts joined, with runs of
+ * byte tokens (`<0xE2>`) decoded as UTF-8.
+ */
+export function decodeTokens(ids: readonly number[], tokenizer: TokenTexts): string {
+  if (tokenizer.decode) return ids.length ? tokenizer.decode(ids) : "";
+  const decoder = new TextDecoder("utf-8", { fatal: false });
+  let out = "";
+  let bytes: number[] = [];
+  const flush = () => {
+    if (bytes.length) out += decoder.decode(Uint8Array.from(bytes));
+    bytes = [];
+  };
+  for (const id of ids) {
+    const text = tokenizer.tokenText(id);
+    const byte = BYTE_TOKEN.exec(text);
+    if (byte) {
+      bytes.push(parseInt(byte[1]!, 16));
+      continue;
+    }
+    flush();
+    out += text;
+  }
+  flush();
+  return out;
+}
+
+/** The chat template's role for a log role: environment observations are tool responses. */
+export function templateRole(role: string): string {
+  return role === "environment" || role === "tool" ? "tool" : role;
+}
+
+/** The log as the chat template renders it, with the generation prompt. */
+export function templateRendering(messages: readonly Pick<Message, "role" | "content">[]): string {
+  return renderChatTemplate(
+    messages.map((m) => ({ role: templateRole(m.role), content: m.content })),
+    { addGenerationPrompt: true },
+  );
+}
+
+/** How many chips of a message to draw: none while collapsed, else whole pages. */
+export function visibleChipCount(total: number, pages: number): number {
+  return Math.min(total, pages * CHIP_PAGE);
+}
+
+export interface TemplateComparison {
+  template: string;
+  decoded: string;
+  diff: TextDiff;
+}
+
+/** The chat template's rendering of the log against its token sequence decoded, and their differences. */
+export function compareWithTemplate(messages: readonly Message[], tokenizer: TokenTexts): TemplateComparison {
+  const template = templateRendering(messages);
+  const decoded = decodeTokens(
+    messages.flatMap((m) => m.token_ids),
+    tokenizer,
+  );
+  return { template, decoded, diff: diffText(template, decoded) };
+}
