@@ -147,3 +147,26 @@ test("keyboard: move between samples and turns without the mouse", async ({ page
   await page.getByRole("tab", { name: "Tokens" }).click();
   await page.screenshot({ path: "e2e/artifacts/lab-tokens.png", fullPage: true });
 });
+
+test("the human policy: the user types the assistant turns, and the run replays as a scripted scenario", async ({ page }) => {
+  await page.goto("/");
+  await loadPreset(page, "Oracle demo: the sliding puzzle solved");
+  await page.getByLabel("Policy", { exact: true }).selectOption("human");
+  await page.getByLabel("Samples").fill("1");
+  await page.getByLabel("max_rollout_turns").fill("2");
+  await page.getByRole("button", { name: "Run" }).click();
+  const reply = page.getByLabel("Your reply for sample 0");
+  await reply.fill("I will look first. <action>view</action> and more");
+  await page.getByRole("button", { name: "Send" }).click();
+  await expect(page.getByTestId("human-turn")).toHaveCount(1);
+  await reply.fill("<action>view</action>");
+  await page.getByRole("button", { name: "Send" }).click();
+  await expect(status(page)).toHaveText("finished");
+  // Cut at the stop string, as an engine would.
+  await expect(page.getByTestId("transcript")).toContainText("I will look first. <action>view</action>");
+  await expect(page.getByTestId("transcript")).not.toContainText("and more");
+  await expect(page.getByTestId("termination")).toHaveText("max turns reached");
+  await page.getByText("Scenario JSON (what runs)").click();
+  const scenario = JSON.parse(await page.getByLabel("Scenario", { exact: true }).inputValue());
+  expect(scenario.policy).toEqual({ kind: "scripted", responses: [["I will look first. <action>view</action> and more", "<action>view</action>"]] });
+});

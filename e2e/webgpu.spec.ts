@@ -46,3 +46,12 @@ test("auto picks WASM when the only WebGPU adapter is a software fallback, and s
   await expect(page.getByTestId("model-status")).toContainText("ready on WASM");
   await expect(page.getByTestId("model-status")).toContainText("the only WebGPU adapter is a software fallback");
 });
+
+test("the default run, with Chromium offering a software WebGPU adapter: one click, WASM, finished in under 30 s", async ({ page }) => {
+  await page.goto("/");
+  const started = Date.now();
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 30_000 });
+  expect(Date.now() - started).toBeLessThan(30_000);
+  await expect(page.getByTestId("model-status")).toContainText("software fallback");
+});

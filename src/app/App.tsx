@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from "react";
 import { byteLevelTokenizer, VOCAB_SIZE } from "../core/index.js";
+import { HumanTurns } from "./HumanTurns.js";
 import { KeepAndShare } from "./KeepAndShare.js";
 import { ModelPanel } from "./ModelPanel.js";
 import { ModelStatusLine } from "./ModelStatusLine.js";
@@ -96,6 +97,7 @@ export function App() {
         </aside>
         <main className="views">
           {!model && <p className="empty">Set up a run and press Run. Keys: ↑/↓ or j/k move between samples, ←/→ or h/l between turns.</p>}
+          <HumanTurns />
           {model && (
             <>
               <section className="panel">

@@ -11,7 +11,7 @@ import type { Preset } from "./presets.js";
 import { RunModel } from "./run/run-model.js";
 import { DEFAULT_SETUP, scenarioFromSetup, type Setup } from "./setup/setup.js";
 import { RolloutWorkerClient, type RunHandle } from "./worker/client.js";
-import type { ModelStatus } from "./worker/protocol.js";
+import type { HumanRequest, ModelStatus } from "./worker/protocol.js";
 
 export type RunStatus = "idle" | "running" | "paused" | "finished" | "failed";
 
@@ -37,6 +37,9 @@ interface LabState {
   selectedTurn: number | null;
   remoteHost: string;
   localFolder: LocalFolder | null;
+  /** Human turns waiting for a reply. */
+  humanRequests: HumanRequest[];
+  answerHuman(requestId: number, text: string): void;
   setScenarioText(text: string): void;
   updateSetup(changes: Partial<Setup>): void;
   loadPreset(preset: Preset): void;
@@ -56,6 +59,8 @@ interface LabState {
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 const client = new RolloutWorkerClient();
 let current: RunHandle | null = null;
+/** What the person typed in a human run, per sample and turn: the run's scripted responses. */
+let humanTyped: string[][] = [];
 
 /** Coalesces model changes into one store update per frame. */
 function frameScheduler(flush: () => void): () => void {
@@ -85,6 +90,14 @@ export const useLab = create<LabState>((set, get) => ({
   selectedTurn: null,
   remoteHost: "",
   localFolder: null,
+  humanRequests: [],
+  answerHuman(requestId, text) {
+    const request = get().humanRequests.find((r) => r.requestId === requestId);
+    if (!request || !current) return;
+    current.answer(requestId, text);
+    (humanTyped[request.sample] ??= [])[request.turn] = text;
+    set({ humanRequests: get().humanRequests.filter((r) => r.requestId !== requestId) });
+  },
   setScenarioText: (scenarioText) => set({ scenarioText }),
   updateSetup(changes) {
     const setup = { ...get().setup, ...changes };
@@ -119,12 +132,15 @@ export const useLab = create<LabState>((set, get) => ({
     const bump = frameScheduler(() => {
       if (get().model === model) set({ version: model.version });
     });
-    set({ status: "running", error: null, result: null, model, version: 0, runScenario: scenario, selected: 0, selectedTurn: null, modelStatus: null });
+    set({ status: "running", error: null, result: null, model, version: 0, runScenario: scenario, selected: 0, selectedTurn: null, modelStatus: null, humanRequests: [] });
     const { remoteHost, localFolder } = get();
+    const human = get().setup.policy === "human";
+    humanTyped = [];
     const handle = client.run(
       scenario,
       {
         onModel: (modelStatus) => set({ modelStatus }),
+        onHumanRequest: (request) => set({ humanRequests: [...get().humanRequests, request] }),
         onEvent: (event) => {
           model.apply(event);
           bump();
@@ -133,17 +149,29 @@ export const useLab = create<LabState>((set, get) => ({
       {
         ...(remoteHost.trim() ? { remoteHost: remoteHost.trim().replace(/\/?$/, "/") } : {}),
         ...(localFolder ? { localFiles: localFolder.files } : {}),
+        ...(human ? { human: true } : {}),
       },
     );
     current = handle;
     handle.result.then(
       (result) => {
         if (current !== handle) return;
-        set({ status: "finished", result, version: model.version });
+        // A human run becomes a scripted scenario: export and share links replay what was typed.
+        const finalScenario = human
+          ? ({ ...scenario, policy: { kind: "scripted", responses: model.samples.map((_, i) => humanTyped[i] ?? []) } } as Scenario)
+          : scenario;
+        set({
+          status: "finished",
+          result,
+          version: model.version,
+          runScenario: finalScenario,
+          humanRequests: [],
+          ...(human ? { scenarioText: pretty(finalScenario) } : {}),
+        });
       },
       (e: Error) => {
         if (current !== handle) return;
-        set({ status: "failed", error: e.message, version: model.version });
+        set({ status: "failed", error: e.message, version: model.version, humanRequests: [] });
       },
     );
   },

@@ -29,6 +29,8 @@ export interface RunScenarioOptions {
   loadFile?: (path: string) => Promise<string>;
   /** A model policy, for scenarios whose policy kind is `model` (built by the caller: Node or Worker). */
   modelPolicy?: (policy: Extract<Scenario["policy"], { kind: "model" }>) => Promise<LoadedPolicy>;
+  /** A policy to use instead of the scenario's (the lab's human policy). */
+  policyOverride?: LoadedPolicy;
   onEvent?: (event: RolloutEvent) => void;
   signal?: AbortSignal;
   pause?: PauseController;
@@ -138,7 +140,7 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     throw problem("structured", (e as Error).message);
   }
   const prepared = prepareScenario(scenario);
-  const { generation, tokenizer, dispose } = await buildPolicy(scenario, prepared, options);
+  const { generation, tokenizer, dispose } = options.policyOverride ?? (await buildPolicy(scenario, prepared, options));
   try {
     // The model's own tokenizer tokenizes the prompts when it is not the byte-level one.
     const ready = tokenizer === byteLevelTokenizer ? prepared : prepareScenario(scenario, tokenizer);

@@ -100,9 +100,11 @@ export function SetupForm() {
             ["model", "Language model"],
             ["oracle", "Oracle"],
             ["scripted", "Scripted"],
+            ["human", "Human (you type the turns)"],
           ]}
           onChange={set("policy")}
         />
+        {setup.policy === "human" && <p className="hint wide-hint">Each turn waits for your reply; the finished run is saved as a scripted scenario.</p>}
         {setup.policy === "model" && (
           <>
             <Choice

@@ -4,7 +4,7 @@
  */
 
 export type EnvName = "sliding_puzzle" | "calculator" | "workspace";
-export type PolicyKind = "model" | "oracle" | "scripted";
+export type PolicyKind = "model" | "oracle" | "scripted" | "human";
 
 export interface Setup {
   env: EnvName;
@@ -72,6 +72,8 @@ export const DEFAULT_SETUP: Setup = {
 };
 
 function policyBlock(setup: Setup): Record<string, unknown> {
+  // A human run is scripted by the person as it goes; its responses are filled in once it ends.
+  if (setup.policy === "human") return { kind: "scripted", responses: [] };
   if (setup.policy === "oracle") return { kind: "oracle", seed: setup.oracleSeed, error_rate: setup.errorRate };
   if (setup.policy === "scripted") {
     let responses: unknown;

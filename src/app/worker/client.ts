@@ -2,11 +2,12 @@
 
 import type { RolloutEvent } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
-import type { ModelSettings, ModelStatus, PageMessage, WorkerMessage } from "./protocol.js";
+import type { HumanRequest, ModelSettings, ModelStatus, PageMessage, WorkerMessage } from "./protocol.js";
 
 export interface RunHandlers {
   onEvent?: (event: RolloutEvent) => void;
   onModel?: (status: ModelStatus) => void;
+  onHumanRequest?: (request: HumanRequest) => void;
 }
 
 export interface RunHandle {
@@ -15,6 +16,7 @@ export interface RunHandle {
   resume(): void;
   step(): void;
   stop(): void;
+  answer(requestId: number, text: string): void;
 }
 
 export class RolloutWorkerClient {
@@ -30,6 +32,7 @@ export class RolloutWorkerClient {
       this.listeners.set(runId, (message) => {
         if (message.type === "event") handlers.onEvent?.(message.event);
         else if (message.type === "model") handlers.onModel?.(message.status);
+        else if (message.type === "human_request") handlers.onHumanRequest?.(message.request);
         else {
           this.listeners.delete(runId);
           if (message.type === "result") resolve(message.result);
@@ -44,6 +47,7 @@ export class RolloutWorkerClient {
       resume: () => send({ type: "resume", runId }),
       step: () => send({ type: "step", runId }),
       stop: () => send({ type: "stop", runId }),
+      answer: (requestId, text) => send({ type: "human_response", runId, requestId, text }),
     };
   }
 

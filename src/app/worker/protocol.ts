@@ -9,6 +9,18 @@ export interface ModelSettings {
   remoteHost?: string;
   /** The files of a folder the user picked, for `local:<name>` models: relative path → file. */
   localFiles?: { path: string; file: Blob }[];
+  /** The human policy: the person at the page types each assistant turn (the scenario's policy is not used). */
+  human?: boolean;
+}
+
+/** A turn the human policy waits for. */
+export interface HumanRequest {
+  requestId: number;
+  sample: number;
+  turn: number;
+  /** The end of the context so far, decoded (what the person answers). */
+  contextTail: string;
+  stopStrings: string[] | null;
 }
 
 export type PageMessage =
@@ -16,7 +28,8 @@ export type PageMessage =
   | { type: "pause"; runId: number }
   | { type: "resume"; runId: number }
   | { type: "step"; runId: number }
-  | { type: "stop"; runId: number };
+  | { type: "stop"; runId: number }
+  | { type: "human_response"; runId: number; requestId: number; text: string };
 
 export interface ModelStatus {
   phase: "choosing_device" | "loading" | "ready";
@@ -32,5 +45,6 @@ export interface ModelStatus {
 export type WorkerMessage =
   | { type: "event"; runId: number; event: RolloutEvent }
   | { type: "model"; runId: number; status: ModelStatus }
+  | { type: "human_request"; runId: number; request: HumanRequest }
   | { type: "result"; runId: number; result: RolloutResultJson }
   | { type: "failed"; runId: number; error: string };

@@ -4,7 +4,8 @@
  * streams its events back, so the page stays responsive while tokens arrive one by one.
  */
 
-import { PauseController } from "../../core/index.js";
+import { byteLevelTokenizer, PauseController } from "../../core/index.js";
+import { TextPolicy } from "../../policy/text-policy.js";
 import { browserModelPolicy } from "../../policy/llm/worker.js";
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
@@ -26,6 +27,22 @@ class YieldingPauseController extends PauseController {
 interface ActiveRun {
   controller: AbortController;
   pause: PauseController;
+  /** Human turns waiting for the page's answer, by request id. */
+  waiting: Map<number, (text: string) => void>;
+}
+
+let nextRequestId = 1;
+
+/** The human policy: each turn's text comes from the person at the page. */
+function humanPolicy(runId: number, active: ActiveRun): TextPolicy {
+  return new TextPolicy(byteLevelTokenizer, ({ sampleId, turn, promptText, stopStrings }, signal) =>
+    new Promise<string>((resolve, reject) => {
+      const requestId = nextRequestId++;
+      active.waiting.set(requestId, resolve);
+      signal?.addEventListener("abort", () => reject(Object.assign(new Error("cancelled"), { name: "AbortError" })), { once: true });
+      post({ type: "human_request", runId, request: { requestId, sample: sampleId, turn, contextTail: promptText.slice(-1500), stopStrings } });
+    }),
+  );
 }
 
 const runs = new Map<number, ActiveRun>();
@@ -39,6 +56,11 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
   }
   const active = runs.get(message.runId);
   if (!active) return;
+  if (message.type === "human_response") {
+    active.waiting.get(message.requestId)?.(message.text);
+    active.waiting.delete(message.requestId);
+    return;
+  }
   if (message.type === "pause") active.pause.pause();
   else if (message.type === "resume") active.pause.resume();
   else if (message.type === "step") active.pause.step();
@@ -46,7 +68,7 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
 };
 
 async function run(runId: number, value: unknown, settings: ModelSettings): Promise<void> {
-  const active: ActiveRun = { controller: new AbortController(), pause: new YieldingPauseController() };
+  const active: ActiveRun = { controller: new AbortController(), pause: new YieldingPauseController(), waiting: new Map() };
   runs.set(runId, active);
   try {
     const scenario = parseScenario(value);
@@ -54,6 +76,7 @@ async function run(runId: number, value: unknown, settings: ModelSettings): Prom
       signal: active.controller.signal,
       pause: active.pause,
       onEvent: (event) => post({ type: "event", runId, event }),
+      ...(settings.human ? { policyOverride: { generation: humanPolicy(runId, active), tokenizer: byteLevelTokenizer } } : {}),
       modelPolicy: async (spec) => {
         const device = spec.device === "cpu" ? "wasm" : spec.device;
         post({ type: "model", runId, status: { phase: "loading", model: spec.model } });
