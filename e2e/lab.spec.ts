@@ -170,3 +170,20 @@ test("the human policy: the user types the assistant turns, and the run replays 
   const scenario = JSON.parse(await page.getByLabel("Scenario", { exact: true }).inputValue());
   expect(scenario.policy).toEqual({ kind: "scripted", responses: [["I will look first. <action>view</action> and more", "<action>view</action>"]] });
 });
+
+test("replay: a saved run played back by the replay policy gives the same transcript", async ({ page }) => {
+  await runPreset(page, "Calculator · oracle · async");
+  const transcript = (await page.getByTestId("transcript").textContent())!;
+  const download = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Export JSONL" }).click();
+  const file = await (await download).path();
+  // The same scenario, with the replay policy reading the export.
+  await page.getByText("Scenario JSON (what runs)").click();
+  const scenario = JSON.parse(await page.getByLabel("Scenario", { exact: true }).inputValue());
+  await page.getByLabel("Policy", { exact: true }).selectOption("replay");
+  await page.getByLabel("Run to replay").setInputFiles({ name: "saved.jsonl", mimeType: "application/x-ndjson", buffer: (await import("node:fs")).readFileSync(file!) });
+  await setScenario(page, { ...scenario, policy: { kind: "replay", file: "saved.jsonl" } });
+  await page.getByRole("button", { name: /Run/ }).first().click();
+  await expect(status(page)).toHaveText("finished");
+  await expect(page.getByTestId("transcript")).toHaveText(transcript);
+});

@@ -37,6 +37,9 @@ interface LabState {
   selectedTurn: number | null;
   remoteHost: string;
   localFolder: LocalFolder | null;
+  /** Files a scenario names (a replay's run), by name. */
+  files: Record<string, string>;
+  addFile(name: string, text: string): void;
   /** Human turns waiting for a reply. */
   humanRequests: HumanRequest[];
   answerHuman(requestId: number, text: string): void;
@@ -90,6 +93,8 @@ export const useLab = create<LabState>((set, get) => ({
   selectedTurn: null,
   remoteHost: "",
   localFolder: null,
+  files: {},
+  addFile: (name, text) => set({ files: { ...get().files, [name]: text } }),
   humanRequests: [],
   answerHuman(requestId, text) {
     const request = get().humanRequests.find((r) => r.requestId === requestId);
@@ -150,6 +155,7 @@ export const useLab = create<LabState>((set, get) => ({
         ...(remoteHost.trim() ? { remoteHost: remoteHost.trim().replace(/\/?$/, "/") } : {}),
         ...(localFolder ? { localFiles: localFolder.files } : {}),
         ...(human ? { human: true } : {}),
+        files: get().files,
       },
     );
     current = handle;

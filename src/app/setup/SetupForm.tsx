@@ -56,6 +56,7 @@ function Group(props: { title: string; children: ReactNode }) {
 export function SetupForm() {
   const setup = useLab((s) => s.setup);
   const update = useLab((s) => s.updateSetup);
+  const addFile = useLab((s) => s.addFile);
   const set = <K extends keyof Setup>(key: K) => (value: Setup[K]) => update({ [key]: value } as Partial<Setup>);
   return (
     <div className="setup-form">
@@ -100,10 +101,27 @@ export function SetupForm() {
             ["model", "Language model"],
             ["oracle", "Oracle"],
             ["scripted", "Scripted"],
+            ["replay", "Replay a saved run"],
             ["human", "Human (you type the turns)"],
           ]}
           onChange={set("policy")}
         />
+        {setup.policy === "replay" && (
+          <label className="field wide">
+            <span>Run to replay (JSONL export or result JSON){setup.replayFile ? `: ${setup.replayFile}` : ""}</span>
+            <input
+              aria-label="Run to replay"
+              type="file"
+              accept=".jsonl,.json"
+              onChange={async (e) => {
+                const file = e.target.files?.[0];
+                if (!file) return;
+                addFile(file.name, await file.text());
+                update({ replayFile: file.name });
+              }}
+            />
+          </label>
+        )}
         {setup.policy === "human" && <p className="hint wide-hint">Each turn waits for your reply; the finished run is saved as a scripted scenario.</p>}
         {setup.policy === "model" && (
           <>

@@ -4,7 +4,7 @@
  */
 
 export type EnvName = "sliding_puzzle" | "calculator" | "workspace";
-export type PolicyKind = "model" | "oracle" | "scripted" | "human";
+export type PolicyKind = "model" | "oracle" | "scripted" | "replay" | "human";
 
 export interface Setup {
   env: EnvName;
@@ -23,6 +23,8 @@ export interface Setup {
   oracleSeed: number;
   errorRate: number;
   scripted: string;
+  /** The file name of the run to replay (its text is held by the page and handed to the run). */
+  replayFile: string;
   mode: "sync" | "async";
   maxSeqLen: number;
   maxRolloutTurns: number;
@@ -59,6 +61,7 @@ export const DEFAULT_SETUP: Setup = {
   oracleSeed: 0,
   errorRate: 0,
   scripted: '[["<action>view</action>"]]',
+  replayFile: "",
   mode: "sync",
   maxSeqLen: 2048,
   maxRolloutTurns: 3,
@@ -74,6 +77,7 @@ export const DEFAULT_SETUP: Setup = {
 function policyBlock(setup: Setup): Record<string, unknown> {
   // A human run is scripted by the person as it goes; its responses are filled in once it ends.
   if (setup.policy === "human") return { kind: "scripted", responses: [] };
+  if (setup.policy === "replay") return { kind: "replay", file: setup.replayFile };
   if (setup.policy === "oracle") return { kind: "oracle", seed: setup.oracleSeed, error_rate: setup.errorRate };
   if (setup.policy === "scripted") {
     let responses: unknown;

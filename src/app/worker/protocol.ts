@@ -11,6 +11,8 @@ export interface ModelSettings {
   localFiles?: { path: string; file: Blob }[];
   /** The human policy: the person at the page types each assistant turn (the scenario's policy is not used). */
   human?: boolean;
+  /** Files the scenario may name (a replay's run), by name. */
+  files?: Record<string, string>;
 }
 
 /** A turn the human policy waits for. */

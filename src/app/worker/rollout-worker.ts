@@ -76,6 +76,11 @@ async function run(runId: number, value: unknown, settings: ModelSettings): Prom
       signal: active.controller.signal,
       pause: active.pause,
       onEvent: (event) => post({ type: "event", runId, event }),
+      loadFile: async (name) => {
+        const text = settings.files?.[name];
+        if (text === undefined) throw new Error(`no file named '${name}' was given to the lab (pick it in the set-up)`);
+        return text;
+      },
       ...(settings.human ? { policyOverride: { generation: humanPolicy(runId, active), tokenizer: byteLevelTokenizer } } : {}),
       modelPolicy: async (spec) => {
         const device = spec.device === "cpu" ? "wasm" : spec.device;
