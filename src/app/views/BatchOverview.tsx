@@ -4,8 +4,8 @@
  * 1,000 samples stays smooth while it runs.
  */
 
-import { useVirtualizer } from "@tanstack/react-virtual";
-import { memo, useCallback, useEffect, useMemo, useRef } from "react";
+import { memo, useMemo } from "react";
+import { useSampleList, useStableCallback } from "./useSampleList.js";
 import type { RunModel, SampleView } from "../run/run-model.js";
 import { formatNumber } from "./charts/bins.js";
 import { CELL_LEGEND, glyphOf, MAX_TURN_CELLS, sampleSignature, sampleStateWords, turnCells, type CellKind } from "./charts/run-states.js";
@@ -26,25 +26,9 @@ export function BatchOverview(props: BatchOverviewProps) {
   const { model, version, selected, selectedTurn, onSelect } = props;
   const samples = model.samples;
   const maxTurns = model.summary.maxRolloutTurns;
-  const scrollRef = useRef<HTMLDivElement>(null);
-  const virtualizer = useVirtualizer({
-    count: samples.length,
-    getScrollElement: () => scrollRef.current,
-    estimateSize: () => ROW_HEIGHT,
-    overscan: 8,
-    initialRect: { width: 800, height: VIEWPORT_HEIGHT },
-    useFlushSync: false,
-  });
-
-  // Keep the selected sample in view when the selection moves (keys, the timeline, …).
-  useEffect(() => {
-    if (selected >= 0 && selected < samples.length) virtualizer.scrollToIndex(selected, { align: "auto" });
-  }, [selected, samples.length, virtualizer]);
-
+  const { scrollRef, virtualizer } = useSampleList(samples.length, ROW_HEIGHT, VIEWPORT_HEIGHT, 8, selected);
   // Rows get a stable callback, so a parent passing a new function each render does not redraw every row.
-  const onSelectRef = useRef(onSelect);
-  onSelectRef.current = onSelect;
-  const select = useCallback((sample: number, turn: number | null) => onSelectRef.current(sample, turn), []);
+  const select = useStableCallback(onSelect);
   const counts = useMemo(() => countKinds(samples), [samples, version]);
   const slots = Math.min(maxTurns, MAX_TURN_CELLS);
 

@@ -4,8 +4,8 @@
  * async mode every lane goes its own way. Lanes are virtualised, so 1,000 samples stay smooth.
  */
 
-import { useVirtualizer } from "@tanstack/react-virtual";
-import { memo, useCallback, useEffect, useMemo, useRef, type CSSProperties } from "react";
+import { memo, useMemo, type CSSProperties } from "react";
+import { useSampleList, useStableCallback } from "./useSampleList.js";
 import type { RunModel, SampleView } from "../run/run-model.js";
 import { formatNumber, niceTicks } from "./charts/bins.js";
 import { CELL_LEGEND, glyphOf, laneEnd, laneSpans, sampleSignature } from "./charts/run-states.js";
@@ -30,22 +30,8 @@ export function Timeline({ model, selected, onSelect }: TimelineProps) {
   // The domain: from the start to the last event, never empty.
   const domain = Math.max(now, 1);
   const ticks = useMemo(() => niceTicks(domain / 1000, 6).filter((s) => s * 1000 <= domain + 1e-9), [domain]);
-  const scrollRef = useRef<HTMLDivElement>(null);
-  const virtualizer = useVirtualizer({
-    count: samples.length,
-    getScrollElement: () => scrollRef.current,
-    estimateSize: () => LANE_HEIGHT,
-    overscan: 10,
-    initialRect: { width: 800, height: VIEWPORT_HEIGHT },
-    useFlushSync: false,
-  });
-  useEffect(() => {
-    if (selected >= 0 && selected < samples.length) virtualizer.scrollToIndex(selected, { align: "auto" });
-  }, [selected, samples.length, virtualizer]);
-
-  const onSelectRef = useRef(onSelect);
-  onSelectRef.current = onSelect;
-  const select = useCallback((sample: number) => onSelectRef.current(sample), []);
+  const { scrollRef, virtualizer } = useSampleList(samples.length, LANE_HEIGHT, VIEWPORT_HEIGHT, 10, selected);
+  const select = useStableCallback(onSelect);
 
   const mode = model.summary.mode;
   const pct = (ms: number) => `${(Math.min(Math.max(ms, 0), domain) / domain) * 100}%`;

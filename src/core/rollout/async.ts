@@ -20,12 +20,12 @@
 
 import { BatchedDataDict, type Columns } from "../batch.js";
 import { violationRateMetrics } from "../assessment/penalty.js";
-import type { Message, MessageLog, Metadata } from "../types.js";
+import type { MessageLog, Metadata } from "../types.js";
 import { isAbortError } from "./control.js";
 import type { RolloutEvent, TerminationReason } from "./events.js";
 import { asyncGenerateResponseForSampleTurn } from "./generate.js";
 import { DEFAULT_MAX_ROLLOUT_TURNS, type RolloutOptions } from "./options.js";
-import { stepEnvironments, type RewardsBatch, type SampleStep } from "./rewards.js";
+import { stepEnvironments, type SampleStep } from "./rewards.js";
 import { RolloutFailure, type RolloutResult } from "./sync.js";
 import { assessTurn, clock, errorText, max, mean, min, observationMessage, sum, terminationReason } from "./turn.js";
 

@@ -26,7 +26,7 @@ import { isAbortError } from "./control.js";
 import type { RolloutEvent, TerminationReason } from "./events.js";
 import { buildGenerationInput, generateResponses } from "./generate.js";
 import { DEFAULT_MAX_ROLLOUT_TURNS, type RolloutOptions } from "./options.js";
-import { stepEnvironments, type RewardsBatch } from "./rewards.js";
+import { stepEnvironments } from "./rewards.js";
 import { assessTurn, clock, errorText, max, mean, min, observationMessage, sum, terminationReason } from "./turn.js";
 
 export interface SyncRolloutArgs extends RolloutOptions {
