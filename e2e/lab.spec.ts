@@ -21,6 +21,13 @@ test("the default run: one click on Run, the built-in model on the sliding puzzl
   for (const text of endings) expect(text.length).toBeGreaterThan(3);
   await expect(page.getByTestId("metrics")).toContainText("mean_total_reward");
   await page.screenshot({ path: "e2e/artifacts/lab-default-run.png", fullPage: true });
+  // A model run's tokens are named by the model's own tokenizer, asked of the worker.
+  await page.getByRole("tab", { name: "Tokens" }).click();
+  const firstGenerated = page.locator('[data-testid="token-message"][data-kind="generated"]').first();
+  await expect(firstGenerated).toBeVisible();
+  const chips = firstGenerated.locator(".tk-chip");
+  await expect.poll(async () => (await chips.allTextContents()).filter((t) => /^#\d+$/.test(t)).length).toBe(0);
+  expect(await chips.count()).toBeGreaterThan(0);
 });
 
 for (const mode of ["sync", "async"] as const) {

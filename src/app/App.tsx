@@ -20,11 +20,32 @@ import "./views/views.css";
 
 type Tab = "transcript" | "tokens" | "environment";
 
-/** Token texts for the token view: the byte-level vocabulary, or bare ids for other models' tokens. */
-const displayTokenizer = {
+/** Token texts for text policies: the built-in byte-level vocabulary. */
+const byteLevelTexts = {
   tokenText: (id: number) => (id < VOCAB_SIZE ? byteLevelTokenizer.tokenText(id) : `#${id}`),
   isSpecial: (id: number) => id < VOCAB_SIZE && byteLevelTokenizer.isSpecial(id),
 };
+
+/**
+ * A model run's tokens are named by the model's own tokenizer (in the worker): the ids of the selected sample are
+ * asked for, and shown as `#id` until their texts arrive.
+ */
+function useTokenTexts(ids: number[], forModel: boolean) {
+  const { tokenTexts, tokenTextsVersion, requestTokenTexts } = useLab();
+  useEffect(() => {
+    if (forModel && ids.length) requestTokenTexts(ids);
+  }, [forModel, ids, requestTokenTexts]);
+  return useMemo(
+    () =>
+      forModel
+        ? {
+            tokenText: (id: number) => tokenTexts.get(id)?.text ?? `#${id}`,
+            isSpecial: (id: number) => tokenTexts.get(id)?.special ?? false,
+          }
+        : byteLevelTexts,
+    [forModel, tokenTexts, tokenTextsVersion],
+  );
+}
 
 export function App() {
   const { status, error, model, version, runScenario, selected, selectedTurn, scenarioText, setScenarioText, loadPreset, select, run } = useLab();
@@ -56,6 +77,8 @@ export function App() {
       }
     : null;
   const invalidActionEnabled = Boolean(runScenario?.invalid_action?.enabled);
+  const sampleIds = useMemo(() => (sample ? sample.messages.flatMap((m) => m.token_ids) : []), [sample, version]);
+  const tokenTexts = useTokenTexts(tab === "tokens" ? sampleIds : [], runScenario?.policy.kind === "model");
 
   return (
     <div className="lab">
@@ -116,7 +139,7 @@ export function App() {
                   {tab === "transcript" && (
                     <Transcript sample={sample} version={version} selectedTurn={selectedTurn} onSelectTurn={(turn) => select(selected, turn)} structured={structured} />
                   )}
-                  {tab === "tokens" && <TokenView sample={sample} version={version} tokenizer={displayTokenizer} />}
+                  {tab === "tokens" && <TokenView sample={sample} version={version} tokenizer={tokenTexts} />}
                   {tab === "environment" && <EnvView model={model} version={version} sample={selected} turn={selectedTurn} envName={envName} />}
                 </section>
               )}

@@ -37,6 +37,10 @@ interface LabState {
   selectedTurn: number | null;
   remoteHost: string;
   localFolder: LocalFolder | null;
+  /** Token texts in the run model's own vocabulary (model runs), filled in from the worker as needed. */
+  tokenTexts: Map<number, { text: string; special: boolean }>;
+  tokenTextsVersion: number;
+  requestTokenTexts(ids: number[]): void;
   /** Files a scenario names (a replay's run), by name. */
   files: Record<string, string>;
   addFile(name: string, text: string): void;
@@ -61,6 +65,11 @@ interface LabState {
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 const client = new RolloutWorkerClient();
+client.onTokens((ids, texts, special) => {
+  const { tokenTexts, tokenTextsVersion } = useLab.getState();
+  ids.forEach((id, i) => tokenTexts.set(id, { text: texts[i]!, special: special[i]! }));
+  useLab.setState({ tokenTextsVersion: tokenTextsVersion + 1 });
+});
 let current: RunHandle | null = null;
 /** What the person typed in a human run, per sample and turn: the run's scripted responses. */
 let humanTyped: string[][] = [];
@@ -93,6 +102,13 @@ export const useLab = create<LabState>((set, get) => ({
   selectedTurn: null,
   remoteHost: "",
   localFolder: null,
+  tokenTexts: new Map(),
+  tokenTextsVersion: 0,
+  requestTokenTexts(ids) {
+    const known = get().tokenTexts;
+    const missing = [...new Set(ids)].filter((id) => !known.has(id));
+    if (missing.length) client.describeTokens(missing);
+  },
   files: {},
   addFile: (name, text) => set({ files: { ...get().files, [name]: text } }),
   humanRequests: [],
@@ -137,7 +153,19 @@ export const useLab = create<LabState>((set, get) => ({
     const bump = frameScheduler(() => {
       if (get().model === model) set({ version: model.version });
     });
-    set({ status: "running", error: null, result: null, model, version: 0, runScenario: scenario, selected: 0, selectedTurn: null, modelStatus: null, humanRequests: [] });
+    set({
+      status: "running",
+      error: null,
+      result: null,
+      model,
+      version: 0,
+      runScenario: scenario,
+      selected: 0,
+      selectedTurn: null,
+      modelStatus: null,
+      humanRequests: [],
+      tokenTexts: new Map(),
+    });
     const { remoteHost, localFolder } = get();
     const human = get().setup.policy === "human";
     humanTyped = [];

@@ -23,6 +23,16 @@ export class RolloutWorkerClient {
   private worker: Worker | null = null;
   private nextRunId = 1;
   private readonly listeners = new Map<number, (message: WorkerMessage) => void>();
+  private tokenListener: ((ids: number[], texts: string[], special: boolean[]) => void) | null = null;
+
+  /** Asks the worker for token texts in the loaded model's vocabulary; answers arrive through `onTokens`. */
+  describeTokens(ids: number[]): void {
+    this.worker?.postMessage({ type: "describe_tokens", runId: 0, ids } satisfies PageMessage);
+  }
+
+  onTokens(listener: (ids: number[], texts: string[], special: boolean[]) => void): void {
+    this.tokenListener = listener;
+  }
 
   run(scenario: unknown, handlers: RunHandlers = {}, modelSettings: ModelSettings = {}): RunHandle {
     const worker = this.ensureWorker();
@@ -33,7 +43,7 @@ export class RolloutWorkerClient {
         if (message.type === "event") handlers.onEvent?.(message.event);
         else if (message.type === "model") handlers.onModel?.(message.status);
         else if (message.type === "human_request") handlers.onHumanRequest?.(message.request);
-        else {
+        else if (message.type === "result" || message.type === "failed") {
           this.listeners.delete(runId);
           if (message.type === "result") resolve(message.result);
           else reject(new Error(message.error));
@@ -54,7 +64,11 @@ export class RolloutWorkerClient {
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(new URL("./rollout-worker.ts", import.meta.url), { type: "module" });
-    worker.onmessage = (e: MessageEvent<WorkerMessage>) => this.listeners.get(e.data.runId)?.(e.data);
+    worker.onmessage = (e: MessageEvent<WorkerMessage>) => {
+      const message = e.data;
+      if (message.type === "tokens_described") this.tokenListener?.(message.ids, message.texts, message.special);
+      else this.listeners.get(message.runId)?.(message);
+    };
     // A crashed worker fails every run it held; the next run starts a fresh one.
     worker.onerror = (e) => {
       const error = `the rollout worker crashed: ${e.message || "unknown error"}`;

@@ -31,7 +31,9 @@ export type PageMessage =
   | { type: "resume"; runId: number }
   | { type: "step"; runId: number }
   | { type: "stop"; runId: number }
-  | { type: "human_response"; runId: number; requestId: number; text: string };
+  | { type: "human_response"; runId: number; requestId: number; text: string }
+  /** Token texts in the loaded model's vocabulary (the token view of a model run). */
+  | { type: "describe_tokens"; runId: number; ids: number[] };
 
 export interface ModelStatus {
   phase: "choosing_device" | "loading" | "ready";
@@ -48,5 +50,6 @@ export type WorkerMessage =
   | { type: "event"; runId: number; event: RolloutEvent }
   | { type: "model"; runId: number; status: ModelStatus }
   | { type: "human_request"; runId: number; request: HumanRequest }
+  | { type: "tokens_described"; runId: number; ids: number[]; texts: string[]; special: boolean[] }
   | { type: "result"; runId: number; result: RolloutResultJson }
   | { type: "failed"; runId: number; error: string };

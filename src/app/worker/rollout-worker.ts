@@ -6,7 +6,7 @@
 
 import { byteLevelTokenizer, PauseController } from "../../core/index.js";
 import { TextPolicy } from "../../policy/text-policy.js";
-import { browserModelPolicy } from "../../policy/llm/worker.js";
+import { browserModelPolicy, describeTokens } from "../../policy/llm/worker.js";
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
 import type { ModelSettings, PageMessage, WorkerMessage } from "./protocol.js";
@@ -52,6 +52,11 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
   const message = e.data;
   if (message.type === "run") {
     void run(message.runId, message.scenario, message.modelSettings ?? {});
+    return;
+  }
+  if (message.type === "describe_tokens") {
+    const described = describeTokens(message.ids);
+    if (described) post({ type: "tokens_described", runId: message.runId, ids: message.ids, ...described });
     return;
   }
   const active = runs.get(message.runId);

@@ -175,3 +175,14 @@ function configureEnv(spec: BrowserModelSpec, source: ModelSource): void {
     return file ? new Response(file) : new Response("not found", { status: 404 });
   };
 }
+
+/** Each token's text (nothing skipped) and whether it is special, in the loaded model's own vocabulary. */
+export function describeTokens(ids: readonly number[]): { texts: string[]; special: boolean[] } | null {
+  const tokenizer = loaded?.tokenizer;
+  if (!tokenizer) return null;
+  const specialIds = new Set(tokenizer.all_special_ids.map(Number));
+  return {
+    texts: ids.map((id) => tokenizer.decode([id], { skip_special_tokens: false })),
+    special: ids.map((id) => specialIds.has(id)),
+  };
+}
