@@ -194,3 +194,23 @@ test("replay: a saved run played back by the replay policy gives the same transc
   await expect(status(page)).toHaveText("finished");
   await expect(page.getByTestId("transcript")).toHaveText(transcript);
 });
+
+test("a batch of 1,000 samples: the overview stays virtualised and the last sample can be opened", async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.goto("/");
+  await page.getByLabel("Environment", { exact: true }).selectOption("calculator");
+  await page.getByLabel("Policy", { exact: true }).selectOption("oracle");
+  await page.getByLabel("Samples").fill("1000");
+  await page.getByLabel("Mode").selectOption("async");
+  await page.getByLabel("max_rollout_turns").fill("6");
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(status(page)).toHaveText("finished", { timeout: 90_000 });
+  expect(await page.getByTestId("sample-row").count()).toBeLessThan(80);
+  await page.locator(".ov-scroll").evaluate((el) => (el.scrollTop = el.scrollHeight));
+  const last = page.locator('[data-testid="sample-row"][data-sample="999"]');
+  await expect(last).toBeVisible();
+  await last.locator("[data-turn]").first().click();
+  await expect(page.getByRole("tab", { name: "Transcript · sample 999" })).toBeVisible();
+  await expect(page.getByTestId("transcript")).toContainText("calculator");
+  await expect(page.locator('[data-metric="total_turns"]')).toBeVisible();
+});
