@@ -10,6 +10,8 @@ const isolation = {
 
 export default defineConfig({
   plugins: [react()],
+  // No client-side routes: a missing file must be a 404, never index.html (transformers.js probes model files).
+  appType: "mpa",
   server: { headers: isolation },
   preview: { headers: isolation },
   build: { target: "es2022", sourcemap: true },
