@@ -1,0 +1,173 @@
+/**
+ * `npm run regress -- <suite.json> [--backend node] [--update] [--shard i/n] [--out <dir>] [--goldens <dir>]`:
+ * runs each scenario of a suite headless in Node, writes its transcripts (`samples.jsonl`) and metrics
+ * (`metrics.json`, no `timing/` keys) to `<out>/<name>/`, and compares them with the goldens in
+ * `<goldens>/<name>/` (default: `goldens/` beside the suite file). `--update` rewrites the goldens instead.
+ * Writes `<out>/report.html`. Exit status 0 when all match, 1 on a regression, a missing golden or a failed run,
+ * 2 on bad usage. Only the node backend exists so far.
+ */
+
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { loadNodeModelPolicy } from "../policy/llm/node.js";
+import { compareScenario, metricsJson, toJsonl, type ScenarioComparison } from "../regress/compare.js";
+import { renderHtmlReport } from "../regress/report-html.js";
+import { renderTextReport } from "../regress/report-text.js";
+import { parseShard, parseSuiteText, scenarioName, selectShard, SuiteError, type Shard } from "../regress/suite.js";
+import { withoutTiming } from "../scenario/result.js";
+import { runScenario, type LoadedPolicy } from "../scenario/run.js";
+import { parseScenarioText, ScenarioError } from "../scenario/schema.js";
+
+const USAGE = "usage: npm run regress -- <suite.json> [--backend node] [--update] [--shard i/n] [--out <dir>] [--goldens <dir>]";
+
+interface Args {
+  suite: string;
+  update: boolean;
+  shard: Shard | null;
+  out: string;
+  goldens: string | null;
+}
+
+class UsageError extends Error {
+  constructor(readonly detail: string | null) {
+    super(detail ?? USAGE);
+  }
+}
+
+class BackendUnavailable extends Error {}
+
+function parseArgs(argv: string[]): Args {
+  const positional: string[] = [];
+  let update = false;
+  let shard: Shard | null = null;
+  let out = "regress/out";
+  let goldens: string | null = null;
+  const value = (i: number, flag: string): string => {
+    const v = argv[i];
+    if (v === undefined || v.startsWith("--")) throw new UsageError(`${flag} needs a value`);
+    return v;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--update") update = true;
+    else if (arg === "--backend") {
+      const backend = value(++i, "--backend");
+      if (backend === "wasm" || backend === "webgpu") throw new BackendUnavailable(`--backend ${backend}: not available yet: only the node backend runs in this version`);
+      if (backend !== "node") throw new UsageError(`unknown backend '${backend}' (expected node; wasm and webgpu come later)`);
+    } else if (arg === "--shard") {
+      try {
+        shard = parseShard(value(++i, "--shard"));
+      } catch (e) {
+        throw e instanceof UsageError ? e : new UsageError((e as Error).message);
+      }
+    } else if (arg === "--out") out = value(++i, "--out");
+    else if (arg === "--goldens") goldens = value(++i, "--goldens");
+    else if (arg === "--help" || arg === "-h") throw new UsageError(null);
+    else if (arg.startsWith("-")) throw new UsageError(`unknown option ${arg}`);
+    else positional.push(arg);
+  }
+  if (positional.length !== 1) throw new UsageError("expected exactly one suite file");
+  return { suite: positional[0]!, update, shard, out, goldens };
+}
+
+/** A relative model folder is relative to the scenario file, like a replay file. */
+function resolveLocalModel(model: string, scenarioDir: string): string {
+  return model.startsWith("./") || model.startsWith("../") ? resolve(scenarioDir, model) : model;
+}
+
+async function runOne(path: string): Promise<{ samplesJsonl: string; metrics: Record<string, unknown> }> {
+  const scenario = parseScenarioText(await readFile(path, "utf8"), path);
+  const result = await runScenario(scenario, {
+    loadFile: (file) => readFile(resolve(dirname(path), file), "utf8"),
+    modelPolicy: async (spec): Promise<LoadedPolicy> => {
+      const policy = await loadNodeModelPolicy({ ...spec, model: resolveLocalModel(spec.model, dirname(path)) });
+      return { generation: policy, tokenizer: policy.tokenizer, dispose: () => policy.dispose() };
+    },
+  });
+  // Through JSON once, so the metrics compared are the ones the golden file holds.
+  const metrics = JSON.parse(JSON.stringify(withoutTiming(result.metrics))) as Record<string, unknown>;
+  return { samplesJsonl: toJsonl(result.samples), metrics };
+}
+
+async function readOptional(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw e;
+  }
+}
+
+async function main(): Promise<number> {
+  let args: Args;
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    if (e instanceof BackendUnavailable) {
+      process.stderr.write(`error: ${e.message}\n`);
+      return 2;
+    }
+    const detail = (e as UsageError).detail;
+    process.stderr.write(`${detail ? `error: ${detail}\n` : ""}${USAGE}\n`);
+    return detail ? 2 : 0;
+  }
+  const suitePath = resolve(args.suite);
+  let suite;
+  try {
+    suite = parseSuiteText(await readFile(suitePath, "utf8"), args.suite);
+  } catch (e) {
+    const problems = e instanceof SuiteError ? e.problems : [(e as Error).message];
+    process.stderr.write(`error: invalid suite ${args.suite}:\n${problems.map((p) => `  ${p}`).join("\n")}\n`);
+    return 1;
+  }
+  const goldensDir = resolve(args.goldens ?? join(dirname(suitePath), "goldens"));
+  const outDir = resolve(args.out);
+  const scenarios = selectShard(suite.scenarios, args.shard);
+  const started = performance.now();
+  const comparisons: ScenarioComparison[] = [];
+  let failedRuns = 0;
+  for (const rel of scenarios) {
+    const name = scenarioName(rel);
+    const path = resolve(dirname(suitePath), rel);
+    const t0 = performance.now();
+    let run;
+    try {
+      run = await runOne(path);
+    } catch (e) {
+      failedRuns++;
+      const detail = e instanceof ScenarioError ? e.problems.join("; ") : (e as Error).message;
+      process.stdout.write(`FAILED     ${name}: ${detail}\n`);
+      continue;
+    }
+    const seconds = ((performance.now() - t0) / 1000).toFixed(1);
+    const metrics = metricsJson(run.metrics);
+    await mkdir(join(outDir, name), { recursive: true });
+    await writeFile(join(outDir, name, "samples.jsonl"), run.samplesJsonl);
+    await writeFile(join(outDir, name, "metrics.json"), metrics);
+    if (args.update) {
+      await mkdir(join(goldensDir, name), { recursive: true });
+      await writeFile(join(goldensDir, name, "samples.jsonl"), run.samplesJsonl);
+      await writeFile(join(goldensDir, name, "metrics.json"), metrics);
+      process.stdout.write(`updated    ${name} (${seconds}s)\n`);
+      continue;
+    }
+    const goldenSamples = await readOptional(join(goldensDir, name, "samples.jsonl"));
+    const goldenMetricsText = await readOptional(join(goldensDir, name, "metrics.json"));
+    const goldenMetrics = goldenMetricsText === null ? null : (JSON.parse(goldenMetricsText) as Record<string, unknown>);
+    comparisons.push(compareScenario(name, run, { samplesJsonl: goldenSamples, metrics: goldenMetrics }, suite.tolerances));
+  }
+  const total = ((performance.now() - started) / 1000).toFixed(1);
+  const shardNote = args.shard ? ` (shard ${args.shard.index}/${args.shard.count})` : "";
+  if (args.update) {
+    process.stdout.write(`goldens written to ${goldensDir} for ${scenarios.length - failedRuns} scenarios${shardNote} in ${total}s\n`);
+    return failedRuns ? 1 : 0;
+  }
+  process.stdout.write(renderTextReport(comparisons));
+  await mkdir(outDir, { recursive: true });
+  await writeFile(join(outDir, "report.html"), renderHtmlReport(comparisons, `Regression report: ${args.suite}${shardNote}`));
+  process.stdout.write(`report: ${join(outDir, "report.html")} (${total}s${shardNote})\n`);
+  const bad = failedRuns + comparisons.filter((c) => c.status !== "ok").length;
+  return bad ? 1 : 0;
+}
+
+process.exitCode = await main();
