@@ -34,6 +34,12 @@ export interface NodeModelSpec extends SamplingSettings {
 }
 
 export async function loadNodeModelPolicy(spec: NodeModelSpec): Promise<ModelPolicy> {
+  const { runtime, model, tokenizer } = await loadNodeModel(spec);
+  return new ModelPolicy(runtime, model, tokenizer, spec);
+}
+
+/** The loaded model, its tokenizer and the runtime classes (the benchmark compares against a bare `generate`). */
+export async function loadNodeModel(spec: NodeModelSpec) {
   if (spec.device === "webgpu" || spec.device === "wasm") {
     throw new Error(`device '${spec.device}' runs in the browser; in Node the model runs on 'cpu'`);
   }
@@ -62,7 +68,7 @@ export async function loadNodeModelPolicy(spec: NodeModelSpec): Promise<ModelPol
   try {
     const tokenizer = await AutoTokenizer.from_pretrained(id);
     const model = await AutoModelForCausalLM.from_pretrained(id, { device: "cpu", dtype });
-    return new ModelPolicy({ Tensor, LogitsProcessor, StoppingCriteria, BaseStreamer }, model, tokenizer, spec);
+    return { runtime: { Tensor, LogitsProcessor, StoppingCriteria, BaseStreamer }, model, tokenizer };
   } catch (e) {
     throw describeLoadError(source, e);
   }
