@@ -1,16 +1,26 @@
 /**
- * `npm run regress -- <suite.json> [--backend node] [--update] [--shard i/n] [--out <dir>] [--goldens <dir>]`:
- * runs each scenario of a suite headless in Node, writes its transcripts (`samples.jsonl`) and metrics
+ * `npm run regress -- <suite.json> [--backend node|wasm|webgpu] [--update] [--shard i/n] [--out <dir>] [--goldens <dir>]`:
+ * runs each scenario of a suite headless (in Node, or with `--backend wasm|webgpu` in the built app in headless
+ * Chromium: see src/regress/browser.ts), writes its transcripts (`samples.jsonl`) and metrics
  * (`metrics.json`, no `timing/` keys) to `<out>/<name>/`, and compares them with the goldens in
  * `<goldens>/<name>/` (default: `goldens/` beside the suite file). `--update` rewrites the goldens instead.
  * Writes `<out>/report.html`. Exit status 0 when all match, 1 on a regression, a missing golden or a failed run,
- * 2 on bad usage. Only the node backend exists so far.
+ * 2 on bad usage. Browser runs are compared with the same (Node) goldens, their generation logprobs within a
+ * per-backend tolerance; they cannot `--update` (goldens come from the node backend) and skip replay scenarios.
  */
 
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { loadNodeModelPolicy } from "../policy/llm/node.js";
-import { compareScenario, metricsJson, toJsonl, type ScenarioComparison } from "../regress/compare.js";
+import {
+  BrowserSetupError,
+  browserSkipReason,
+  LOGPROB_TOLERANCE,
+  startBrowserRunner,
+  type BrowserBackend,
+  type BrowserRunner,
+} from "../regress/browser.js";
+import { compareScenario, metricsJson, skippedScenario, toJsonl, type ScenarioComparison } from "../regress/compare.js";
 import { renderHtmlReport } from "../regress/report-html.js";
 import { renderTextReport } from "../regress/report-text.js";
 import { parseShard, parseSuiteText, scenarioName, selectShard, SuiteError, type Shard } from "../regress/suite.js";
@@ -18,10 +28,14 @@ import { withoutTiming } from "../scenario/result.js";
 import { runScenario, type LoadedPolicy } from "../scenario/run.js";
 import { parseScenarioText, ScenarioError } from "../scenario/schema.js";
 
-const USAGE = "usage: npm run regress -- <suite.json> [--backend node] [--update] [--shard i/n] [--out <dir>] [--goldens <dir>]";
+const USAGE = "usage: npm run regress -- <suite.json> [--backend node|wasm|webgpu] [--update] [--shard i/n] [--out <dir>] [--goldens <dir>]";
+const ROOT = resolve(import.meta.dirname, "../..");
+
+type Backend = "node" | BrowserBackend;
 
 interface Args {
   suite: string;
+  backend: Backend;
   update: boolean;
   shard: Shard | null;
   out: string;
@@ -34,14 +48,13 @@ class UsageError extends Error {
   }
 }
 
-class BackendUnavailable extends Error {}
-
 function parseArgs(argv: string[]): Args {
   const positional: string[] = [];
   let update = false;
   let shard: Shard | null = null;
   let out = "regress/out";
   let goldens: string | null = null;
+  let backend: Backend = "node";
   const value = (i: number, flag: string): string => {
     const v = argv[i];
     if (v === undefined || v.startsWith("--")) throw new UsageError(`${flag} needs a value`);
@@ -51,9 +64,9 @@ function parseArgs(argv: string[]): Args {
     const arg = argv[i]!;
     if (arg === "--update") update = true;
     else if (arg === "--backend") {
-      const backend = value(++i, "--backend");
-      if (backend === "wasm" || backend === "webgpu") throw new BackendUnavailable(`--backend ${backend}: not available yet: only the node backend runs in this version`);
-      if (backend !== "node") throw new UsageError(`unknown backend '${backend}' (expected node; wasm and webgpu come later)`);
+      const name = value(++i, "--backend");
+      if (name !== "node" && name !== "wasm" && name !== "webgpu") throw new UsageError(`unknown backend '${name}' (expected node, wasm or webgpu)`);
+      backend = name;
     } else if (arg === "--shard") {
       try {
         shard = parseShard(value(++i, "--shard"));
@@ -67,7 +80,10 @@ function parseArgs(argv: string[]): Args {
     else positional.push(arg);
   }
   if (positional.length !== 1) throw new UsageError("expected exactly one suite file");
-  return { suite: positional[0]!, update, shard, out, goldens };
+  if (update && backend !== "node") {
+    throw new UsageError(`--update with --backend ${backend}: goldens come from the node backend (run --update without --backend)`);
+  }
+  return { suite: positional[0]!, backend, update, shard, out, goldens };
 }
 
 /** A relative model folder is relative to the scenario file, like a replay file. */
@@ -75,8 +91,17 @@ function resolveLocalModel(model: string, scenarioDir: string): string {
   return model.startsWith("./") || model.startsWith("../") ? resolve(scenarioDir, model) : model;
 }
 
-async function runOne(path: string): Promise<{ samplesJsonl: string; metrics: Record<string, unknown> }> {
+type RunOutcome = { samplesJsonl: string; metrics: Record<string, unknown> } | { skipped: string };
+
+async function runOne(path: string, browser: BrowserRunner | null): Promise<RunOutcome> {
   const scenario = parseScenarioText(await readFile(path, "utf8"), path);
+  if (browser) {
+    const skip = browserSkipReason(scenario);
+    if (skip) return { skipped: skip };
+    const result = await browser.run(scenario);
+    const metrics = JSON.parse(JSON.stringify(withoutTiming(result.metrics))) as Record<string, unknown>;
+    return { samplesJsonl: toJsonl(result.samples), metrics };
+  }
   const result = await runScenario(scenario, {
     loadFile: (file) => readFile(resolve(dirname(path), file), "utf8"),
     modelPolicy: async (spec): Promise<LoadedPolicy> => {
@@ -103,10 +128,6 @@ async function main(): Promise<number> {
   try {
     args = parseArgs(process.argv.slice(2));
   } catch (e) {
-    if (e instanceof BackendUnavailable) {
-      process.stderr.write(`error: ${e.message}\n`);
-      return 2;
-    }
     const detail = (e as UsageError).detail;
     process.stderr.write(`${detail ? `error: ${detail}\n` : ""}${USAGE}\n`);
     return detail ? 2 : 0;
@@ -124,50 +145,83 @@ async function main(): Promise<number> {
   const outDir = resolve(args.out);
   const scenarios = selectShard(suite.scenarios, args.shard);
   const started = performance.now();
+  let browser: BrowserRunner | null = null;
+  if (args.backend !== "node") {
+    try {
+      browser = await startBrowserRunner(ROOT, args.backend);
+    } catch (e) {
+      if (!(e instanceof BrowserSetupError)) throw e;
+      process.stderr.write(`error: --backend ${args.backend}: ${e.message}\n`);
+      return 1;
+    }
+  }
+  const options = args.backend === "node" ? {} : { logprobTolerance: LOGPROB_TOLERANCE[args.backend] };
   const comparisons: ScenarioComparison[] = [];
   let failedRuns = 0;
-  for (const rel of scenarios) {
-    const name = scenarioName(rel);
-    const path = resolve(dirname(suitePath), rel);
-    const t0 = performance.now();
-    let run;
-    try {
-      run = await runOne(path);
-    } catch (e) {
-      failedRuns++;
-      const detail = e instanceof ScenarioError ? e.problems.join("; ") : (e as Error).message;
-      process.stdout.write(`FAILED     ${name}: ${detail}\n`);
-      continue;
+  try {
+    for (const rel of scenarios) {
+      const name = scenarioName(rel);
+      const path = resolve(dirname(suitePath), rel);
+      const comparison = await runAndCompare(name, path, browser, args, goldensDir, outDir, suite.tolerances, options);
+      if (comparison === "failed") failedRuns++;
+      else if (comparison) comparisons.push(comparison);
     }
-    const seconds = ((performance.now() - t0) / 1000).toFixed(1);
-    const metrics = metricsJson(run.metrics);
-    await mkdir(join(outDir, name), { recursive: true });
-    await writeFile(join(outDir, name, "samples.jsonl"), run.samplesJsonl);
-    await writeFile(join(outDir, name, "metrics.json"), metrics);
-    if (args.update) {
-      await mkdir(join(goldensDir, name), { recursive: true });
-      await writeFile(join(goldensDir, name, "samples.jsonl"), run.samplesJsonl);
-      await writeFile(join(goldensDir, name, "metrics.json"), metrics);
-      process.stdout.write(`updated    ${name} (${seconds}s)\n`);
-      continue;
-    }
-    const goldenSamples = await readOptional(join(goldensDir, name, "samples.jsonl"));
-    const goldenMetricsText = await readOptional(join(goldensDir, name, "metrics.json"));
-    const goldenMetrics = goldenMetricsText === null ? null : (JSON.parse(goldenMetricsText) as Record<string, unknown>);
-    comparisons.push(compareScenario(name, run, { samplesJsonl: goldenSamples, metrics: goldenMetrics }, suite.tolerances));
+  } finally {
+    await browser?.close();
   }
   const total = ((performance.now() - started) / 1000).toFixed(1);
   const shardNote = args.shard ? ` (shard ${args.shard.index}/${args.shard.count})` : "";
+  const backendNote = args.backend === "node" ? "" : `, backend ${args.backend}, logprob tolerance ${options.logprobTolerance}`;
   if (args.update) {
     process.stdout.write(`goldens written to ${goldensDir} for ${scenarios.length - failedRuns} scenarios${shardNote} in ${total}s\n`);
     return failedRuns ? 1 : 0;
   }
   process.stdout.write(renderTextReport(comparisons));
   await mkdir(outDir, { recursive: true });
-  await writeFile(join(outDir, "report.html"), renderHtmlReport(comparisons, `Regression report: ${args.suite}${shardNote}`));
-  process.stdout.write(`report: ${join(outDir, "report.html")} (${total}s${shardNote})\n`);
-  const bad = failedRuns + comparisons.filter((c) => c.status !== "ok").length;
+  await writeFile(join(outDir, "report.html"), renderHtmlReport(comparisons, `Regression report: ${args.suite}${shardNote}${backendNote}`));
+  process.stdout.write(`report: ${join(outDir, "report.html")} (${total}s${shardNote}${backendNote})\n`);
+  const bad = failedRuns + comparisons.filter((c) => c.status === "regressed" || c.status === "missing-golden").length;
   return bad ? 1 : 0;
+}
+
+/** Runs one scenario and compares it with its golden (or rewrites the golden): null after --update, "failed" when the run failed. */
+async function runAndCompare(
+  name: string,
+  path: string,
+  browser: BrowserRunner | null,
+  args: Args,
+  goldensDir: string,
+  outDir: string,
+  tolerances: Record<string, number>,
+  options: { logprobTolerance?: number },
+): Promise<ScenarioComparison | "failed" | null> {
+  const t0 = performance.now();
+  let run;
+  try {
+    const outcome = await runOne(path, browser);
+    if ("skipped" in outcome) return skippedScenario(name, outcome.skipped);
+    run = outcome;
+  } catch (e) {
+    const detail = e instanceof ScenarioError ? e.problems.join("; ") : (e as Error).message;
+    process.stdout.write(`FAILED     ${name}: ${detail}\n`);
+    return "failed";
+  }
+  const seconds = ((performance.now() - t0) / 1000).toFixed(1);
+  const metrics = metricsJson(run.metrics);
+  await mkdir(join(outDir, name), { recursive: true });
+  await writeFile(join(outDir, name, "samples.jsonl"), run.samplesJsonl);
+  await writeFile(join(outDir, name, "metrics.json"), metrics);
+  if (args.update) {
+    await mkdir(join(goldensDir, name), { recursive: true });
+    await writeFile(join(goldensDir, name, "samples.jsonl"), run.samplesJsonl);
+    await writeFile(join(goldensDir, name, "metrics.json"), metrics);
+    process.stdout.write(`updated    ${name} (${seconds}s)\n`);
+    return null;
+  }
+  const goldenSamples = await readOptional(join(goldensDir, name, "samples.jsonl"));
+  const goldenMetricsText = await readOptional(join(goldensDir, name, "metrics.json"));
+  const goldenMetrics = goldenMetricsText === null ? null : (JSON.parse(goldenMetricsText) as Record<string, unknown>);
+  return compareScenario(name, run, { samplesJsonl: goldenSamples, metrics: goldenMetrics }, tolerances, options);
 }
 
 process.exitCode = await main();

@@ -1,6 +1,6 @@
 // `npm test`: every test. Installs what a fresh machine lacks, then: typecheck, unit and conformance tests
-// (vitest), the conformance runner, the sample regression suite against its goldens, the static build, and the
-// end-to-end tests in headless Chromium.
+// (vitest), the conformance runner, the sample regression suite against its goldens, the static build, the sample
+// suite again in the built app (--backend wasm), and the end-to-end tests in headless Chromium.
 import { ensureChromium, ensureDependencies, mustRun } from "./setup.mjs";
 
 ensureDependencies();
@@ -10,4 +10,6 @@ mustRun("npx", ["vitest", "run"]);
 mustRun("npm", ["run", "conformance"]);
 mustRun("npm", ["run", "regress", "--", "regress/sample-suite.json"]);
 mustRun("npm", ["run", "build"]);
+// The same suite in the built app in headless Chromium (WASM), against the same goldens (measured 18–36 s).
+mustRun("npm", ["run", "regress", "--", "regress/sample-suite.json", "--backend", "wasm", "--out", "regress/out/wasm"], { env: { ...process.env, CHROMIUM_PATH: chromium } });
 mustRun("npx", ["playwright", "test"], { env: { ...process.env, CHROMIUM_PATH: chromium } });

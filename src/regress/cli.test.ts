@@ -1,6 +1,7 @@
 /** End to end: `npx tsx src/cli/regress.ts` on a temp copy of a small suite, with the committed goldens. */
 
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -9,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 const root = resolve(import.meta.dirname, "../..");
 const NAMES = ["calculator-scripted-sync", "puzzle-oracle-sync"];
 
-function regress(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function regress(args: string[], timeout = 60_000): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile("npx", ["tsx", "src/cli/regress.ts", ...args], { cwd: root, timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile("npx", ["tsx", "src/cli/regress.ts", ...args], { cwd: root, timeout }, (error, stdout, stderr) => {
       done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -92,15 +93,54 @@ describe("npm run regress (node backend)", () => {
     expect(stdout).toContain("all 2 scenarios match their goldens");
   }, 90_000);
 
-  it("refuses the browser backends and bad suites clearly", async () => {
-    const wasm = await regress([suite, "--backend", "wasm"]);
+  it("refuses --update with a browser backend, unknown backends and bad suites clearly", async () => {
+    const wasm = await regress([suite, "--backend", "wasm", "--update"]);
     expect(wasm.code).toBe(2);
-    expect(wasm.stderr).toContain("not available yet: only the node backend runs in this version");
-    expect((await regress([suite, "--backend", "webgpu"])).code).toBe(2);
+    expect(wasm.stderr).toContain("--update with --backend wasm: goldens come from the node backend");
+    expect((await regress([suite, "--backend", "webgpu", "--update"])).code).toBe(2);
+    const unknown = await regress([suite, "--backend", "cuda"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown backend 'cuda' (expected node, wasm or webgpu)");
     const bad = join(dir, "bad.json");
     await writeFile(bad, JSON.stringify({ scenarios: ["x.json"], tolerance: {} }));
     const invalid = await regress([bad]);
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toContain("tolerance: unknown key");
   }, 90_000);
+});
+
+const BROWSER_NAMES = ["calculator-scripted-sync", "puzzle-tiny-model-greedy"];
+const built = existsSync(join(root, "dist", "index.html"));
+
+describe("npm run regress --backend wasm (the built app in headless Chromium)", () => {
+  it.skipIf(!built)(
+    "matches Node's goldens (logprobs within 1e-4) and skips a replay scenario" +
+      (built ? "" : " [skipped: dist/index.html is missing; run npm run build first]"),
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), "regress-wasm-"));
+      try {
+        for (const name of BROWSER_NAMES) {
+          await cp(join(root, "regress/scenarios", `${name}.json`), join(dir, "scenarios", `${name}.json`));
+          await cp(join(root, "regress/goldens", name), join(dir, "goldens", name), { recursive: true });
+        }
+        const replay = JSON.parse(await readFile(join(root, "regress/scenarios/calculator-scripted-sync.json"), "utf8"));
+        replay.policy = { kind: "replay", file: "saved.jsonl" };
+        await writeFile(join(dir, "scenarios", "replayed.json"), JSON.stringify(replay));
+        const suite = join(dir, "suite.json");
+        const scenarios = [...BROWSER_NAMES, "replayed"].map((n) => `scenarios/${n}.json`);
+        await writeFile(suite, JSON.stringify({ scenarios, tolerances: {} }));
+        const { code, stdout, stderr } = await regress([suite, "--backend", "wasm", "--out", join(dir, "out")], 85_000);
+        expect(stderr + stdout).not.toContain("FAILED");
+        expect(code).toBe(0);
+        expect(stdout).toMatch(/^ok +calculator-scripted-sync$/m);
+        expect(stdout).toMatch(/^ok +puzzle-tiny-model-greedy$/m);
+        expect(stdout).toMatch(/^skipped +replayed: replay policy/m);
+        expect(stdout).toContain("all 2 scenarios match their goldens (1 skipped)");
+        expect(stdout).toContain("backend wasm, logprob tolerance 0.0001");
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+    90_000,
+  );
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { charDiff, compareMetrics, compareScenario, compareTranscripts, firstDifference, toJsonl } from "./compare.js";
+import { charDiff, compareMetrics, compareScenario, compareTranscripts, describeDivergence, firstDifference, skippedScenario, toJsonl } from "./compare.js";
+import { renderTextReport } from "./report-text.js";
 
 const msg = (role: string, content: string) => ({ role, content, token_ids: [...content].map((c) => c.charCodeAt(0)) });
 
@@ -106,5 +107,66 @@ describe("compareScenario", () => {
     expect(compareScenario("s", run, { samplesJsonl: run.samplesJsonl, metrics: { m: 1.5 } }, { m: 0.5 }).status).toBe("ok");
     const missing = compareScenario("s", run, { samplesJsonl: null, metrics: { m: 1 } });
     expect(missing).toMatchObject({ status: "missing-golden", missing: ["samples.jsonl"] });
+  });
+});
+
+describe("tolerant comparison (browser backends: logprobs within a tolerance)", () => {
+  /** A model sample: each assistant message with its logprobs. */
+  function modelSample(idx: number, logprobs: number[][]) {
+    const s = sample(idx, logprobs.map((_, k) => `a${k}`));
+    let k = 0;
+    for (const m of s.message_log) if (m.role === "assistant") Object.assign(m, { generation_logprobs: logprobs[k++] });
+    return s;
+  }
+  const golden = toJsonl([modelSample(0, [[-0.5, -1.25]]), modelSample(3, [[-0.1, -0.2], [-1.5, -2.000001]])]);
+  const tolerant = { logprobTolerance: 1e-4 };
+
+  it("passes logprobs within the tolerance, which exact mode reports", () => {
+    const run = toJsonl([modelSample(0, [[-0.50005, -1.25]]), modelSample(3, [[-0.1, -0.2], [-1.50009, -2.0000012]])]);
+    expect(compareTranscripts(run, golden, tolerant)).toBeNull();
+    expect(compareScenario("s", { samplesJsonl: run, metrics: {} }, { samplesJsonl: golden, metrics: {} }, {}, tolerant).status).toBe("ok");
+    expect(compareTranscripts(run, golden)).toMatchObject({ idx: 0, turn: 0, field: "generation_logprobs" });
+  });
+
+  it("fails a logprob beyond the tolerance, naming the sample, the turn, the index and |Δ|", () => {
+    const run = toJsonl([modelSample(0, [[-0.5, -1.25]]), modelSample(3, [[-0.1, -0.2], [-1.5, -2.001]])]);
+    const d = compareTranscripts(run, golden, tolerant)!;
+    expect(d).toMatchObject({ line: 1, idx: 3, turn: 1, messageIndex: 3, role: "assistant", field: "generation_logprobs[1]" });
+    expect(d.delta!.tolerance).toBe(1e-4);
+    expect(d.delta!.value).toBeCloseTo(0.000999, 9);
+    expect(describeDivergence(d)).toMatch(/^sample idx 3, turn 1, message 3 \(assistant\), generation_logprobs\[1\] \|Δ\| 0\.0009\d+ > tolerance 0\.0001$/);
+    const report = compareScenario("s", { samplesJsonl: run, metrics: {} }, { samplesJsonl: golden, metrics: {} }, {}, tolerant);
+    expect(report.status).toBe("regressed");
+    expect(renderTextReport([report])).toMatch(/^REGRESSED +s: sample idx 3, turn 1, .*generation_logprobs\[1\]/m);
+  });
+
+  it("fails a different number of logprobs", () => {
+    const run = toJsonl([modelSample(0, [[-0.5]]), modelSample(3, [[-0.1, -0.2], [-1.5, -2.000001]])]);
+    expect(compareTranscripts(run, golden, tolerant)).toMatchObject({ idx: 0, turn: 0, field: "generation_logprobs" });
+  });
+
+  it("always fails a token, text, reward or termination difference", () => {
+    const base = modelSample(0, [[-0.5, -1.25]]);
+    const tokens = structuredClone(base);
+    tokens.message_log[1]!.token_ids = [97, 49];
+    expect(compareTranscripts(toJsonl([tokens]), toJsonl([base]), { logprobTolerance: 1 })).toMatchObject({ idx: 0, turn: 0, field: "token_ids" });
+    const text = structuredClone(base);
+    text.message_log[1]!.content = "a1";
+    expect(compareTranscripts(toJsonl([text]), toJsonl([base]), { logprobTolerance: 1 })).toMatchObject({ field: "content" });
+    expect(compareTranscripts(toJsonl([{ ...base, total_reward: 0.99999 }]), toJsonl([base]), tolerant)).toMatchObject({ field: "total_reward" });
+    expect(compareTranscripts(toJsonl([{ ...base, termination: "truncated" }]), toJsonl([base]), tolerant)).toMatchObject({ field: "termination" });
+  });
+
+  it("keeps metrics to the suite's tolerances", () => {
+    const samplesJsonl = toJsonl([modelSample(0, [[-0.5]])]);
+    const run = { samplesJsonl, metrics: { m: 1.00001 } };
+    expect(compareScenario("s", run, { samplesJsonl, metrics: { m: 1 } }, {}, tolerant).status).toBe("regressed");
+    expect(compareScenario("s", run, { samplesJsonl, metrics: { m: 1 } }, { m: 1e-4 }, tolerant).status).toBe("ok");
+  });
+
+  it("reports a skipped scenario with its reason, neither passing nor failing the suite", () => {
+    const text = renderTextReport([skippedScenario("r", "replay policy: it reads a file")]);
+    expect(text).toMatch(/^skipped +r: replay policy: it reads a file$/m);
+    expect(text).toContain("all 0 scenarios match their goldens (1 skipped)");
   });
 });

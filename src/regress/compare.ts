@@ -2,6 +2,11 @@
  * Compares one scenario's run with its golden: transcripts (JSONL, one sample a line) byte for byte, and metrics
  * per key within the suite's absolute tolerance (`timing/` keys ignored). On a transcript difference it locates
  * the first diverging sample, turn and character, for the reports. Pure: no files, no clock.
+ *
+ * Tolerant mode (`logprobTolerance`, for browser runs against Node's goldens): each `generation_logprobs` value
+ * may differ from the golden's by at most that much; everything else in the transcript (token ids, texts, rewards,
+ * terminations, the number of logprobs) must still be identical, and a logprob beyond the tolerance is a
+ * divergence like any other, named with its index and |Δ|.
  */
 
 export interface TextWindow {
@@ -31,6 +36,8 @@ export interface SampleDivergence {
   /** Index in `message_log` of the first differing message; null when the difference is elsewhere. */
   messageIndex: number | null;
   role: string | null;
+  /** For a logprob beyond tolerance (tolerant mode): how far off it is. */
+  delta?: { value: number; tolerance: number };
   /** What differs: `content`, `token_ids`, a message field, a sample key, `missing sample`, `extra sample`, … */
   field: string;
   runText: string;
@@ -49,7 +56,9 @@ export interface MetricDelta {
 
 export interface ScenarioComparison {
   name: string;
-  status: "ok" | "regressed" | "missing-golden";
+  status: "ok" | "regressed" | "missing-golden" | "skipped";
+  /** Why the scenario was not run (status skipped). */
+  reason?: string;
   /** Golden files that are absent (status missing-golden). */
   missing: string[];
   samples: SampleDivergence | null;
@@ -137,8 +146,33 @@ function divergence(
   };
 }
 
-/** Locates the first difference between two (byte-different) transcript lines. */
-function lineDivergence(line: number, runLine: string, goldenLine: string): SampleDivergence {
+export interface CompareOptions {
+  /** Tolerant mode: the largest allowed |run − golden| of each `generation_logprobs` value. */
+  logprobTolerance?: number;
+}
+
+/** The first logprob of two same-length arrays that differs by more than the tolerance, or null. */
+function logprobBeyond(run: Json, golden: Json, tolerance: number): { index: number; delta: number } | null | "shape" {
+  if (!Array.isArray(run) || !Array.isArray(golden) || run.length !== golden.length) return "shape";
+  for (let i = 0; i < golden.length; i++) {
+    const r = run[i] as Json;
+    const g = golden[i] as Json;
+    if (typeof r !== "number" || typeof g !== "number") {
+      if (!same(r, g)) return "shape";
+      continue;
+    }
+    const delta = Math.abs(r - g);
+    if (r !== g && !(delta <= tolerance)) return { index: i, delta };
+  }
+  return null;
+}
+
+/**
+ * Locates the first difference between two (byte-different) transcript lines. In tolerant mode, null when they
+ * differ only by logprobs within the tolerance.
+ */
+function lineDivergence(line: number, runLine: string, goldenLine: string, options: CompareOptions = {}): SampleDivergence | null {
+  const tolerance = options.logprobTolerance;
   let run: Record<string, Json>;
   let golden: Record<string, Json>;
   try {
@@ -162,7 +196,20 @@ function lineDivergence(line: number, runLine: string, goldenLine: string): Samp
       return divergence(line, idx, field, r ? str(r.content) : "", g ? str(g.content) : "", at);
     }
     for (const key of ["role", "content", ...new Set([...Object.keys(g), ...Object.keys(r)])]) {
-      if (!same(r[key], g[key])) return divergence(line, idx, key, str(r[key] ?? null), str(g[key] ?? null), at);
+      if (same(r[key], g[key])) continue;
+      if (tolerance !== undefined && key === "generation_logprobs") {
+        const beyond = logprobBeyond(r[key], g[key], tolerance);
+        if (beyond === null) continue;
+        if (beyond !== "shape") {
+          const runValue = (r[key] as number[])[beyond.index]!;
+          const goldenValue = (g[key] as number[])[beyond.index]!;
+          return {
+            ...divergence(line, idx, `${key}[${beyond.index}]`, String(runValue), String(goldenValue), at),
+            delta: { value: beyond.delta, tolerance },
+          };
+        }
+      }
+      return divergence(line, idx, key, str(r[key] ?? null), str(g[key] ?? null), at);
     }
   }
   for (const key of new Set([...Object.keys(golden), ...Object.keys(run)])) {
@@ -170,16 +217,20 @@ function lineDivergence(line: number, runLine: string, goldenLine: string): Samp
       return divergence(line, idx, key, str(run[key] ?? null), str(golden[key] ?? null));
     }
   }
-  // Same values, different bytes (key order, number spelling).
-  return divergence(line, idx, "serialization", runLine, goldenLine);
+  // Within tolerance; or, in exact mode, same values with different bytes (key order, number spelling).
+  return tolerance !== undefined ? null : divergence(line, idx, "serialization", runLine, goldenLine);
 }
 
-/** The first diverging sample of two JSONL transcripts, or null when they are byte-identical. */
-export function compareTranscripts(runJsonl: string, goldenJsonl: string): SampleDivergence | null {
+/**
+ * The first diverging sample of two JSONL transcripts, or null when they are byte-identical (in tolerant mode:
+ * identical but for logprobs within the tolerance).
+ */
+export function compareTranscripts(runJsonl: string, goldenJsonl: string, options: CompareOptions = {}): SampleDivergence | null {
   if (runJsonl === goldenJsonl) return null;
   const runLines = splitLines(runJsonl);
   const goldenLines = splitLines(goldenJsonl);
   const n = Math.max(runLines.length, goldenLines.length);
+  let tolerated = false;
   for (let i = 0; i < n; i++) {
     const r = runLines[i];
     const g = goldenLines[i];
@@ -195,8 +246,11 @@ export function compareTranscripts(runJsonl: string, goldenJsonl: string): Sampl
       }
       return divergence(i, idx, r === undefined ? "sample missing from the run" : "extra sample in the run", r ?? "", g ?? "");
     }
-    return lineDivergence(i, r, g);
+    const d = lineDivergence(i, r, g, options);
+    if (d) return d;
+    tolerated = true;
   }
+  if (tolerated) return null;
   // Only the line endings differ.
   return divergence(0, null, "line endings", runJsonl, goldenJsonl);
 }
@@ -235,12 +289,13 @@ export function compareScenario(
   run: ScenarioArtifacts,
   golden: { samplesJsonl: string | null; metrics: Record<string, unknown> | null },
   tolerances: Record<string, number> = {},
+  options: CompareOptions = {},
 ): ScenarioComparison {
   const missing = [
     ...(golden.samplesJsonl === null ? ["samples.jsonl"] : []),
     ...(golden.metrics === null ? ["metrics.json"] : []),
   ];
-  const samples = golden.samplesJsonl === null ? null : compareTranscripts(run.samplesJsonl, golden.samplesJsonl);
+  const samples = golden.samplesJsonl === null ? null : compareTranscripts(run.samplesJsonl, golden.samplesJsonl, options);
   const metrics = golden.metrics === null ? [] : compareMetrics(run.metrics, golden.metrics, tolerances);
   const status = missing.length ? "missing-golden" : samples || metrics.length ? "regressed" : "ok";
   return { name, status, missing, samples, metrics };
@@ -251,6 +306,11 @@ export function describeDivergence(d: SampleDivergence): string {
   const where = [`sample idx ${d.idx ?? "?"}`];
   if (d.turn !== null) where.push(`turn ${d.turn}`);
   if (d.messageIndex !== null) where.push(`message ${d.messageIndex}${d.role ? ` (${d.role})` : ""}`);
-  where.push(`${d.field} at char ${d.diff.position}`);
+  where.push(d.delta ? `${d.field} |Δ| ${d.delta.value} > tolerance ${d.delta.tolerance}` : `${d.field} at char ${d.diff.position}`);
   return where.join(", ");
+}
+
+/** A scenario the backend cannot run, reported as such (it neither passes nor fails the suite). */
+export function skippedScenario(name: string, reason: string): ScenarioComparison {
+  return { name, status: "skipped", reason, missing: [], samples: null, metrics: [] };
 }

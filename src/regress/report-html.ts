@@ -44,11 +44,16 @@ function scenarioSection(c: ScenarioComparison): string {
   return parts.join("\n");
 }
 
-const STATUS: Record<ScenarioComparison["status"], string> = { ok: "ok", regressed: "REGRESSED", "missing-golden": "MISSING GOLDEN" };
+const STATUS: Record<ScenarioComparison["status"], string> = {
+  ok: "ok",
+  regressed: "REGRESSED",
+  "missing-golden": "MISSING GOLDEN",
+  skipped: "skipped",
+};
 
 export function renderHtmlReport(comparisons: readonly ScenarioComparison[], title = "Regression report"): string {
   const rows = comparisons.map((c) => {
-    const detail = c.status === "missing-golden" ? `no golden ${c.missing.join(", ")}` : c.samples ? describeDivergence(c.samples) : c.metrics.length ? `${c.metrics.length} metric(s) beyond tolerance` : "";
+    const detail = c.status === "skipped" ? (c.reason ?? "") : c.status === "missing-golden" ? `no golden ${c.missing.join(", ")}` : c.samples ? describeDivergence(c.samples) : c.metrics.length ? `${c.metrics.length} metric(s) beyond tolerance` : "";
     return `<tr class="${c.status}"><td>${escapeHtml(c.name)}</td><td>${STATUS[c.status]}</td><td>${escapeHtml(detail)}</td></tr>`;
   });
   return `<!doctype html>
@@ -58,6 +63,7 @@ body { font-family: system-ui, sans-serif; margin: 1.5rem; }
 table { border-collapse: collapse; margin: 0.5rem 0; }
 td, th { border: 1px solid #ccc; padding: 0.25rem 0.5rem; vertical-align: top; text-align: left; }
 tr.ok td:nth-child(2) { color: #176117; }
+tr.skipped td:nth-child(2) { color: #666; }
 tr.regressed td:nth-child(2), tr.missing-golden td:nth-child(2) { color: #b00020; font-weight: bold; }
 table.diff td { width: 50%; }
 pre { white-space: pre-wrap; word-break: break-all; margin: 0; }

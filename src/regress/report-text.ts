@@ -24,6 +24,7 @@ export function diffLines(diff: CharDiff, indent = "    "): string[] {
 
 export function summaryLine(c: ScenarioComparison): string {
   if (c.status === "ok") return `ok         ${c.name}`;
+  if (c.status === "skipped") return `skipped    ${c.name}: ${c.reason ?? "not run"}`;
   if (c.status === "missing-golden") return `MISSING    ${c.name}: no golden ${c.missing.join(", ")} (run with --update to create it)`;
   const parts: string[] = [];
   if (c.samples) parts.push(describeDivergence(c.samples));
@@ -47,7 +48,10 @@ export function renderTextReport(comparisons: readonly ScenarioComparison[]): st
       lines.push(`  metric ${m.key}: golden ${fmt(m.golden)}, run ${fmt(m.run)}${delta}`);
     }
   }
-  const bad = comparisons.filter((c) => c.status !== "ok").length;
-  lines.push("", bad ? `${bad} of ${comparisons.length} scenarios regressed or lack a golden` : `all ${comparisons.length} scenarios match their goldens`);
+  const skipped = comparisons.filter((c) => c.status === "skipped").length;
+  const compared = comparisons.length - skipped;
+  const bad = comparisons.filter((c) => c.status === "regressed" || c.status === "missing-golden").length;
+  const skippedNote = skipped ? ` (${skipped} skipped)` : "";
+  lines.push("", bad ? `${bad} of ${compared} scenarios regressed or lack a golden${skippedNote}` : `all ${compared} scenarios match their goldens${skippedNote}`);
   return `${lines.join("\n")}\n`;
 }
