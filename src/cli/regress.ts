@@ -11,7 +11,7 @@
 
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { loadNodeModelPolicy } from "../policy/llm/node.js";
+import { nodeRunOptions, UsageError } from "./node-run.js";
 import {
   BrowserSetupError,
   browserSkipReason,
@@ -25,7 +25,7 @@ import { renderHtmlReport } from "../regress/report-html.js";
 import { renderTextReport } from "../regress/report-text.js";
 import { parseShard, parseSuiteText, scenarioName, selectShard, SuiteError, type Shard } from "../regress/suite.js";
 import { withoutTiming } from "../scenario/result.js";
-import { runScenario, type LoadedPolicy } from "../scenario/run.js";
+import { runScenario } from "../scenario/run.js";
 import { parseScenarioText, ScenarioError } from "../scenario/schema.js";
 
 const USAGE = "usage: npm run regress -- <suite.json> [--backend node|wasm|webgpu] [--update] [--shard i/n] [--out <dir>] [--goldens <dir>]";
@@ -42,11 +42,6 @@ interface Args {
   goldens: string | null;
 }
 
-class UsageError extends Error {
-  constructor(readonly detail: string | null) {
-    super(detail ?? USAGE);
-  }
-}
 
 function parseArgs(argv: string[]): Args {
   const positional: string[] = [];
@@ -57,7 +52,7 @@ function parseArgs(argv: string[]): Args {
   let backend: Backend = "node";
   const value = (i: number, flag: string): string => {
     const v = argv[i];
-    if (v === undefined || v.startsWith("--")) throw new UsageError(`${flag} needs a value`);
+    if (v === undefined || v.startsWith("--")) throw new UsageError(`${flag} needs a value`, USAGE);
     return v;
   };
   for (let i = 0; i < argv.length; i++) {
@@ -65,31 +60,27 @@ function parseArgs(argv: string[]): Args {
     if (arg === "--update") update = true;
     else if (arg === "--backend") {
       const name = value(++i, "--backend");
-      if (name !== "node" && name !== "wasm" && name !== "webgpu") throw new UsageError(`unknown backend '${name}' (expected node, wasm or webgpu)`);
+      if (name !== "node" && name !== "wasm" && name !== "webgpu") throw new UsageError(`unknown backend '${name}' (expected node, wasm or webgpu)`, USAGE);
       backend = name;
     } else if (arg === "--shard") {
       try {
         shard = parseShard(value(++i, "--shard"));
       } catch (e) {
-        throw e instanceof UsageError ? e : new UsageError((e as Error).message);
+        throw e instanceof UsageError ? e : new UsageError((e as Error).message, USAGE);
       }
     } else if (arg === "--out") out = value(++i, "--out");
     else if (arg === "--goldens") goldens = value(++i, "--goldens");
-    else if (arg === "--help" || arg === "-h") throw new UsageError(null);
-    else if (arg.startsWith("-")) throw new UsageError(`unknown option ${arg}`);
+    else if (arg === "--help" || arg === "-h") throw new UsageError(null, USAGE);
+    else if (arg.startsWith("-")) throw new UsageError(`unknown option ${arg}`, USAGE);
     else positional.push(arg);
   }
-  if (positional.length !== 1) throw new UsageError("expected exactly one suite file");
+  if (positional.length !== 1) throw new UsageError("expected exactly one suite file", USAGE);
   if (update && backend !== "node") {
-    throw new UsageError(`--update with --backend ${backend}: goldens come from the node backend (run --update without --backend)`);
+    throw new UsageError(`--update with --backend ${backend}: goldens come from the node backend (run --update without --backend)`, USAGE);
   }
   return { suite: positional[0]!, backend, update, shard, out, goldens };
 }
 
-/** A relative model folder is relative to the scenario file, like a replay file. */
-function resolveLocalModel(model: string, scenarioDir: string): string {
-  return model.startsWith("./") || model.startsWith("../") ? resolve(scenarioDir, model) : model;
-}
 
 type RunOutcome = { samplesJsonl: string; metrics: Record<string, unknown> } | { skipped: string };
 
@@ -102,13 +93,7 @@ async function runOne(path: string, browser: BrowserRunner | null): Promise<RunO
     const metrics = JSON.parse(JSON.stringify(withoutTiming(result.metrics))) as Record<string, unknown>;
     return { samplesJsonl: toJsonl(result.samples), metrics };
   }
-  const result = await runScenario(scenario, {
-    loadFile: (file) => readFile(resolve(dirname(path), file), "utf8"),
-    modelPolicy: async (spec): Promise<LoadedPolicy> => {
-      const policy = await loadNodeModelPolicy({ ...spec, model: resolveLocalModel(spec.model, dirname(path)) });
-      return { generation: policy, tokenizer: policy.tokenizer, dispose: () => policy.dispose() };
-    },
-  });
+  const result = await runScenario(scenario, nodeRunOptions(path));
   // Through JSON once, so the metrics compared are the ones the golden file holds.
   const metrics = JSON.parse(JSON.stringify(withoutTiming(result.metrics))) as Record<string, unknown>;
   return { samplesJsonl: toJsonl(result.samples), metrics };

@@ -4,9 +4,9 @@
  */
 
 import { readFile, writeFile } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
-import { loadNodeModelPolicy } from "../policy/llm/node.js";
-import { runScenario, type LoadedPolicy } from "../scenario/run.js";
+import { resolve } from "node:path";
+import { runScenario } from "../scenario/run.js";
+import { nodeRunOptions, UsageError } from "./node-run.js";
 import { parseScenarioText, ScenarioError } from "../scenario/schema.js";
 
 const USAGE = "usage: npm run rollout -- <scenario.json> [--out <result.json>]";
@@ -18,22 +18,17 @@ function parseArgs(argv: string[]): { scenario: string; out?: string } {
     const arg = argv[i]!;
     if (arg === "--out") {
       out = argv[++i];
-      if (!out) throw new UsageError("--out needs a file path");
+      if (!out) throw new UsageError("--out needs a file path", USAGE);
     } else if (arg === "--help" || arg === "-h") {
-      throw new UsageError(null);
+      throw new UsageError(null, USAGE);
     } else if (arg.startsWith("-")) {
-      throw new UsageError(`unknown option ${arg}`);
+      throw new UsageError(`unknown option ${arg}`, USAGE);
     } else positional.push(arg);
   }
-  if (positional.length !== 1) throw new UsageError("expected exactly one scenario file");
+  if (positional.length !== 1) throw new UsageError("expected exactly one scenario file", USAGE);
   return { scenario: positional[0]!, ...(out ? { out } : {}) };
 }
 
-class UsageError extends Error {
-  constructor(readonly detail: string | null) {
-    super(detail ?? USAGE);
-  }
-}
 
 async function main(): Promise<number> {
   let args: { scenario: string; out?: string };
@@ -54,13 +49,7 @@ async function main(): Promise<number> {
   }
   try {
     const scenario = parseScenarioText(text, args.scenario);
-    const result = await runScenario(scenario, {
-      loadFile: (file) => readFile(resolve(dirname(path), file), "utf8"),
-      modelPolicy: async (spec): Promise<LoadedPolicy> => {
-        const policy = await loadNodeModelPolicy({ ...spec, model: resolveLocalModel(spec.model, dirname(path)) });
-        return { generation: policy, tokenizer: policy.tokenizer, dispose: () => policy.dispose() };
-      },
-    });
+    const result = await runScenario(scenario, nodeRunOptions(path));
     const json = `${JSON.stringify(result, null, 2)}\n`;
     if (args.out) await writeFile(args.out, json);
     else process.stdout.write(json);
@@ -73,11 +62,6 @@ async function main(): Promise<number> {
     }
     return 1;
   }
-}
-
-/** A relative model folder is relative to the scenario file, like a replay file. */
-function resolveLocalModel(model: string, scenarioDir: string): string {
-  return model.startsWith("./") || model.startsWith("../") ? resolve(scenarioDir, model) : model;
 }
 
 process.exitCode = await main();

@@ -1,0 +1,32 @@
+/** What the Node commands share: running a scenario file headless, and their usage errors. */
+
+import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { loadNodeModelPolicy } from "../policy/llm/node.js";
+import type { RunScenarioOptions } from "../scenario/run.js";
+
+/**
+ * Options for `runScenario` on a scenario file in Node: files it names (a replay's run) and a model policy's local
+ * folder are relative to the scenario file; models run on onnxruntime-node.
+ */
+export function nodeRunOptions(scenarioPath: string): Pick<RunScenarioOptions, "loadFile" | "modelPolicy"> {
+  const dir = dirname(resolve(scenarioPath));
+  return {
+    loadFile: (file) => readFile(resolve(dir, file), "utf8"),
+    modelPolicy: async (spec) => {
+      const model = spec.model.startsWith("./") || spec.model.startsWith("../") ? resolve(dir, spec.model) : spec.model;
+      const policy = await loadNodeModelPolicy({ ...spec, model });
+      return { generation: policy, tokenizer: policy.tokenizer, dispose: () => policy.dispose() };
+    },
+  };
+}
+
+/** Bad command-line usage: `detail` says what was wrong (null: the user asked for help). */
+export class UsageError extends Error {
+  constructor(
+    readonly detail: string | null,
+    usage: string,
+  ) {
+    super(detail ?? usage);
+  }
+}
