@@ -66,6 +66,7 @@ const rows = results.map((r) => ({
   "ours tok/s": r.policy_tokens_per_s,
   "ours/bare (≥0.95)": r.throughput_ratio,
   "8 singles / batch of 8 (≥3 on WASM)": r.batching_speedup,
+  "decode steps only": r.decode_batching_speedup,
   "TTFT ms": r.time_to_first_token_ms,
 }));
 console.table(rows);

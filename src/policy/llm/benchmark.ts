@@ -3,7 +3,10 @@
  * browser page runs it; the entries pass in what they loaded):
  * - throughput: our `ModelPolicy.generate` against a bare transformers.js `generate` loop, both greedy and both
  *   made to produce exactly `newTokens` tokens (EOS ignored), as tokens per second;
- * - batching: one batch of 8 prompts against the same 8 prompts one call at a time (ours);
+ * - batching: one batch of 8 prompts against the same 8 prompts one call at a time (ours), and the same split into
+ *   prefill (a one-token call) and decode (the rest), because the two scale differently: prefill is already a
+ *   matrix-matrix product per prompt (batching only adds left padding), while decode turns 8 matrix-vector
+ *   products into one matrix-matrix product, so the decode figure is what batching can reach on long replies;
  * - time to first token of one call (absolute: nothing to compare it with).
  * Rounds interleave the contenders so drift hits both alike; each figure is the median over rounds.
  */
@@ -38,6 +41,11 @@ export interface PolicyBenchmarkResult {
   singles_ms: number;
   /** Eight single calls over one batch of eight; target ≥ 3 on WASM. */
   batching_speedup: number;
+  /** One-token calls (prefill and the first token) for the batch and for the eight singles. */
+  prefill_batch_ms: number;
+  prefill_singles_ms: number;
+  /** The speed-up of the decode steps alone: (singles − their prefill) over (batch − its prefill). */
+  decode_batching_speedup: number;
   time_to_first_token_ms: number;
 }
 
@@ -86,7 +94,8 @@ export async function runPolicyBenchmark(options: PolicyBenchmarkOptions): Promi
     const produced = out.dims[1]! - ids.length;
     return { ms: performance.now() - started, produced };
   };
-  const ours = async (data: GenerationDatumSpec) => {
+  const ours = async (data: GenerationDatumSpec, maxNewTokens?: number) => {
+    if (maxNewTokens !== undefined) data = { ...data, max_new_tokens: data.max_new_tokens.map(() => maxNewTokens) };
     const started = performance.now();
     let first = 0;
     const out = await policy.generate(data, true, { onToken: () => (first ||= performance.now() - started) });
@@ -104,6 +113,8 @@ export async function runPolicyBenchmark(options: PolicyBenchmarkOptions): Promi
   const firsts: number[] = [];
   const batchTimes: number[] = [];
   const singlesTimes: number[] = [];
+  const prefillBatchTimes: number[] = [];
+  const prefillSinglesTimes: number[] = [];
   for (let r = 0; r < rounds; r++) {
     const b = await bare();
     bareRates.push(b.produced / (b.ms / 1000));
@@ -115,11 +126,17 @@ export async function runPolicyBenchmark(options: PolicyBenchmarkOptions): Promi
     let total = 0;
     for (const prompt of batchPrompts) total += (await ours(input([prompt]))).ms;
     singlesTimes.push(total);
+    prefillBatchTimes.push((await ours(input(batchPrompts), 1)).ms);
+    let prefillTotal = 0;
+    for (const prompt of batchPrompts) prefillTotal += (await ours(input([prompt]), 1)).ms;
+    prefillSinglesTimes.push(prefillTotal);
   }
   const bareRate = median(bareRates);
   const ourRate = median(ourRates);
   const batchMs = median(batchTimes);
   const singlesMs = median(singlesTimes);
+  const prefillBatchMs = median(prefillBatchTimes);
+  const prefillSinglesMs = median(prefillSinglesTimes);
   return {
     backend: options.backend,
     model: options.modelName,
@@ -133,6 +150,9 @@ export async function runPolicyBenchmark(options: PolicyBenchmarkOptions): Promi
     batch_ms: round(batchMs),
     singles_ms: round(singlesMs),
     batching_speedup: round(singlesMs / batchMs, 2),
+    prefill_batch_ms: round(prefillBatchMs),
+    prefill_singles_ms: round(prefillSinglesMs),
+    decode_batching_speedup: round((singlesMs - prefillSinglesMs) / (batchMs - prefillBatchMs), 2),
     time_to_first_token_ms: round(median(firsts)),
   };
 }
