@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from "react";
 import { byteLevelTokenizer, VOCAB_SIZE } from "../core/index.js";
+import { CompareView } from "./compare/CompareView.js";
 import { HumanTurns } from "./HumanTurns.js";
 import { KeepAndShare } from "./KeepAndShare.js";
 import { ModelPanel } from "./ModelPanel.js";
@@ -18,7 +19,7 @@ import { TokenView } from "./views/TokenView.js";
 import { Transcript } from "./views/Transcript.js";
 import "./views/views.css";
 
-type Tab = "transcript" | "tokens" | "environment";
+type Tab = "transcript" | "tokens" | "environment" | "compare";
 
 /** Token texts for text policies: the built-in byte-level vocabulary. */
 const byteLevelTexts = {
@@ -130,9 +131,9 @@ export function App() {
               {sample && (
                 <section className="panel">
                   <div className="tabs" role="tablist">
-                    {(["transcript", "tokens", "environment"] as const).map((t) => (
+                    {(["transcript", "tokens", "environment", "compare"] as const).map((t) => (
                       <button key={t} role="tab" aria-selected={tab === t} className={tab === t ? "tab active" : "tab"} onClick={() => setTab(t)}>
-                        {t === "transcript" ? `Transcript · sample ${selected}` : t === "tokens" ? "Tokens" : "Environment"}
+                        {t === "transcript" ? `Transcript · sample ${selected}` : t === "tokens" ? "Tokens" : t === "environment" ? "Environment" : "Compare"}
                       </button>
                     ))}
                   </div>
@@ -141,6 +142,7 @@ export function App() {
                   )}
                   {tab === "tokens" && <TokenView sample={sample} version={version} tokenizer={tokenTexts} />}
                   {tab === "environment" && <EnvView model={model} version={version} sample={selected} turn={selectedTurn} envName={envName} />}
+                  {tab === "compare" && <CompareView />}
                 </section>
               )}
               <section className="panel">

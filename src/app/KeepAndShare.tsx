@@ -23,7 +23,10 @@ export function KeepAndShare() {
     const title = `${model.summary.mode ?? "run"} · ${samples} samples · ${new Date().toLocaleTimeString()}`;
     (model as { savedAs?: string }).savedAs = "pending";
     saveRun({ title, samples, meanReward }, exportJsonl(model, runScenario)).then(
-      (summary) => setSaved((list) => [summary, ...list]),
+      (summary) => {
+        (model as { savedAs?: string }).savedAs = summary.id;
+        setSaved((list) => [summary, ...list]);
+      },
       (e: Error) => setMessage(`could not save the run in this browser: ${e.message}`),
     );
   }, [status, model, runScenario]);

@@ -40,9 +40,20 @@ async function withStore<T>(mode: IDBTransactionMode, act: (store: IDBObjectStor
   }
 }
 
+const listeners = new Set<() => void>();
+
+/** Calls `listener` after each save or delete (the lists of saved runs in the page refresh themselves). */
+export function onSavedRunsChange(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+const changed = () => listeners.forEach((l) => l());
+
 export async function saveRun(summary: Omit<SavedRunSummary, "id" | "savedAt">, jsonl: string): Promise<SavedRunSummary> {
   const run: SavedRun = { ...summary, id: `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`, savedAt: Date.now(), jsonl };
   await withStore("readwrite", (store) => store.put(run));
+  changed();
   const { jsonl: _text, ...rest } = run;
   return rest;
 }
@@ -59,4 +70,5 @@ export async function loadRun(id: string): Promise<string | null> {
 
 export async function deleteRun(id: string): Promise<void> {
   await withStore("readwrite", (store) => store.delete(id));
+  changed();
 }
