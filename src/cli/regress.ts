@@ -4,9 +4,15 @@
  * Chromium: see src/regress/browser.ts), writes its transcripts (`samples.jsonl`) and metrics
  * (`metrics.json`, no `timing/` keys) to `<out>/<name>/`, and compares them with the goldens in
  * `<goldens>/<name>/` (default: `goldens/` beside the suite file). `--update` rewrites the goldens instead.
- * Writes `<out>/report.html`. Exit status 0 when all match, 1 on a regression, a missing golden or a failed run,
- * 2 on bad usage. Browser runs are compared with the same (Node) goldens, their generation logprobs within a
- * per-backend tolerance; they cannot `--update` (goldens come from the node backend) and skip replay scenarios.
+ * Writes `<out>/report.json` (src/regress/report-json.ts) and `<out>/report.html`. Exit status 0 when all match, 1
+ * on a regression, a missing golden or a failed run, 2 on bad usage. Browser runs are compared with the same (Node)
+ * goldens, their generation logprobs within a per-backend tolerance; they cannot `--update` (goldens come from the
+ * node backend) and skip replay scenarios.
+ *
+ * `npm run regress -- merge <shard-out-dir>... [--out <dir>]`: merges the `report.json` of each shard's `--out`
+ * folder into the whole suite's (src/regress/merge.ts), writes it with its `report.html` to `<out>` and prints the
+ * text summary. Exit status as a run's; 2 on bad usage or shard reports that do not merge (named: a missing,
+ * duplicated or foreign shard).
  */
 
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -21,14 +27,30 @@ import {
   type BrowserRunner,
 } from "../regress/browser.js";
 import { compareScenario, metricsJson, skippedScenario, toJsonl, type ScenarioComparison } from "../regress/compare.js";
+import { mergeReports, MergeError } from "../regress/merge.js";
 import { renderHtmlReport } from "../regress/report-html.js";
-import { renderTextReport } from "../regress/report-text.js";
+import {
+  backendNote,
+  parseReportText,
+  REPORT_FORMAT,
+  reportFails,
+  reportJson,
+  reportTitle,
+  shardNote,
+  type FailedRun,
+  type RegressReport,
+} from "../regress/report-json.js";
+import { failedLine, renderTextReport } from "../regress/report-text.js";
 import { parseShard, parseSuiteText, scenarioName, selectShard, SuiteError, type Shard } from "../regress/suite.js";
 import { withoutTiming } from "../scenario/result.js";
 import { runScenario } from "../scenario/run.js";
 import { parseScenarioText, ScenarioError } from "../scenario/schema.js";
 
-const USAGE = "usage: npm run regress -- <suite.json> [--backend node|wasm|webgpu] [--update] [--shard i/n] [--out <dir>] [--goldens <dir>]";
+const USAGE = [
+  "usage: npm run regress -- <suite.json> [--backend node|wasm|webgpu] [--update] [--shard i/n] [--out <dir>] [--goldens <dir>]",
+  "       npm run regress -- merge <shard-out-dir>... [--out <dir>]   (merges the shards' report.json into one)",
+].join("\n");
+const DEFAULT_OUT = "regress/out";
 const ROOT = resolve(import.meta.dirname, "../..");
 
 type Backend = "node" | BrowserBackend;
@@ -47,7 +69,7 @@ function parseArgs(argv: string[]): Args {
   const positional: string[] = [];
   let update = false;
   let shard: Shard | null = null;
-  let out = "regress/out";
+  let out = DEFAULT_OUT;
   let goldens: string | null = null;
   let backend: Backend = "node";
   const value = (i: number, flag: string): string => {
@@ -108,14 +130,78 @@ async function readOptional(path: string): Promise<string | null> {
   }
 }
 
+function usageExit(e: UsageError): number {
+  process.stderr.write(`${e.detail ? `error: ${e.detail}\n` : ""}${USAGE}\n`);
+  return e.detail ? 2 : 0;
+}
+
+/** Prints the text summary, writes report.json and report.html; the exit status. */
+async function writeReports(report: RegressReport, outDir: string, note: string): Promise<number> {
+  process.stdout.write(renderTextReport(report.comparisons));
+  await mkdir(outDir, { recursive: true });
+  await writeFile(join(outDir, "report.json"), reportJson(report));
+  await writeFile(join(outDir, "report.html"), renderHtmlReport(report.comparisons, reportTitle(report)));
+  process.stdout.write(`report: ${join(outDir, "report.html")} (${note})\n`);
+  return reportFails(report) ? 1 : 0;
+}
+
+function parseMergeArgs(argv: string[]): { dirs: string[]; out: string } {
+  const dirs: string[] = [];
+  let out = DEFAULT_OUT;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--out") {
+      const v = argv[++i];
+      if (v === undefined || v.startsWith("--")) throw new UsageError("--out needs a value", USAGE);
+      out = v;
+    } else if (arg === "--help" || arg === "-h") throw new UsageError(null, USAGE);
+    else if (arg.startsWith("-")) throw new UsageError(`unknown option ${arg} (merge takes shard output folders and --out)`, USAGE);
+    else dirs.push(arg);
+  }
+  if (!dirs.length) throw new UsageError("merge needs the output folder (--out) of each shard", USAGE);
+  if (dirs.some((d) => resolve(d) === resolve(out))) {
+    throw new UsageError(`--out ${out} is one of the shard folders: its report.json would be overwritten (pick another --out)`, USAGE);
+  }
+  return { dirs, out };
+}
+
+async function mergeMain(argv: string[]): Promise<number> {
+  let args: { dirs: string[]; out: string };
+  try {
+    args = parseMergeArgs(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    return usageExit(e);
+  }
+  let merged: RegressReport;
+  try {
+    const shards = [];
+    for (const dir of args.dirs) {
+      const path = join(dir, "report.json");
+      const text = await readOptional(path);
+      if (text === null) throw new MergeError(`${path} does not exist (run npm run regress -- <suite> --shard i/n --out ${dir} first)`);
+      shards.push({ source: dir, report: parseReportText(text, path) });
+    }
+    merged = mergeReports(shards);
+  } catch (e) {
+    process.stderr.write(`error: cannot merge: ${(e as Error).message}\n`);
+    return 2;
+  }
+  for (const f of merged.failed) process.stdout.write(`${failedLine(f)}\n`);
+  const outDir = resolve(args.out);
+  const shards = `${args.dirs.length} shard${args.dirs.length === 1 ? "" : "s"} merged`;
+  return writeReports(merged, outDir, `${shards}, ${merged.seconds.toFixed(1)}s of runs${backendNote(merged)}`);
+}
+
 async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  if (argv[0] === "merge") return mergeMain(argv.slice(1));
   let args: Args;
   try {
-    args = parseArgs(process.argv.slice(2));
+    args = parseArgs(argv);
   } catch (e) {
-    const detail = (e as UsageError).detail;
-    process.stderr.write(`${detail ? `error: ${detail}\n` : ""}${USAGE}\n`);
-    return detail ? 2 : 0;
+    if (!(e instanceof UsageError)) throw e;
+    return usageExit(e);
   }
   const suitePath = resolve(args.suite);
   let suite;
@@ -142,34 +228,38 @@ async function main(): Promise<number> {
   }
   const options = args.backend === "node" ? {} : { logprobTolerance: LOGPROB_TOLERANCE[args.backend] };
   const comparisons: ScenarioComparison[] = [];
-  let failedRuns = 0;
+  const failed: FailedRun[] = [];
   try {
     for (const rel of scenarios) {
       const name = scenarioName(rel);
       const path = resolve(dirname(suitePath), rel);
       const comparison = await runAndCompare(name, path, browser, args, goldensDir, outDir, suite.tolerances, options);
-      if (comparison === "failed") failedRuns++;
+      if (comparison && "detail" in comparison) failed.push(comparison);
       else if (comparison) comparisons.push(comparison);
     }
   } finally {
     await browser?.close();
   }
-  const total = ((performance.now() - started) / 1000).toFixed(1);
-  const shardNote = args.shard ? ` (shard ${args.shard.index}/${args.shard.count})` : "";
-  const backendNote = args.backend === "node" ? "" : `, backend ${args.backend}, logprob tolerance ${options.logprobTolerance}`;
+  const seconds = Math.round((performance.now() - started) / 100) / 10;
   if (args.update) {
-    process.stdout.write(`goldens written to ${goldensDir} for ${scenarios.length - failedRuns} scenarios${shardNote} in ${total}s\n`);
-    return failedRuns ? 1 : 0;
+    const shard = shardNote({ shard: args.shard });
+    process.stdout.write(`goldens written to ${goldensDir} for ${scenarios.length - failed.length} scenarios${shard} in ${seconds.toFixed(1)}s\n`);
+    return failed.length ? 1 : 0;
   }
-  process.stdout.write(renderTextReport(comparisons));
-  await mkdir(outDir, { recursive: true });
-  await writeFile(join(outDir, "report.html"), renderHtmlReport(comparisons, `Regression report: ${args.suite}${shardNote}${backendNote}`));
-  process.stdout.write(`report: ${join(outDir, "report.html")} (${total}s${shardNote}${backendNote})\n`);
-  const bad = failedRuns + comparisons.filter((c) => c.status === "regressed" || c.status === "missing-golden").length;
-  return bad ? 1 : 0;
+  const report: RegressReport = {
+    format: REPORT_FORMAT,
+    suite: { file: args.suite, scenarios: suite.scenarios.map(scenarioName), tolerances: suite.tolerances },
+    backend: args.backend,
+    logprobTolerance: options.logprobTolerance ?? null,
+    shard: args.shard,
+    comparisons,
+    failed,
+    seconds,
+  };
+  return writeReports(report, outDir, `${seconds.toFixed(1)}s${shardNote(report)}${backendNote(report)}`);
 }
 
-/** Runs one scenario and compares it with its golden (or rewrites the golden): null after --update, "failed" when the run failed. */
+/** Runs one scenario and compares it with its golden (or rewrites the golden): null after --update, a FailedRun when the run failed. */
 async function runAndCompare(
   name: string,
   path: string,
@@ -179,7 +269,7 @@ async function runAndCompare(
   outDir: string,
   tolerances: Record<string, number>,
   options: { logprobTolerance?: number },
-): Promise<ScenarioComparison | "failed" | null> {
+): Promise<ScenarioComparison | FailedRun | null> {
   const t0 = performance.now();
   let run;
   try {
@@ -187,9 +277,9 @@ async function runAndCompare(
     if ("skipped" in outcome) return skippedScenario(name, outcome.skipped);
     run = outcome;
   } catch (e) {
-    const detail = e instanceof ScenarioError ? e.problems.join("; ") : (e as Error).message;
-    process.stdout.write(`FAILED     ${name}: ${detail}\n`);
-    return "failed";
+    const failed = { name, detail: e instanceof ScenarioError ? e.problems.join("; ") : (e as Error).message };
+    process.stdout.write(`${failedLine(failed)}\n`);
+    return failed;
   }
   const seconds = ((performance.now() - t0) / 1000).toFixed(1);
   const metrics = metricsJson(run.metrics);

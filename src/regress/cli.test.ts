@@ -2,7 +2,7 @@
 
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -106,6 +106,85 @@ describe("npm run regress (node backend)", () => {
     const invalid = await regress([bad]);
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toContain("tolerance: unknown key");
+  }, 90_000);
+});
+
+describe("npm run regress -- merge (shards of the node backend)", () => {
+  // Shard 1/2 runs calculator-scripted-sync and calculator-oracle-async, shard 2/2 puzzle-oracle-sync.
+  const MERGE_NAMES = ["calculator-scripted-sync", "puzzle-oracle-sync", "calculator-oracle-async"];
+  let dir: string;
+  let suite: string;
+  const out = (name: string) => join(dir, "out", name);
+  const withoutSeconds = async (folder: string) => ({ ...JSON.parse(await readFile(join(folder, "report.json"), "utf8")), seconds: 0 });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "regress-merge-"));
+    suite = join(dir, "suite.json");
+    for (const name of MERGE_NAMES) {
+      await cp(join(root, "regress/scenarios", `${name}.json`), join(dir, "scenarios", `${name}.json`));
+      await cp(join(root, "regress/goldens", name), join(dir, "goldens", name), { recursive: true });
+    }
+    await writeFile(suite, JSON.stringify({ scenarios: MERGE_NAMES.map((n) => `scenarios/${n}.json`), tolerances: { "env/reward": 0.001 } }));
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("merges the shards' reports into the unsharded run's report (report.json apart from seconds, report.html, summary)", async () => {
+    const [whole, one, two] = await Promise.all([
+      regress([suite, "--out", out("whole")]),
+      regress([suite, "--shard", "1/2", "--out", out("s1")]),
+      regress([suite, "--shard", "2/2", "--out", out("s2")]),
+    ]);
+    expect([whole.code, one.code, two.code]).toEqual([0, 0, 0]);
+    expect(JSON.parse(await readFile(join(out("s2"), "report.json"), "utf8")).shard).toEqual({ index: 2, count: 2 });
+    const merged = await regress(["merge", out("s2"), out("s1"), "--out", out("merged")]);
+    expect(merged.stderr).not.toContain("error");
+    expect(merged.code).toBe(0);
+    expect(merged.stdout).toContain("2 shards merged");
+    const summary = (stdout: string) => stdout.replace(/^report: .*\n/m, "");
+    expect(summary(merged.stdout)).toBe(summary(whole.stdout));
+    expect(summary(merged.stdout)).toContain("all 3 scenarios match their goldens");
+    expect(await withoutSeconds(out("merged"))).toEqual(await withoutSeconds(out("whole")));
+    expect(await readFile(join(out("merged"), "report.html"), "utf8")).toBe(await readFile(join(out("whole"), "report.html"), "utf8"));
+  }, 90_000);
+
+  it("fails the merge naming the scenario when one shard regressed", async () => {
+    const path = join(dir, "scenarios", "calculator-scripted-sync.json");
+    const scenario = JSON.parse(await readFile(path, "utf8"));
+    scenario.policy.responses[0][2] = "17";
+    await writeFile(path, JSON.stringify(scenario));
+    expect((await regress([suite, "--shard", "1/2", "--out", out("s1")])).code).toBe(1);
+    const { code, stdout } = await regress(["merge", out("s1"), out("s2"), "--out", out("merged")]);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^REGRESSED +calculator-scripted-sync: sample idx 0, turn 2, message \d+ \(assistant\), content at char 1/m);
+    expect(stdout).toMatch(/^ok +puzzle-oracle-sync$/m);
+    expect(stdout).toContain("1 of 3 scenarios regressed or lack a golden");
+    const html = await readFile(join(out("merged"), "report.html"), "utf8");
+    expect(html).toContain("<mark>7</mark>");
+    expect(JSON.parse(await readFile(join(out("merged"), "report.json"), "utf8")).comparisons[0]).toMatchObject({ name: "calculator-scripted-sync", status: "regressed" });
+  }, 90_000);
+
+  // A duplicated shard and the other mismatches: merge.test.ts.
+  it("refuses a missing or foreign shard, a folder without a report and bad usage with exit status 2, naming the problem", async () => {
+    const foreign = out("wasm");
+    const report = JSON.parse(await readFile(join(out("s2"), "report.json"), "utf8"));
+    await mkdir(foreign, { recursive: true });
+    await writeFile(join(foreign, "report.json"), JSON.stringify({ ...report, backend: "wasm", logprobTolerance: 1e-4 }));
+    const results = await Promise.all([
+      regress(["merge", out("s1"), "--out", out("merged")]),
+      regress(["merge", out("s1"), foreign, "--out", out("merged")]),
+      regress(["merge", out("s1"), join(dir, "nowhere"), "--out", out("merged")]),
+      regress(["merge", out("s1"), out("s2"), "--out", out("s1")]),
+    ]);
+    expect(results.map((r) => r.code)).toEqual([2, 2, 2, 2]);
+    const [missing, wasm, nowhere, overwrite] = results.map((r) => r.stderr);
+    expect(missing).toContain("error: cannot merge: shard 2/2 is missing");
+    expect(wasm).toContain(`error: cannot merge: ${foreign} ran on backend wasm (logprob tolerance 0.0001) but ${out("s1")} on backend node`);
+    expect(nowhere).toContain(`error: cannot merge: ${join(dir, "nowhere", "report.json")} does not exist`);
+    expect(overwrite).toContain(`error: --out ${out("s1")} is one of the shard folders`);
+    expect(overwrite).toContain("npm run regress -- merge <shard-out-dir>... [--out <dir>]");
   }, 90_000);
 });
 

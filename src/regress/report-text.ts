@@ -1,6 +1,7 @@
 /** The text report: one summary line per scenario, then for each failing one where it diverges and how. */
 
 import { describeDivergence, type CharDiff, type ScenarioComparison, type TextWindow } from "./compare.js";
+import type { FailedRun } from "./report-json.js";
 
 /** Control characters and newlines shown visibly, so a window stays on one line. */
 export function visible(text: string): string {
@@ -20,6 +21,11 @@ export function diffLines(diff: CharDiff, indent = "    "): string[] {
   const [run, runCaret] = windowLines("run:    ", diff.run);
   const [golden, goldenCaret] = windowLines("golden: ", diff.golden);
   return [`${indent}${golden}`, `${indent}${goldenCaret}`, `${indent}${run}`, `${indent}${runCaret}`];
+}
+
+/** A scenario whose run failed (printed as it fails, and again by a merge). */
+export function failedLine(f: FailedRun): string {
+  return `FAILED     ${f.name}: ${f.detail}`;
 }
 
 export function summaryLine(c: ScenarioComparison): string {

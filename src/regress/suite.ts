@@ -32,10 +32,11 @@ export class SuiteError extends Error {
   }
 }
 
-function fieldPath(path: readonly PropertyKey[]): string {
+/** `a.b[0].c` for a zod issue path; `root` for the empty path. */
+export function fieldPath(path: readonly PropertyKey[], root = "(suite)"): string {
   let out = "";
   for (const part of path) out += typeof part === "number" ? `[${part}]` : `${out ? "." : ""}${String(part)}`;
-  return out || "(suite)";
+  return out || root;
 }
 
 /** Parses and checks a suite object; throws SuiteError listing each problem as `field.path: what`. */
@@ -90,6 +91,11 @@ export function parseShard(text: string): Shard {
   const count = m ? Number(m[2]) : NaN;
   if (!m || count < 1 || index < 1 || index > count) throw new Error(`--shard expects i/n with 1 ≤ i ≤ n, got '${text}'`);
   return { index, count };
+}
+
+/** `i/n`, as `--shard` takes it. */
+export function formatShard(shard: Shard): string {
+  return `${shard.index}/${shard.count}`;
 }
 
 /** The scenarios of one shard: those whose position % n == i − 1. */

@@ -1,0 +1,102 @@
+/**
+ * The machine-readable report, `<out>/report.json`: what a run (or one shard of it) compared, with everything the
+ * text and HTML reports are rendered from, and what `npm run regress -- merge` needs to check that shard reports
+ * belong together (the suite's scenarios and tolerances, the backend, the shard). `seconds` is the only
+ * wall-clock field: two runs of the same suite give identical reports apart from it.
+ */
+
+import { z } from "zod";
+import type { MetricDelta, SampleDivergence, ScenarioComparison } from "./compare.js";
+import { fieldPath, formatShard, type Shard } from "./suite.js";
+
+export const REPORT_FORMAT = "rollout-lab/regress-report/1";
+
+/** A scenario whose run failed (it has no comparison). */
+export interface FailedRun {
+  name: string;
+  detail: string;
+}
+
+export interface RegressReport {
+  format: typeof REPORT_FORMAT;
+  /** `file` as the command line named it (for titles); `scenarios` (names, in suite order) and `tolerances` identify the suite. */
+  suite: { file: string; scenarios: string[]; tolerances: Record<string, number> };
+  backend: "node" | "wasm" | "webgpu";
+  /** The browser backends' logprob tolerance; null on node. */
+  logprobTolerance: number | null;
+  /** The shard this report covers; null: the whole suite (an unsharded run, or a merge). */
+  shard: Shard | null;
+  /** One per scenario of the shard that ran (skipped ones included), in suite order. */
+  comparisons: ScenarioComparison[];
+  failed: FailedRun[];
+  /** Wall-clock seconds of the run (of a merge: summed over its shards). */
+  seconds: number;
+}
+
+const shardSchema = z
+  .strictObject({ index: z.int().min(1), count: z.int().min(1) })
+  .refine((s) => s.index <= s.count, { error: "expected index ≤ count" });
+
+const reportSchema = z.strictObject({
+  format: z.literal(REPORT_FORMAT, { error: `expected "${REPORT_FORMAT}"` }),
+  suite: z.strictObject({
+    file: z.string(),
+    scenarios: z.array(z.string()).min(1),
+    tolerances: z.record(z.string(), z.number()),
+  }),
+  backend: z.enum(["node", "wasm", "webgpu"]),
+  logprobTolerance: z.number().nullable(),
+  shard: shardSchema.nullable(),
+  // Checked down to what a merge relies on (names, statuses); the divergence and metric details come from our writer.
+  comparisons: z.array(
+    z.strictObject({
+      name: z.string(),
+      status: z.enum(["ok", "regressed", "missing-golden", "skipped"]),
+      reason: z.string().optional(),
+      missing: z.array(z.string()),
+      samples: z.custom<SampleDivergence | null>((v) => typeof v === "object", { error: "expected an object or null" }),
+      metrics: z.array(z.custom<MetricDelta>((v) => typeof v === "object" && v !== null, { error: "expected an object" })),
+    }),
+  ),
+  failed: z.array(z.strictObject({ name: z.string(), detail: z.string() })),
+  seconds: z.number(),
+});
+
+export function reportJson(report: RegressReport): string {
+  return `${JSON.stringify(report, null, 2)}\n`;
+}
+
+/** Parses a report.json; throws an Error naming `source` and each problem as `field.path: what`. */
+export function parseReportText(text: string, source: string): RegressReport {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${source}: not valid JSON: ${(e as Error).message}`);
+  }
+  const result = reportSchema.safeParse(value);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${fieldPath(issue.path, "(report)")}: ${issue.message}`);
+    throw new Error(`${source}: not a regress report: ${problems.join("; ")}`);
+  }
+  return result.data;
+}
+
+/** The exit rule: a regression, a missing golden or a failed run fails the report. */
+export function reportFails(report: RegressReport): boolean {
+  return report.failed.length > 0 || report.comparisons.some((c) => c.status === "regressed" || c.status === "missing-golden");
+}
+
+/** ` (shard i/n)`, or "" for the whole suite. */
+export function shardNote(report: Pick<RegressReport, "shard">): string {
+  return report.shard ? ` (shard ${formatShard(report.shard)})` : "";
+}
+
+/** `, backend wasm, logprob tolerance 0.0001`, or "" on node. */
+export function backendNote(report: Pick<RegressReport, "backend" | "logprobTolerance">): string {
+  return report.backend === "node" ? "" : `, backend ${report.backend}, logprob tolerance ${report.logprobTolerance}`;
+}
+
+export function reportTitle(report: RegressReport): string {
+  return `Regression report: ${report.suite.file}${shardNote(report)}${backendNote(report)}`;
+}
