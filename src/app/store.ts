@@ -8,6 +8,7 @@ import { create } from "zustand";
 import type { RolloutResultJson } from "../scenario/result.js";
 import { parseScenarioText, type Scenario } from "../scenario/schema.js";
 import type { Preset } from "./presets.js";
+import { environmentPortsFor } from "./envs/user-environments.js";
 import { RunModel } from "./run/run-model.js";
 import { DEFAULT_SETUP, scenarioFromSetup, type Setup } from "./setup/setup.js";
 import { RolloutWorkerClient, type RunHandle } from "./worker/client.js";
@@ -185,6 +186,7 @@ export const useLab = create<LabState>((set, get) => ({
         ...(human ? { human: true } : {}),
         files: get().files,
       },
+      environmentPortsFor(Object.values(scenario.envs).map((e) => e.env)),
     );
     current = handle;
     handle.result.then(

@@ -1,6 +1,7 @@
-/** The built-in environments, by the name scenarios use. */
+/** The environments scenarios can name: the built-in ones, and those a user adds (modules, remote servers). */
 
 import { calculatorEnvironment } from "./calculator/index.js";
+import { httpEnvironment } from "./http/index.js";
 import { slidingPuzzleEnvironment } from "./sliding-puzzle/index.js";
 import type { EnvironmentDefinition } from "./types.js";
 import { workspaceEnvironment } from "./workspace/index.js";
@@ -9,10 +10,25 @@ export const BUILTIN_ENVIRONMENTS: readonly EnvironmentDefinition[] = [
   slidingPuzzleEnvironment,
   calculatorEnvironment,
   workspaceEnvironment,
+  httpEnvironment,
 ];
+
+/** Finds an environment by the name scenarios use (`envs.<task>.env`). */
+export type EnvironmentLookup = (name: string) => EnvironmentDefinition | undefined;
 
 export function findEnvironment(name: string): EnvironmentDefinition | undefined {
   return BUILTIN_ENVIRONMENTS.find((e) => e.name === name);
 }
 
-export type { DatasetDatum, EnvironmentDefinition, EnvView } from "./types.js";
+/** The built-in environments and the user's; a user environment may not take a built-in one's name. */
+export function environmentLookup(userEnvironments: Iterable<EnvironmentDefinition>): EnvironmentLookup {
+  const byName = new Map<string, EnvironmentDefinition>();
+  for (const env of userEnvironments) {
+    if (findEnvironment(env.name)) throw new Error(`environment '${env.name}' is built in: give yours another name`);
+    byName.set(env.name, env);
+  }
+  return (name) => findEnvironment(name) ?? byName.get(name);
+}
+
+export { environmentFromModule, EnvironmentModuleError } from "./user/module.js";
+export type { BuiltinEnvironmentDefinition, DatasetDatum, EnvironmentDefinition, EnvView } from "./types.js";

@@ -1,6 +1,9 @@
 /**
- * How a built-in (or user-written) environment plugs into the lab: the core's `EnvironmentInterface`, a seeded
- * dataset generator, and a renderer-neutral view of its state for the UI.
+ * How an environment plugs into the lab: the core's `EnvironmentInterface`, a seeded dataset generator, and a
+ * renderer-neutral view of its state for the UI. The built-in environments implement it in-process; a user's
+ * environment module (`docs/environments.md`) default-exports an object of this shape, and environments in
+ * another process or language are reached through the HTTP adapter (`docs/remote-environments.md`). Dataset
+ * generation and the view may answer with a promise (an environment in a Worker or behind HTTP does).
  */
 
 import type { EnvironmentInterface, Metadata } from "../core/index.js";
@@ -19,6 +22,8 @@ export interface DatasetRequest {
   /** The environment's dataset settings (`dataset.config` of a scenario), unknown keys rejected. */
   config: Record<string, unknown>;
   taskName: string;
+  /** The environment's own settings (the scenario's `envs.<task>.config` for the dataset's task). */
+  envConfig?: Record<string, unknown>;
 }
 
 /** What the UI draws for a sample's environment state; each kind has its own renderer. */
@@ -35,9 +40,19 @@ export interface EnvironmentDefinition {
   defaultTaskName: string;
   title: string;
   description: string;
-  /** Builds an instance from the scenario's `config`; throws an Error naming the bad field. */
+  /** Builds an instance from the scenario's `config`; throws (or rejects) with an Error naming the bad field. */
+  create(config: Record<string, unknown>): EnvironmentInterface | Promise<EnvironmentInterface>;
+  generateDataset(request: DatasetRequest): DatasetDatum[] | Promise<DatasetDatum[]>;
+  /**
+   * The state as the UI shows it; `metadata` is a sample's current `extra_env_info` (null after it ended).
+   * Without a view the lab shows the metadata as JSON text.
+   */
+  view?(metadata: Metadata): EnvView | Promise<EnvView>;
+}
+
+/** A built-in environment: in-process, so its dataset and view answer at once. */
+export interface BuiltinEnvironmentDefinition extends EnvironmentDefinition {
   create(config: Record<string, unknown>): EnvironmentInterface;
   generateDataset(request: DatasetRequest): DatasetDatum[];
-  /** The state as the UI shows it; `metadata` is a sample's current `extra_env_info` (null after it ended). */
   view(metadata: Metadata): EnvView;
 }

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { byteLevelTokenizer as tok, runMultiTurnRollout, type EnvironmentInterface } from "../core/index.js";
 import { scriptedPolicy } from "../policy/scripted.js";
 import { withoutTiming } from "./result.js";
-import { prepareScenario, runScenario } from "./run.js";
+import { inputBatchFor, prepareScenario, runScenario } from "./run.js";
 import { parseScenario, type Scenario } from "./schema.js";
 
 const exec = promisify(execFile);
@@ -131,7 +131,7 @@ describe("the workspace with structured tools on", () => {
 describe("a batch mixing two environments", () => {
   it("steps each task once per turn and keeps input order", async () => {
     const scenario = await example("mixed-envs.json");
-    const prepared = prepareScenario(scenario);
+    const prepared = await prepareScenario(scenario);
     const calls: Record<string, number[]> = {};
     const spied: Record<string, EnvironmentInterface> = {};
     for (const [task, env] of Object.entries(prepared.taskToEnv)) {
@@ -146,7 +146,7 @@ describe("a batch mixing two environments", () => {
       policyGeneration: scriptedPolicy((scenario.policy as { responses: string[][] }).responses, tok),
       tokenizer: tok,
       taskToEnv: spied,
-      inputBatch: prepared.inputBatch,
+      inputBatch: inputBatchFor(prepared),
       maxSeqLen: scenario.max_seq_len,
       maxRolloutTurns: scenario.max_rollout_turns,
     });

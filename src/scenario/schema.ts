@@ -152,17 +152,29 @@ function fieldPath(path: readonly PropertyKey[]): string {
   return out || "(scenario)";
 }
 
+function problemsOf(error: z.ZodError, prefix: readonly PropertyKey[] = []): string[] {
+  return error.issues.map((issue) => {
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((k) => `${fieldPath([...prefix, ...issue.path, k])}: unknown key`).join("\n");
+    }
+    return `${fieldPath([...prefix, ...issue.path])}: ${issue.message}`;
+  });
+}
+
 /** Parses and checks a scenario object; throws ScenarioError listing each problem as `field.path: what`. */
 export function parseScenario(value: unknown): Scenario {
   const result = scenarioSchema.safeParse(value);
   if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((k) => `${fieldPath([...issue.path, k])}: unknown key`).join("\n");
-    }
-    return `${fieldPath(issue.path)}: ${issue.message}`;
-  });
-  throw new ScenarioError(problems);
+  throw new ScenarioError(problemsOf(result.error));
+}
+
+const generatedDataset = z.array(datum, { error: "expected a list of datum specs" });
+
+/** Checks datum specs an environment generated (a user's module, a remote server); `source` names it in errors. */
+export function parseGeneratedDataset(value: unknown, source: string): z.infer<typeof generatedDataset> {
+  const result = generatedDataset.safeParse(value);
+  if (result.success) return result.data;
+  throw new ScenarioError(problemsOf(result.error, [source]));
 }
 
 /** Parses scenario text (JSON), naming the line and column of a syntax error. */

@@ -1,6 +1,9 @@
 import type { ReactNode } from "react";
+import { RemoteEnvironmentFields } from "../envs/RemoteEnvironmentFields.js";
+import { UserEnvironmentsPanel } from "../envs/UserEnvironmentsPanel.js";
+import { useUserEnvironments } from "../envs/user-environments.js";
 import { useLab } from "../store.js";
-import type { EnvName, PolicyKind, Setup } from "./setup.js";
+import { isBuiltinSetupEnv, type EnvName, type PolicyKind, type Setup } from "./setup.js";
 
 /** A labelled number input bound to one setup value. */
 function NumberField(props: { label: string; value: number; step?: number; min?: number; onChange(value: number): void }) {
@@ -58,6 +61,12 @@ export function SetupForm() {
   const update = useLab((s) => s.updateSetup);
   const addFile = useLab((s) => s.addFile);
   const set = <K extends keyof Setup>(key: K) => (value: Setup[K]) => update({ [key]: value } as Partial<Setup>);
+  const userEnvironments = useUserEnvironments((s) => s.environments).filter((e) => e.status === "ready" && e.description);
+  const chooseEnv = (env: EnvName) => {
+    const user = userEnvironments.find((e) => e.description!.name === env);
+    update({ env, ...(user ? { customTaskName: user.description!.defaultTaskName } : env === "http" ? { customTaskName: "" } : {}) });
+  };
+  const custom = !isBuiltinSetupEnv(setup.env);
   return (
     <div className="setup-form">
       <Group title="Environment">
@@ -68,9 +77,34 @@ export function SetupForm() {
             ["sliding_puzzle", "Sliding puzzle"],
             ["calculator", "Multi-step calculator"],
             ["workspace", "Workspace (tools)"],
+            ["http", "Remote environment (HTTP)"],
+            ...userEnvironments.map((e) => [e.description!.name, `${e.description!.title} (your module)`] as const),
+            // A scenario may name a module that is not loaded (yet): keep it selectable rather than lose it.
+            ...(custom && setup.env !== "http" && !userEnvironments.some((e) => e.description!.name === setup.env)
+              ? [[setup.env, `${setup.env} (not loaded)`] as const]
+              : []),
           ]}
-          onChange={set("env")}
+          onChange={chooseEnv}
         />
+        {setup.env === "http" && (
+          <RemoteEnvironmentFields
+            url={setup.remoteUrl}
+            onUrl={(remoteUrl) => update({ remoteUrl })}
+            onConnected={(info) => update({ customTaskName: info.default_task_name ?? info.name })}
+          />
+        )}
+        {custom && (
+          <>
+            <label className="field">
+              <span>Task name</span>
+              <input aria-label="Task name" value={setup.customTaskName} placeholder={setup.env} onChange={(e) => update({ customTaskName: e.target.value })} />
+            </label>
+            <label className="field wide">
+              <span>Dataset config (JSON)</span>
+              <textarea aria-label="Dataset config" rows={2} value={setup.customDatasetConfig} onChange={(e) => update({ customDatasetConfig: e.target.value })} />
+            </label>
+          </>
+        )}
         {setup.env === "sliding_puzzle" && (
           <>
             <NumberField label="Board size (max)" value={setup.puzzle.size} min={2} onChange={(size) => update({ puzzle: { ...setup.puzzle, size } })} />
@@ -92,6 +126,7 @@ export function SetupForm() {
         )}
         <NumberField label="Samples" value={setup.datasetSize} min={1} onChange={set("datasetSize")} />
         <NumberField label="Dataset seed" value={setup.datasetSeed} onChange={set("datasetSeed")} />
+        <UserEnvironmentsPanel onLoaded={(env, customTaskName) => update({ env, customTaskName })} />
       </Group>
       <Group title="Policy">
         <Choice<PolicyKind>

@@ -3,11 +3,20 @@
  * the form is a convenient way to write one.
  */
 
-export type EnvName = "sliding_puzzle" | "calculator" | "workspace";
+/** The built-in games and tools the form has settings for. */
+export type BuiltinEnvName = "sliding_puzzle" | "calculator" | "workspace";
+/** A built-in environment, `http` (a remote one), or the name of a user's environment module. */
+export type EnvName = string;
 export type PolicyKind = "model" | "oracle" | "scripted" | "replay" | "human";
 
 export interface Setup {
   env: EnvName;
+  /** A remote environment's server (`env` = `http`). */
+  remoteUrl: string;
+  /** The task name for a remote or user environment (its default task name once known). */
+  customTaskName: string;
+  /** The dataset settings of a remote or user environment, as JSON text. */
+  customDatasetConfig: string;
   puzzle: { size: number; shuffle_moves: number; max_moves: number };
   calculator: { steps: number; max_operand: number };
   workspace: { structured_tools: boolean; max_turns: number };
@@ -37,7 +46,7 @@ export interface Setup {
   malformedThinkingPenalty: number;
 }
 
-export const TASK_NAMES: Record<EnvName, string> = {
+export const TASK_NAMES: Record<BuiltinEnvName, string> = {
   sliding_puzzle: "sliding_puzzle_game",
   calculator: "multi_step_calculator_game",
   workspace: "workspace",
@@ -46,6 +55,9 @@ export const TASK_NAMES: Record<EnvName, string> = {
 /** The defaults: the built-in model on the sliding puzzle, a few samples and turns, done in seconds. */
 export const DEFAULT_SETUP: Setup = {
   env: "sliding_puzzle",
+  remoteUrl: "http://127.0.0.1:8765",
+  customTaskName: "",
+  customDatasetConfig: "{}",
   puzzle: { size: 3, shuffle_moves: 8, max_moves: 10 },
   calculator: { steps: 2, max_operand: 20 },
   workspace: { structured_tools: true, max_turns: 8 },
@@ -95,11 +107,31 @@ function policyBlock(setup: Setup): Record<string, unknown> {
   };
 }
 
+export const isBuiltinSetupEnv = (env: EnvName): env is BuiltinEnvName => Object.hasOwn(TASK_NAMES, env);
+
+/** The scenario's `envs` entry and dataset settings for the chosen environment. */
+function environmentBlock(setup: Setup): { task: string; envConfig: Record<string, unknown>; datasetConfig: unknown } {
+  const env = setup.env;
+  if (isBuiltinSetupEnv(env)) {
+    const workspace = { structured_tools: setup.workspace.structured_tools, max_turns: setup.workspace.max_turns };
+    const datasetConfig = env === "sliding_puzzle" ? setup.puzzle : env === "calculator" ? setup.calculator : workspace;
+    return { task: TASK_NAMES[env], envConfig: env === "workspace" ? workspace : {}, datasetConfig };
+  }
+  let datasetConfig: unknown;
+  try {
+    datasetConfig = JSON.parse(setup.customDatasetConfig);
+  } catch {
+    datasetConfig = setup.customDatasetConfig; // the scenario check names the field
+  }
+  return {
+    task: setup.customTaskName || env,
+    envConfig: env === "http" ? { url: setup.remoteUrl } : {},
+    datasetConfig,
+  };
+}
+
 export function scenarioFromSetup(setup: Setup): Record<string, unknown> {
-  const task = TASK_NAMES[setup.env];
-  const datasetConfig =
-    setup.env === "sliding_puzzle" ? setup.puzzle : setup.env === "calculator" ? setup.calculator : { structured_tools: setup.workspace.structured_tools, max_turns: setup.workspace.max_turns };
-  const envConfig = setup.env === "workspace" ? { structured_tools: setup.workspace.structured_tools, max_turns: setup.workspace.max_turns } : {};
+  const { task, envConfig, datasetConfig } = environmentBlock(setup);
   return {
     mode: setup.mode,
     max_seq_len: setup.maxSeqLen,

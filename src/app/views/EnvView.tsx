@@ -1,12 +1,14 @@
 /**
  * The environment's own view of the selected sample: its state after the selected turn (or the latest state),
  * drawn by the environment's `view` (a puzzle board, the calculator's steps, the workspace's files, or text).
- * Unknown environments fall back to the metadata as JSON. Everything is rendered as text.
+ * Unknown environments (and those without a view) fall back to the metadata as JSON. A user environment draws
+ * its view in its own Worker, so that view arrives a moment later. Everything is rendered as text.
  */
 
-import { useMemo } from "react";
+import { useEffect, useMemo, useState } from "react";
 import type { Metadata } from "../../core/index.js";
-import { findEnvironment, type EnvView as EnvViewData } from "../../envs/index.js";
+import { findEnvironment, type EnvironmentLookup, type EnvView as EnvViewData } from "../../envs/index.js";
+import { pageEnvironmentLookup, useUserEnvironments } from "../envs/user-environments.js";
 import type { RunModel } from "../run/run-model.js";
 import { envStateAt } from "./charts/run-states.js";
 import "./views.css";
@@ -22,10 +24,21 @@ export interface EnvViewProps {
 }
 
 export function EnvView({ model, version, sample, turn, envName }: EnvViewProps) {
-  const shown = useMemo(() => {
-    const state = envStateAt(model, sample, turn);
-    return state && { view: viewOf(envName, state.metadata), when: state.when, task: state.task };
-  }, [model, version, sample, turn, envName]);
+  // A user environment that loads (or hot-reloads) later draws its view again.
+  const userEnvironments = useUserEnvironments((s) => s.environments);
+  const state = useMemo(() => envStateAt(model, sample, turn), [model, version, sample, turn]);
+  const pending = useMemo(() => state && viewOf(envName, state.metadata, pageEnvironmentLookup()), [state, envName, userEnvironments]);
+  const [resolved, setResolved] = useState<{ for: unknown; view: EnvViewData } | null>(null);
+  useEffect(() => {
+    if (!(pending instanceof Promise)) return;
+    let live = true;
+    void pending.then((view) => live && setResolved({ for: pending, view }));
+    return () => {
+      live = false;
+    };
+  }, [pending]);
+  const drawn = pending instanceof Promise ? (resolved?.for === pending ? resolved.view : null) : pending;
+  const shown = state && drawn && { view: drawn, when: state.when, task: state.task };
 
   if (!shown) return <p className="hint">No sample selected.</p>;
   const { view, when, task } = shown;
@@ -45,17 +58,21 @@ export function EnvView({ model, version, sample, turn, envName }: EnvViewProps)
   );
 }
 
-/** The environment's view, or the metadata as JSON text when the environment is unknown or its view fails. */
-export function viewOf(envName: string | null, metadata: Metadata): EnvViewData {
-  const env = envName ? findEnvironment(envName) : undefined;
-  if (env) {
-    try {
-      return env.view(metadata);
-    } catch (e) {
-      return { kind: "text", title: env.title, text: `The view failed: ${(e as Error).message}\n\n${json(metadata)}` };
-    }
+/**
+ * The environment's view, or the metadata as JSON text when the environment is unknown, has no view, or its view
+ * fails. A user environment's view answers with a promise (it is drawn in the environment's Worker).
+ */
+export function viewOf(envName: string | null, metadata: Metadata, lookup: EnvironmentLookup = findEnvironment): EnvViewData | Promise<EnvViewData> {
+  const env = envName ? lookup(envName) : undefined;
+  const fallback = (title: string, note = "") => ({ kind: "text" as const, title, text: note + json(metadata) });
+  if (!env?.view) return fallback(env?.title ?? (envName ? `Environment state (${envName})` : "Environment state"));
+  const failed = (e: unknown) => fallback(env.title, `The view failed: ${(e as Error).message}\n\n`);
+  try {
+    const view = env.view(metadata);
+    return view instanceof Promise ? view.catch(failed) : view;
+  } catch (e) {
+    return failed(e);
   }
-  return { kind: "text", title: envName ? `Environment state (${envName})` : "Environment state", text: json(metadata) };
 }
 
 function json(value: unknown): string {

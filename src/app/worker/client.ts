@@ -2,7 +2,7 @@
 
 import type { RolloutEvent } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
-import type { HumanRequest, ModelSettings, ModelStatus, PageMessage, WorkerMessage } from "./protocol.js";
+import type { HumanRequest, ModelSettings, ModelStatus, PageMessage, UserEnvironmentPort, WorkerMessage } from "./protocol.js";
 
 export interface RunHandlers {
   onEvent?: (event: RolloutEvent) => void;
@@ -34,7 +34,7 @@ export class RolloutWorkerClient {
     this.tokenListener = listener;
   }
 
-  run(scenario: unknown, handlers: RunHandlers = {}, modelSettings: ModelSettings = {}): RunHandle {
+  run(scenario: unknown, handlers: RunHandlers = {}, modelSettings: ModelSettings = {}, environments: UserEnvironmentPort[] = []): RunHandle {
     const worker = this.ensureWorker();
     const runId = this.nextRunId++;
     const send = (message: PageMessage) => worker.postMessage(message);
@@ -50,7 +50,7 @@ export class RolloutWorkerClient {
         }
       });
     });
-    send({ type: "run", runId, scenario, modelSettings });
+    worker.postMessage({ type: "run", runId, scenario, modelSettings, environments } satisfies PageMessage, environments.map((e) => e.port));
     return {
       result,
       pause: () => send({ type: "pause", runId }),

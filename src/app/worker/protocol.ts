@@ -1,6 +1,7 @@
 /** The typed messages between the page and the rollout worker. */
 
 import type { RolloutEvent } from "../../core/index.js";
+import type { EnvironmentDescription } from "../../envs/user/port.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
 
 /** Where a model policy's files come from, beyond what the scenario says (lab settings, not part of the run). */
@@ -15,6 +16,12 @@ export interface ModelSettings {
   files?: Record<string, string>;
 }
 
+/** A user environment the run may step: what it is, and a port to its host Worker (transferred). */
+export interface UserEnvironmentPort {
+  description: EnvironmentDescription;
+  port: MessagePort;
+}
+
 /** A turn the human policy waits for. */
 export interface HumanRequest {
   requestId: number;
@@ -26,7 +33,7 @@ export interface HumanRequest {
 }
 
 export type PageMessage =
-  | { type: "run"; runId: number; scenario: unknown; modelSettings?: ModelSettings }
+  | { type: "run"; runId: number; scenario: unknown; modelSettings?: ModelSettings; environments?: UserEnvironmentPort[] }
   | { type: "pause"; runId: number }
   | { type: "resume"; runId: number }
   | { type: "step"; runId: number }

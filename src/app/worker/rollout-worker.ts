@@ -5,11 +5,13 @@
  */
 
 import { byteLevelTokenizer, PauseController } from "../../core/index.js";
+import { environmentLookup } from "../../envs/index.js";
+import { environmentOverPort, type PortLike } from "../../envs/user/port.js";
 import { TextPolicy } from "../../policy/text-policy.js";
 import { browserModelPolicy, describeTokens } from "../../policy/llm/worker.js";
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
-import type { ModelSettings, PageMessage, WorkerMessage } from "./protocol.js";
+import type { ModelSettings, PageMessage, UserEnvironmentPort, WorkerMessage } from "./protocol.js";
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -51,7 +53,7 @@ const post = (message: WorkerMessage) => self.postMessage(message);
 self.onmessage = (e: MessageEvent<PageMessage>) => {
   const message = e.data;
   if (message.type === "run") {
-    void run(message.runId, message.scenario, message.modelSettings ?? {});
+    void run(message.runId, message.scenario, message.modelSettings ?? {}, message.environments ?? []);
     return;
   }
   if (message.type === "describe_tokens") {
@@ -72,12 +74,15 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
   else if (message.type === "stop") active.controller.abort();
 };
 
-async function run(runId: number, value: unknown, settings: ModelSettings): Promise<void> {
+async function run(runId: number, value: unknown, settings: ModelSettings, userEnvironments: UserEnvironmentPort[]): Promise<void> {
   const active: ActiveRun = { controller: new AbortController(), pause: new YieldingPauseController(), waiting: new Map() };
   runs.set(runId, active);
   try {
     const scenario = parseScenario(value);
+    // User environments run in their own host Workers; this run reaches each through its port.
+    const environments = environmentLookup(userEnvironments.map((e) => environmentOverPort(e.port as unknown as PortLike, e.description)));
     const result = await runScenario(scenario, {
+      environments,
       signal: active.controller.signal,
       pause: active.pause,
       onEvent: (event) => post({ type: "event", runId, event }),
@@ -111,5 +116,6 @@ async function run(runId: number, value: unknown, settings: ModelSettings): Prom
     post({ type: "failed", runId, error: e instanceof Error ? e.message : String(e) });
   } finally {
     runs.delete(runId);
+    for (const e of userEnvironments) e.port.close();
   }
 }

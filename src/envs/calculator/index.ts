@@ -1,7 +1,7 @@
 /** The multi-step calculator environment (upstream-rollouts.md §5.3) as the lab plugs it in. */
 
 import { checkConfigKeys } from "../config.js";
-import type { EnvironmentDefinition } from "../types.js";
+import type { BuiltinEnvironmentDefinition } from "../types.js";
 import { generateCalculatorDataset } from "./dataset.js";
 import { CalculatorEnv } from "./env.js";
 import { calculatorView } from "./view.js";
@@ -21,7 +21,7 @@ export { evaluate, generateProblem, parseProblem, planSteps, renderExpr } from "
 export type { Expr, Operator, PlanStep } from "./problem.js";
 export { calculatorView } from "./view.js";
 
-export const calculatorEnvironment: EnvironmentDefinition = {
+export const calculatorEnvironment: BuiltinEnvironmentDefinition = {
   name: "calculator",
   defaultTaskName: "multi_step_calculator_game",
   title: "Multi-step calculator",

@@ -1,7 +1,7 @@
 /** The sliding puzzle environment (upstream-rollouts.md §5.1) as the lab plugs it in. */
 
 import { checkConfigKeys } from "../config.js";
-import type { EnvironmentDefinition } from "../types.js";
+import type { BuiltinEnvironmentDefinition } from "../types.js";
 import { generateSlidingPuzzleDataset } from "./dataset.js";
 import { SlidingPuzzleEnv } from "./env.js";
 import { slidingPuzzleView } from "./view.js";
@@ -13,7 +13,7 @@ export type { Grid, PuzzleState } from "./game.js";
 export { generateSlidingPuzzleDataset, puzzleDatasetConfig, puzzleDatum, puzzleUserText } from "./dataset.js";
 export { slidingPuzzleView } from "./view.js";
 
-export const slidingPuzzleEnvironment: EnvironmentDefinition = {
+export const slidingPuzzleEnvironment: BuiltinEnvironmentDefinition = {
   name: "sliding_puzzle",
   defaultTaskName: "sliding_puzzle_game",
   title: "Sliding puzzle",

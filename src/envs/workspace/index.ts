@@ -3,7 +3,7 @@
  * its structured Hermes tools (SESSION_TOOLS), over an in-memory file tree and a small built-in shell.
  */
 
-import type { EnvironmentDefinition } from "../types.js";
+import type { BuiltinEnvironmentDefinition } from "../types.js";
 import { generateWorkspaceDataset } from "./dataset.js";
 import { WorkspaceEnv, workspaceEnvConfig } from "./env.js";
 import { workspaceView } from "./view.js";
@@ -38,7 +38,7 @@ export {
 export type { LegacyAction, StructuredAction } from "./tools.js";
 export { workspaceView } from "./view.js";
 
-export const workspaceEnvironment: EnvironmentDefinition = {
+export const workspaceEnvironment: BuiltinEnvironmentDefinition = {
   name: "workspace",
   defaultTaskName: "workspace",
   title: "Workspace (structured tool use)",

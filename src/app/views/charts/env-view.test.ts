@@ -18,6 +18,20 @@ describe("viewOf", () => {
 
   it("shows what the environment says of unusable metadata", () => {
     const view = viewOf("calculator", { problem: 5 } as never);
-    expect(view.kind).toBe("text");
+    expect(view).toMatchObject({ kind: "text" });
+  });
+
+  it("waits for a user environment's view, and shows the metadata when that view fails or is missing", async () => {
+    const env = (view?: () => Promise<unknown>) =>
+      ({ name: "mine", title: "Mine", ...(view ? { view } : {}) }) as never;
+    const lookup = (definition: unknown) => (name: string) => (name === "mine" ? (definition as never) : undefined);
+    const text = { kind: "text", title: "Mine", text: "drawn" };
+    expect(await viewOf("mine", { a: 1 }, lookup(env(async () => text)))).toEqual(text);
+    expect(await viewOf("mine", { a: 1 }, lookup(env(async () => Promise.reject(new Error("boom")))))).toEqual({
+      kind: "text",
+      title: "Mine",
+      text: 'The view failed: boom\n\n{\n  "a": 1\n}',
+    });
+    expect(viewOf("mine", { a: 1 }, lookup(env()))).toEqual({ kind: "text", title: "Mine", text: '{\n  "a": 1\n}' });
   });
 });

@@ -1,0 +1,127 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import type { Page } from "@playwright/test";
+import { expect, test } from "./fixtures.js";
+
+const root = join(import.meta.dirname, "..");
+const status = (page: Page) => page.getByTestId("run-status");
+
+/** A scripted policy for one sample of the number-guess game (it sits behind the Policy choice). */
+async function scriptGuesses(page: Page, guesses: string[]) {
+  await page.getByLabel("Samples").fill("1");
+  await page.getByLabel("Policy", { exact: true }).selectOption("scripted");
+  await page.getByLabel("Scripted responses").fill(JSON.stringify([guesses]));
+}
+
+test("this checkout's starter environment is in the lab, runs in its Worker, and draws its own view", async ({ page }) => {
+  await page.goto("/");
+  await expect(page.locator('[data-testid="user-environment"][data-name="number_guess"]')).toHaveAttribute("data-status", "ready");
+  await page.getByLabel("Environment", { exact: true }).selectOption("number_guess");
+  await page.getByLabel("Dataset config").fill('{"max_number": 4, "max_guesses": 4}');
+  await scriptGuesses(page, ["<guess>1</guess>", "<guess>2</guess>", "<guess>3</guess>", "<guess>4</guess>"]);
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
+  // Counting up from 1 finds any secret in 1..4: the last observation says so, and the reward is 1.
+  await expect(page.getByTestId("transcript")).toContainText("<environment>correct:");
+  await expect(page.getByTestId("termination")).toHaveText("terminated by the environment");
+  await expect(page.locator('[data-metric="mean_total_reward"]')).toContainText("1");
+  await page.getByTestId("turn").first().click();
+  await page.getByRole("tab", { name: "Environment" }).click();
+  const view = page.getByTestId("env-view");
+  await expect(view).toHaveAttribute("data-kind", "steps");
+  await expect(view).toContainText("guess 1");
+});
+
+test("a picked module runs in its own Worker: no DOM, errors shown with the module's stack, other samples unharmed", async ({ page }) => {
+  await page.goto("/");
+  const file = (name: string, text: string) => ({ name, mimeType: "text/javascript", buffer: Buffer.from(text) });
+  const picker = page.getByLabel("Environment module file");
+
+  // A module that fails as it loads: its error and the line it threw at are shown.
+  await picker.setInputFiles(file("broken_env.js", 'const x = 1;\nthrow new Error("cannot start: missing table");\nexport default {};\n'));
+  const broken = page.locator('[data-testid="user-environment"]', { hasText: "broken_env.js" });
+  await expect(broken).toHaveAttribute("data-status", "failed");
+  await expect(broken.getByTestId("env-module-error")).toContainText("cannot start: missing table");
+  await expect(broken.getByTestId("env-module-error")).toContainText("broken_env.js:2");
+
+  // A hostile module: it looks for the page and tries to write to it; it finds no DOM, and its step throws on
+  // every other sample (by its secret's parity), which must fail those samples only.
+  const hostile = `
+const sees = typeof document === "undefined" ? "no DOM" : "the DOM";
+try { document.body.innerHTML = "<h1 id=pwned>owned</h1>"; } catch {}
+export default {
+  name: "picky_env",
+  title: "Picky (" + sees + ")",
+  create() {
+    return {
+      step(logs, metadata) {
+        if (metadata.some((m) => m.n % 2 === 1)) throw new Error("odd sample " + metadata.map((m) => m.n).join(","));
+        return { observations: logs.map(() => ({ role: "environment", content: "<environment>fine</environment>" })),
+          metadata: logs.map(() => null), next_stop_strings: null, rewards: logs.map(() => 1), terminateds: logs.map(() => true), answers: null };
+      },
+    };
+  },
+  generateDataset({ size, taskName }) {
+    return Array.from({ length: size }, (_, n) => ({ task_name: taskName, message_log: [{ role: "user", content: "go" }], extra_env_info: { n }, stop_strings: null }));
+  },
+};`;
+  await picker.setInputFiles(file("picky_env.js", hostile));
+  const picky = page.locator('[data-testid="user-environment"][data-name="picky_env"]');
+  await expect(picky).toHaveAttribute("data-status", "ready");
+  await expect(picky).toContainText("Picky (no DOM)");
+  await expect(page.locator("#pwned")).toHaveCount(0);
+
+  // Async mode steps each sample on its own: samples 1 and 3 fail with the stack, 0 and 2 finish.
+  await expect(page.getByLabel("Environment", { exact: true })).toHaveValue("picky_env");
+  await page.getByLabel("Samples").fill("4");
+  await page.getByLabel("Mode", { exact: true }).selectOption("async");
+  await page.getByLabel("Policy", { exact: true }).selectOption("scripted");
+  await page.getByLabel("Scripted responses").fill(JSON.stringify([["a"], ["b"], ["c"], ["d"]]));
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
+  const failedAt = (n: number) => new RegExp(`^error: environment 'picky_env' step failed: Error: odd sample ${n}\\n\\s+at Object\\.step \\(picky_env\\.js:10:\\d+\\)$`);
+  await expect(page.getByTestId("termination")).toHaveText(["terminated by the environment", failedAt(1), "terminated by the environment", failedAt(3)]);
+  await page.getByTestId("sample-row").nth(1).click();
+  await expect(page.getByTestId("transcript")).toContainText("step failed: Error: odd sample 1");
+  await expect(page.getByTestId("transcript")).toContainText("picky_env.js:");
+});
+
+test.describe("a remote environment over HTTP", () => {
+  let server: ChildProcess;
+  let url = "";
+  test.beforeAll(async () => {
+    server = spawn("python3", [join(root, "environments/remote/number_guess_server.py"), "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+    url = await new Promise<string>((resolve, reject) => {
+      server.stdout!.on("data", (chunk: Buffer) => {
+        const match = /listening on (\S+)/.exec(chunk.toString());
+        if (match) resolve(match[1]!);
+      });
+      server.on("exit", (code) => reject(new Error(`the Python server exited with ${code}`)));
+    });
+  });
+  test.afterAll(() => {
+    server?.kill();
+  });
+
+  test("the lab steps a Python environment served on localhost", async ({ page, guard }) => {
+    guard.allow(new URL(url).origin);
+    await page.goto("/");
+    await page.getByLabel("Environment", { exact: true }).selectOption("http");
+    await page.getByLabel("Environment server URL").fill(url);
+    await page.getByRole("button", { name: "Connect" }).click();
+    await expect(page.getByTestId("remote-env-status")).toHaveText(/^Connected: Number guess \(Python, over HTTP\)/);
+    await expect(page.getByLabel("Task name")).toHaveValue("number_guess");
+    await page.getByLabel("Dataset config").fill('{"max_number": 3, "max_guesses": 3}');
+    await scriptGuesses(page, ["<guess>1</guess>", "<guess>2</guess>", "<guess>3</guess>"]);
+    await page.getByRole("button", { name: "Run" }).click();
+    await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
+    await expect(page.getByTestId("transcript")).toContainText("<environment>correct:");
+    await expect(page.locator('[data-metric="mean_total_reward"]')).toContainText("1");
+
+    // The server refuses a dataset setting: the run fails with the server's words and the field, the page lives on.
+    await page.getByLabel("Dataset config").fill('{"colour": "red"}');
+    await page.getByRole("button", { name: "Run" }).click();
+    await expect(status(page)).toHaveText("failed", { timeout: 30_000 });
+    await expect(page.getByTestId("run-error")).toContainText(`dataset.config: ${url}/dataset answered HTTP 500: ValueError: unknown key 'colour'`);
+  });
+});

@@ -1,0 +1,51 @@
+/// <reference lib="webworker" />
+/**
+ * The environment host: one Worker per user environment module, so a broken or hostile module cannot reach the
+ * page (no DOM, no storage of the page's, no access to the model's worker). It imports the module's text, checks
+ * its shape, and serves it on the message ports the page hands it (one for the page's views, one per run).
+ */
+
+import { environmentFromModule, type EnvironmentDefinition } from "../../envs/index.js";
+import { describeEnvironment, serveEnvironment, type PortLike } from "../../envs/user/port.js";
+import type { HostReply, HostRequest } from "./host-protocol.js";
+
+declare const self: DedicatedWorkerGlobalScope;
+
+let environment: EnvironmentDefinition | null = null;
+/** The module's blob: URL and its real name: stacks say the name. */
+let moduleName = (stack: string) => stack;
+const post = (reply: HostReply) => self.postMessage(reply.type === "failed" ? { ...reply, stack: moduleName(reply.stack) } : reply);
+
+self.onmessage = async (e: MessageEvent<HostRequest>) => {
+  const request = e.data;
+  if (request.type === "connect") {
+    if (environment) serveEnvironment(environment, request.port as unknown as PortLike, moduleName);
+    return;
+  }
+  const url = URL.createObjectURL(new Blob([request.source], { type: "text/javascript" }));
+  // Frames of the host's own code say nothing to the module's author: keep the module's.
+  moduleName = (stack) =>
+    stack
+      .split(url)
+      .join(request.origin)
+      .split("\n")
+      .filter((line) => !/^\s+at /.test(line) || line.includes(request.origin))
+      .join("\n");
+  try {
+    environment = environmentFromModule(await import(/* @vite-ignore */ url), request.origin);
+    post({ type: "loaded", description: describeEnvironment(environment) });
+  } catch (error) {
+    const { message, stack } = error instanceof Error ? error : new Error(String(error));
+    post({ type: "failed", message, stack: stack ?? "" });
+  } finally {
+    // The module is imported: its code stays alive, the URL is no longer needed.
+    URL.revokeObjectURL(url);
+  }
+};
+
+// An error the module throws outside any call (a timer, a stray promise) is reported, not lost.
+self.addEventListener("error", (e) => post({ type: "failed", message: e.message, stack: e.error?.stack ?? "" }));
+self.addEventListener("unhandledrejection", (e) => {
+  const reason = e.reason instanceof Error ? e.reason : new Error(String(e.reason));
+  post({ type: "failed", message: `unhandled rejection: ${reason.message}`, stack: reason.stack ?? "" });
+});

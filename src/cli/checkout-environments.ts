@@ -1,0 +1,38 @@
+/**
+ * The user's environments of this checkout for the Node commands: every `.js` module in `environments/` (the
+ * lab's page loads the same folder, `src/app/envs/checkout.ts`). A module that fails to load is reported on
+ * stderr with its stack and left out; the others still run.
+ */
+
+import { existsSync, readdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { environmentLookup, type EnvironmentDefinition, type EnvironmentLookup } from "../envs/index.js";
+import { environmentFromModule } from "../envs/user/module.js";
+
+export const CHECKOUT_ENVIRONMENTS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../environments");
+
+export async function loadCheckoutEnvironments(
+  dir = CHECKOUT_ENVIRONMENTS_DIR,
+  report: (message: string) => void = (m) => console.error(m),
+): Promise<EnvironmentDefinition[]> {
+  if (!existsSync(dir)) return [];
+  const definitions: EnvironmentDefinition[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".js")).sort()) {
+    const path = join(dir, file);
+    try {
+      definitions.push(environmentFromModule(await import(pathToFileURL(path).href), `environments/${file}`));
+    } catch (e) {
+      report(`warning: environments/${file} was not loaded: ${(e as Error).stack ?? e}`);
+    }
+  }
+  return definitions;
+}
+
+let checkout: Promise<EnvironmentLookup> | null = null;
+
+/** The built-in environments and this checkout's, loaded once per process. */
+export function checkoutEnvironmentLookup(): Promise<EnvironmentLookup> {
+  checkout ??= loadCheckoutEnvironments().then((defs) => environmentLookup(defs));
+  return checkout;
+}

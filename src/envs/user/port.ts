@@ -1,0 +1,126 @@
+/**
+ * An environment served over a message port: the host side (in the Worker that imported a user's module) and the
+ * client side (in the rollout worker and the page), which looks like any other `EnvironmentDefinition` whose
+ * calls answer with promises. Failures come back as errors carrying the module's own stack.
+ */
+
+import type { EnvironmentInterface, EnvironmentReturn, EnvMessage, Metadata } from "../../core/index.js";
+import type { DatasetDatum, DatasetRequest, EnvironmentDefinition, EnvView } from "../types.js";
+
+/** What the two ends need of a port (the DOM's `MessagePort`, Node's alike). */
+export interface PortLike {
+  postMessage(message: unknown): void;
+  onmessage: ((event: { data: unknown }) => void) | null;
+}
+
+/** What a client knows of a served environment before it calls it. */
+export interface EnvironmentDescription {
+  name: string;
+  title: string;
+  description: string;
+  defaultTaskName: string;
+  hasView: boolean;
+}
+
+type Call =
+  | { method: "create"; config: Record<string, unknown> }
+  | { method: "step"; instance: number; messageLogBatch: EnvMessage[][]; metadata: Metadata[] }
+  | { method: "dataset"; request: DatasetRequest }
+  | { method: "view"; metadata: Metadata };
+
+type Request = { id: number } & Call;
+type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string; stack: string };
+
+export function describeEnvironment(env: EnvironmentDefinition): EnvironmentDescription {
+  const { name, title, description, defaultTaskName } = env;
+  return { name, title, description, defaultTaskName, hasView: typeof env.view === "function" };
+}
+
+/**
+ * Answers calls arriving on `port` with `env`. `rewriteStack` may rename what the stack calls the module (a
+ * Worker imports a picked file from a blob: URL; its stack should name the file).
+ */
+export function serveEnvironment(env: EnvironmentDefinition, port: PortLike, rewriteStack: (stack: string) => string = (s) => s): void {
+  const instances = new Map<number, EnvironmentInterface>();
+  let nextInstance = 1;
+  const answer = async (call: Call): Promise<unknown> => {
+    switch (call.method) {
+      case "create": {
+        const id = nextInstance++;
+        instances.set(id, await env.create(call.config));
+        return id;
+      }
+      case "step": {
+        const instance = instances.get(call.instance);
+        if (!instance) throw new Error(`no environment instance ${call.instance}`);
+        return await instance.step(call.messageLogBatch, call.metadata);
+      }
+      case "dataset":
+        return await env.generateDataset(call.request);
+      case "view":
+        if (!env.view) throw new Error(`environment '${env.name}' has no view`);
+        return await env.view(call.metadata);
+    }
+  };
+  port.onmessage = async ({ data }) => {
+    const request = data as Request;
+    let reply: Reply;
+    try {
+      reply = { id: request.id, ok: true, value: await answer(request) };
+    } catch (e) {
+      reply = failure(request.id, e, rewriteStack);
+    }
+    try {
+      port.postMessage(reply);
+    } catch (e) {
+      // An answer that cannot cross to the other side (a function, a class instance with methods...).
+      port.postMessage(failure(request.id, new Error(`its ${request.method} answer cannot be sent: ${(e as Error).message}`)));
+    }
+  };
+}
+
+function failure(id: number, e: unknown, rewriteStack: (stack: string) => string = (s) => s): Reply {
+  const error = e instanceof Error ? e : new Error(String(e));
+  return { id, ok: false, message: error.message, stack: rewriteStack(error.stack ?? "") };
+}
+
+/** An environment whose calls go to a host on `port`. */
+export function environmentOverPort(port: PortLike, described: EnvironmentDescription): EnvironmentDefinition {
+  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  let nextId = 1;
+  port.onmessage = ({ data }) => {
+    const reply = data as Reply;
+    const waiting = pending.get(reply.id);
+    if (!waiting) return;
+    pending.delete(reply.id);
+    if (reply.ok) waiting.resolve(reply.value);
+    else waiting.reject(new Error(withStack(reply.message, reply.stack)));
+  };
+  const call = <T>(message: Call): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      port.postMessage({ id, ...message } satisfies Request);
+    });
+
+  return {
+    name: described.name,
+    title: described.title,
+    description: described.description,
+    defaultTaskName: described.defaultTaskName,
+    async create(config) {
+      const instance = await call<number>({ method: "create", config });
+      return {
+        step: (messageLogBatch, metadata) => call<EnvironmentReturn>({ method: "step", instance, messageLogBatch, metadata }),
+      };
+    },
+    generateDataset: (request) => call<DatasetDatum[]>({ method: "dataset", request }),
+    ...(described.hasView ? { view: (metadata: Metadata) => call<EnvView>({ method: "view", metadata }) } : {}),
+  };
+}
+
+/** The module's stack names its own file and line: keep it in the message the lab shows. */
+function withStack(message: string, stack: string): string {
+  if (!stack) return message;
+  return stack.includes(message) ? stack : `${message}\n${stack}`;
+}
