@@ -1,7 +1,7 @@
 /**
  * The user's environments of this checkout for the Node commands: every `.js` module in `environments/` (the
- * lab's page loads the same folder, `src/app/envs/checkout.ts`). A module that fails to load is reported on
- * stderr with its stack and left out; the others still run.
+ * lab's page loads the same folder, `src/app/envs/checkout.ts`), or in the folder `LAB_ENVIRONMENTS_DIR` names.
+ * A module that fails to load is reported on stderr with its stack and left out; the others still run.
  */
 
 import { existsSync, readdirSync } from "node:fs";
@@ -21,9 +21,9 @@ export async function loadCheckoutEnvironments(
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".js")).sort()) {
     const path = join(dir, file);
     try {
-      definitions.push(environmentFromModule(await import(pathToFileURL(path).href), `environments/${file}`));
+      definitions.push(environmentFromModule(await import(pathToFileURL(path).href), path));
     } catch (e) {
-      report(`warning: environments/${file} was not loaded: ${(e as Error).stack ?? e}`);
+      report(`warning: ${path} was not loaded: ${(e as Error).stack ?? e}`);
     }
   }
   return definitions;
@@ -33,6 +33,7 @@ let checkout: Promise<EnvironmentLookup> | null = null;
 
 /** The built-in environments and this checkout's, loaded once per process. */
 export function checkoutEnvironmentLookup(): Promise<EnvironmentLookup> {
-  checkout ??= loadCheckoutEnvironments().then((defs) => environmentLookup(defs));
+  const dir = process.env.LAB_ENVIRONMENTS_DIR ? resolve(process.env.LAB_ENVIRONMENTS_DIR) : CHECKOUT_ENVIRONMENTS_DIR;
+  checkout ??= loadCheckoutEnvironments(dir).then((defs) => environmentLookup(defs));
   return checkout;
 }
