@@ -8,7 +8,7 @@ import { create } from "zustand";
 import type { RolloutResultJson } from "../scenario/result.js";
 import { parseScenarioText, type Scenario } from "../scenario/schema.js";
 import type { Preset } from "./presets.js";
-import { environmentPortsFor } from "./envs/user-environments.js";
+import { environmentPortsFor, userEnvironmentsSettled } from "./envs/user-environments.js";
 import { RunModel } from "./run/run-model.js";
 import { DEFAULT_SETUP, scenarioFromSetup, type Setup } from "./setup/setup.js";
 import { RolloutWorkerClient, type RunHandle } from "./worker/client.js";
@@ -170,46 +170,53 @@ export const useLab = create<LabState>((set, get) => ({
     const { remoteHost, localFolder } = get();
     const human = get().setup.policy === "human";
     humanTyped = [];
-    const handle = client.run(
-      scenario,
-      {
-        onModel: (modelStatus) => set({ modelStatus }),
-        onHumanRequest: (request) => set({ humanRequests: [...get().humanRequests, request] }),
-        onEvent: (event) => {
-          model.apply(event);
-          bump();
+    const names = Object.values(scenario.envs).map((e) => e.env);
+    const start = () => {
+      const handle = client.run(
+        scenario,
+        {
+          onModel: (modelStatus) => set({ modelStatus }),
+          onHumanRequest: (request) => set({ humanRequests: [...get().humanRequests, request] }),
+          onEvent: (event) => {
+            model.apply(event);
+            bump();
+          },
         },
-      },
-      {
-        ...(remoteHost.trim() ? { remoteHost: remoteHost.trim().replace(/\/?$/, "/") } : {}),
-        ...(localFolder ? { localFiles: localFolder.files } : {}),
-        ...(human ? { human: true } : {}),
-        files: get().files,
-      },
-      environmentPortsFor(Object.values(scenario.envs).map((e) => e.env)),
-    );
-    current = handle;
-    handle.result.then(
-      (result) => {
-        if (current !== handle) return;
-        // A human run becomes a scripted scenario: export and share links replay what was typed.
-        const finalScenario = human
-          ? ({ ...scenario, policy: { kind: "scripted", responses: model.samples.map((_, i) => humanTyped[i] ?? []) } } as Scenario)
-          : scenario;
-        set({
-          status: "finished",
-          result,
-          version: model.version,
-          runScenario: finalScenario,
-          humanRequests: [],
-          ...(human ? { scenarioText: pretty(finalScenario) } : {}),
-        });
-      },
-      (e: Error) => {
-        if (current !== handle) return;
-        set({ status: "failed", error: e.message, version: model.version, humanRequests: [] });
-      },
-    );
+        {
+          ...(remoteHost.trim() ? { remoteHost: remoteHost.trim().replace(/\/?$/, "/") } : {}),
+          ...(localFolder ? { localFiles: localFolder.files } : {}),
+          ...(human ? { human: true } : {}),
+          files: get().files,
+        },
+        environmentPortsFor(names),
+      );
+      current = handle;
+      handle.result.then(
+        (result) => {
+          if (current !== handle) return;
+          // A human run becomes a scripted scenario: export and share links replay what was typed.
+          const finalScenario = human
+            ? ({ ...scenario, policy: { kind: "scripted", responses: model.samples.map((_, i) => humanTyped[i] ?? []) } } as Scenario)
+            : scenario;
+          set({
+            status: "finished",
+            result,
+            version: model.version,
+            runScenario: finalScenario,
+            humanRequests: [],
+            ...(human ? { scenarioText: pretty(finalScenario) } : {}),
+          });
+        },
+        (e: Error) => {
+          if (current !== handle) return;
+          set({ status: "failed", error: e.message, version: model.version, humanRequests: [] });
+        },
+      );
+    };
+    // A user environment the scenario names may still be loading in its Worker (a shared link runs at once).
+    void userEnvironmentsSettled().then(() => {
+      if (get().model === model) start(); // unless another run (or a shown run) took over meanwhile
+    });
   },
   pause() {
     if (get().status !== "running") return;
@@ -237,3 +244,14 @@ export const useLab = create<LabState>((set, get) => ({
     set({ model, version: model.version, runScenario: scenario, status, error: null, selected: 0, selectedTurn: null, modelStatus: null });
   },
 }));
+
+/**
+ * For runs the page starts beside the set-up's own (forks, src/app/fork/): the lab's worker (so a model loaded for
+ * the run is reused), and `adopt`, which makes such a run the one the run controls (pause, step, stop) act on.
+ */
+export const labRuns = {
+  client,
+  adopt(handle: RunHandle | null): void {
+    current = handle;
+  },
+};

@@ -137,7 +137,7 @@ function usageExit(e: UsageError): number {
 
 /** Prints the text summary, writes report.json and report.html; the exit status. */
 async function writeReports(report: RegressReport, outDir: string, note: string): Promise<number> {
-  process.stdout.write(renderTextReport(report.comparisons));
+  process.stdout.write(renderTextReport(report.comparisons, report.failed.length));
   await mkdir(outDir, { recursive: true });
   await writeFile(join(outDir, "report.json"), reportJson(report));
   await writeFile(join(outDir, "report.html"), renderHtmlReport(report.comparisons, reportTitle(report)));

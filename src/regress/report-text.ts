@@ -40,7 +40,8 @@ export function summaryLine(c: ScenarioComparison): string {
 
 const fmt = (v: unknown): string => (typeof v === "number" ? String(v) : (JSON.stringify(v) ?? "(absent)"));
 
-export function renderTextReport(comparisons: readonly ScenarioComparison[]): string {
+/** The summary; `failedRuns` counts scenarios that could not run (listed as FAILED above it), which fail the suite too. */
+export function renderTextReport(comparisons: readonly ScenarioComparison[], failedRuns = 0): string {
   const lines = comparisons.map(summaryLine);
   const failing = comparisons.filter((c) => c.status === "regressed");
   for (const c of failing) {
@@ -58,6 +59,8 @@ export function renderTextReport(comparisons: readonly ScenarioComparison[]): st
   const compared = comparisons.length - skipped;
   const bad = comparisons.filter((c) => c.status === "regressed" || c.status === "missing-golden").length;
   const skippedNote = skipped ? ` (${skipped} skipped)` : "";
-  lines.push("", bad ? `${bad} of ${compared} scenarios regressed or lack a golden${skippedNote}` : `all ${compared} scenarios match their goldens${skippedNote}`);
+  const failedNote = failedRuns ? `; ${failedRuns} scenario${failedRuns === 1 ? "" : "s"} failed to run` : "";
+  const verdict = bad ? `${bad} of ${compared} scenarios regressed or lack a golden` : `all ${compared} scenarios that ran match their goldens`;
+  lines.push("", `${failedRuns || bad ? verdict : `all ${compared} scenarios match their goldens`}${skippedNote}${failedNote}`);
   return `${lines.join("\n")}\n`;
 }

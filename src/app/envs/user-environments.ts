@@ -138,3 +138,16 @@ export function environmentPortsFor(envNames: Iterable<string>): { description: 
       return { description: e.description!, port: channel.port2 };
     });
 }
+
+/** Resolves once no user environment is still loading (a shared link may run before the checkout's have loaded). */
+export function userEnvironmentsSettled(): Promise<void> {
+  const loading = () => useUserEnvironments.getState().environments.some((e) => e.status === "loading");
+  if (!loading()) return Promise.resolve();
+  return new Promise((resolve) => {
+    const unsubscribe = useUserEnvironments.subscribe(() => {
+      if (loading()) return;
+      unsubscribe();
+      resolve();
+    });
+  });
+}
