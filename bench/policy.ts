@@ -23,7 +23,8 @@ async function inNode(): Promise<PolicyBenchmarkResult> {
 
 async function inChromium(device: "wasm" | "webgpu"): Promise<PolicyBenchmarkResult> {
   const port = 4790;
-  const server = spawn("npx", ["vite", "--port", String(port), "--strictPort", "--host", "127.0.0.1"], { cwd: root, stdio: "ignore" });
+  // Vite itself, not through npx: killing npx would leave the server running.
+  const server = spawn(process.execPath, [join(root, "node_modules/vite/bin/vite.js"), "--port", String(port), "--strictPort", "--host", "127.0.0.1"], { cwd: root, stdio: "ignore" });
   try {
     await waitFor(`http://127.0.0.1:${port}/bench/policy.html`);
     const browser = await chromium.launch({

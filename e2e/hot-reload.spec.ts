@@ -15,7 +15,8 @@ const variant = (title: string) => starter.replace('name: "number_guess"', 'name
 test.describe("an environment added to the checkout", () => {
   let server: ChildProcess;
   test.beforeAll(async () => {
-    server = spawn("npx", ["vite", "--port", String(port), "--strictPort", "--host", "127.0.0.1"], { cwd: root, stdio: "ignore" });
+    // Vite itself, not through npx: killing npx would leave the server running.
+    server = spawn(process.execPath, [join(root, "node_modules/vite/bin/vite.js"), "--port", String(port), "--strictPort", "--host", "127.0.0.1"], { cwd: root, stdio: "ignore" });
     for (let i = 0; i < 120; i++) {
       try {
         if ((await fetch(devUrl)).ok) return;
