@@ -1,6 +1,9 @@
 import { useEffect, useMemo, useState } from "react";
 import { byteLevelTokenizer, VOCAB_SIZE } from "../core/index.js";
 import { CompareView } from "./compare/CompareView.js";
+import { ForkEditor } from "./fork/ForkEditor.js";
+import { ForksPanel } from "./fork/ForksPanel.js";
+import { turnNotesFor, useForks } from "./fork/fork-store.js";
 import { HumanTurns } from "./HumanTurns.js";
 import { KeepAndShare } from "./KeepAndShare.js";
 import { ModelPanel } from "./ModelPanel.js";
@@ -52,6 +55,13 @@ export function App() {
   const { status, error, model, version, runScenario, selected, selectedTurn, scenarioText, setScenarioText, loadPreset, select, run } = useLab();
   const [tab, setTab] = useState<Tab>("transcript");
   useKeyboardNavigation();
+  // Forks: "Fork from here" on a transcript turn, notes on forked turns, and the forks list's "compare" opening the tab.
+  const forks = useForks((s) => s.forks);
+  const tabRequest = useForks((s) => s.tabRequest);
+  useEffect(() => {
+    if (tabRequest) setTab(tabRequest.tab);
+  }, [tabRequest]);
+  const turnNotes = useMemo(() => turnNotesFor(forks, model, selected), [forks, model, selected]);
 
   // A shared link loads its scenario, and runs it when it says so.
   useEffect(() => {
@@ -128,6 +138,7 @@ export function App() {
                 <h2>Batch</h2>
                 <BatchOverview model={model} version={version} selected={selected} selectedTurn={selectedTurn} onSelect={select} />
               </section>
+              <ForksPanel />
               {sample && (
                 <section className="panel">
                   <div className="tabs" role="tablist">
@@ -137,8 +148,18 @@ export function App() {
                       </button>
                     ))}
                   </div>
+                  {tab === "transcript" && <ForkEditor />}
                   {tab === "transcript" && (
-                    <Transcript sample={sample} version={version} selectedTurn={selectedTurn} onSelectTurn={(turn) => select(selected, turn)} structured={structured} />
+                    <Transcript
+                      sample={sample}
+                      version={version}
+                      selectedTurn={selectedTurn}
+                      onSelectTurn={(turn) => select(selected, turn)}
+                      structured={structured}
+                      onFork={useForks.getState().openEditor}
+                      canFork={status !== "running" && status !== "paused" && sample.state === "done" && runScenario !== null}
+                      turnNotes={turnNotes}
+                    />
                   )}
                   {tab === "tokens" && <TokenView sample={sample} version={version} tokenizer={tokenTexts} />}
                   {tab === "environment" && <EnvView model={model} version={version} sample={selected} turn={selectedTurn} envName={envName} />}

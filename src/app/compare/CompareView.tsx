@@ -53,7 +53,8 @@ export function CompareView() {
   const sourceLabel = (key: SourceKey): string => {
     if (key === "current") return "the current run";
     if (key.startsWith("saved:")) return `saved run “${saved.find((r) => `saved:${r.id}` === key)?.title ?? "?"}”`;
-    return `file ${files.find((f) => `file:${f.id}` === key)?.name ?? "?"}`;
+    const file = files.find((f) => `file:${f.id}` === key);
+    return file?.label ?? `file ${file?.name ?? "?"}`;
   };
   const label = (side: CompareSide, s: SampleView | null) => (s ? `sample ${s.sample} (idx ${s.idx}) of ${sourceLabel(side.source)}` : sourceLabel(side.source));
 
@@ -61,7 +62,7 @@ export function CompareView() {
   const sources: { key: SourceKey; text: string; disabled?: boolean }[] = [
     { key: "current", text: model ? `Current run (${model.samples.length} samples)` : "Current run (none)", disabled: !model },
     ...saved.map((r) => ({ key: `saved:${r.id}`, text: `Saved: ${r.title}${r.id === currentSavedAs ? " (the current run)" : ""}` })),
-    ...files.map((f) => ({ key: `file:${f.id}`, text: `File: ${f.name}` })),
+    ...files.map((f) => ({ key: `file:${f.id}`, text: f.label ?? `File: ${f.name}` })),
   ];
 
   return (

@@ -25,6 +25,8 @@ export interface CompareFile {
   id: string;
   name: string;
   model: RunModel;
+  /** How the source is named when it is not a file (a fork and its original, added by the forks list). */
+  label?: string;
 }
 
 export type Loaded = { model: RunModel } | { loading: true } | { error: string };

@@ -22,6 +22,8 @@ interface TurnRecord {
   gen_end: number | null;
   env_end: number | null;
   metadata: Metadata;
+  /** The stop strings the next turn uses (what a fork from the next turn needs); absent in older exports. */
+  stop_strings?: string[] | null;
 }
 
 function messageJson(m: Message): Message {
@@ -52,6 +54,7 @@ export function exportJsonl(model: RunModel, scenario: unknown): string {
       gen_end: t.genEnd,
       env_end: t.envEnd,
       metadata: t.metadata,
+      ...(t.stopStrings !== undefined ? { stop_strings: t.stopStrings } : {}),
     }));
     return JSON.stringify({
       idx: s.idx,
@@ -63,6 +66,7 @@ export function exportJsonl(model: RunModel, scenario: unknown): string {
       ...(s.error ? { error: s.error } : {}),
       "lab/prompt_messages": s.promptMessages,
       "lab/initial_env_info": s.initialMetadata,
+      ...(s.initialStopStrings !== undefined ? { "lab/initial_stop_strings": s.initialStopStrings } : {}),
       "lab/turns": turns,
     });
   });
@@ -93,6 +97,7 @@ interface ImportedSample {
   error?: string;
   "lab/prompt_messages"?: number;
   "lab/initial_env_info"?: Metadata;
+  "lab/initial_stop_strings"?: string[] | null;
   "lab/turns"?: TurnRecord[];
   [key: string]: unknown;
 }
@@ -130,7 +135,14 @@ export function importJsonl(text: string): { model: RunModel; scenario: unknown 
     maxSeqLen: meta.max_seq_len ?? 0,
     samples: samples.map((s, sample) => {
       const prompt = s["lab/prompt_messages"] ?? firstAssistant(s);
-      return { sample, idx: s.idx, task_name: s.task_name, message_log: s.message_log.slice(0, prompt), extra_env_info: s["lab/initial_env_info"] ?? null };
+      return {
+        sample,
+        idx: s.idx,
+        task_name: s.task_name,
+        message_log: s.message_log.slice(0, prompt),
+        extra_env_info: s["lab/initial_env_info"] ?? null,
+        ...(s["lab/initial_stop_strings"] !== undefined ? { stop_strings: s["lab/initial_stop_strings"] } : {}),
+      };
     }),
   });
   samples.forEach((s, sample) => {
@@ -156,6 +168,7 @@ export function importJsonl(text: string): { model: RunModel; scenario: unknown 
           truncatedContext: record?.truncated_context ?? false,
           violations: assistant.invalid_action_violations ?? [],
           metadata: record?.metadata ?? null,
+          ...(record?.stop_strings !== undefined ? { stopStrings: record.stop_strings } : {}),
         });
       }
       k += 2;

@@ -30,6 +30,8 @@ export interface TurnView {
   violations: Violation[];
   /** The environment state after this turn (what the environment view draws). */
   metadata: Metadata;
+  /** The stop strings the next turn uses, from the env step (undefined in runs recorded without them). */
+  stopStrings?: string[] | null;
 }
 
 export interface SampleView {
@@ -41,6 +43,8 @@ export interface SampleView {
   /** The number of prompt messages at the start of `messages`. */
   promptMessages: number;
   initialMetadata: Metadata;
+  /** The first turn's stop strings (undefined in runs recorded without them). */
+  initialStopStrings?: string[] | null;
   turns: TurnView[];
   totalReward: number;
   termination: TerminationReason | null;
@@ -96,6 +100,7 @@ export class RunModel {
             messages: [...s.message_log],
             promptMessages: s.message_log.length,
             initialMetadata: s.extra_env_info,
+            ...(s.stop_strings !== undefined ? { initialStopStrings: s.stop_strings } : {}),
             turns: [],
             totalReward: 0,
             termination: null,
@@ -158,6 +163,7 @@ export class RunModel {
         t.truncatedContext = event.truncatedContext;
         t.violations = event.violations;
         t.metadata = event.metadata;
+        if (event.stopStrings !== undefined) t.stopStrings = event.stopStrings;
         s.totalReward += event.reward;
         s.state = "waiting";
         return;

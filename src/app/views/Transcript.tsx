@@ -25,7 +25,19 @@ export interface TranscriptProps {
    * with nothing skipped, and the generation prefill). Without it the assistant's content stands in.
    */
   tokenizer?: { decode(ids: readonly number[]): string; generationPrefill?: string } | null;
+  /** Optional: a "Fork from here" action on each turn with an assistant message (shown while `canFork`). */
+  onFork?(turn: number): void;
+  canFork?: boolean;
+  /** Optional: short notes per turn (a fork's kept turns and fork point, where forks branch off), as text. */
+  turnNotes?: ReadonlyMap<number, readonly TurnNote[]>;
 }
+
+export interface TurnNote {
+  kind: string;
+  text: string;
+}
+
+const NO_NOTES: readonly TurnNote[] = [];
 
 type Tokenizer = TranscriptProps["tokenizer"];
 
@@ -44,6 +56,10 @@ export function Transcript(props: TranscriptProps) {
   const onSelectRef = useRef(props.onSelectTurn);
   onSelectRef.current = props.onSelectTurn;
   const select = useCallback((turn: number) => onSelectRef.current(turn), []);
+  const onForkRef = useRef(props.onFork);
+  onForkRef.current = props.onFork;
+  const fork = useCallback((turn: number) => onForkRef.current?.(turn), []);
+  const canFork = Boolean(props.onFork && props.canFork);
   const turnElements = useRef(new Map<number, HTMLLIElement>());
   const register = useCallback((turn: number, el: HTMLLIElement | null) => {
     if (el) turnElements.current.set(turn, el);
@@ -81,6 +97,8 @@ export function Transcript(props: TranscriptProps) {
               tokenizer={tokenizer}
               onSelect={select}
               register={register}
+              onFork={canFork ? fork : null}
+              notes={props.turnNotes?.get(t.turn) ?? NO_NOTES}
             />
           ) : null,
         )}
@@ -107,8 +125,10 @@ const TurnBlock = memo(function TurnBlock(props: {
   tokenizer: Tokenizer;
   onSelect(turn: number): void;
   register(turn: number, el: HTMLLIElement | null): void;
+  onFork: ((turn: number) => void) | null;
+  notes: readonly TurnNote[];
 }) {
-  const { turn: t, assistant, observation, total, selected, structured, thinkingStyle, tokenizer, onSelect, register } = props;
+  const { turn: t, assistant, observation, total, selected, structured, thinkingStyle, tokenizer, onSelect, register, onFork, notes } = props;
   const n = t.turn;
   const wrapped =
     observation && structured?.enabled
@@ -141,6 +161,25 @@ const TurnBlock = memo(function TurnBlock(props: {
         <RewardChips reward={t.reward} components={t.rewardComponents} total={total} />
         {t.terminated && <span className="tx-chip tx-muted">terminated</span>}
         {t.truncatedContext && <span className="tx-chip tx-warn">context truncated</span>}
+        {notes.map((note, i) => (
+          <span key={i} className={`tx-chip tx-note tx-note-${note.kind}`} data-testid="turn-note" data-kind={note.kind}>
+            {note.text}
+          </span>
+        ))}
+        {onFork && assistant && (
+          <button
+            type="button"
+            className="link tx-fork"
+            data-testid="fork-from-turn"
+            title="Edit this turn, or change the seed or sampling, and continue the rollout from here"
+            onClick={(e) => {
+              e.stopPropagation();
+              onFork(n);
+            }}
+          >
+            Fork from here
+          </button>
+        )}
       </div>
       {assistant ? (
         <AssistantMessage

@@ -3,6 +3,7 @@
 import type { RolloutEvent } from "../../core/index.js";
 import type { EnvironmentDescription } from "../../envs/user/port.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
+import type { ForkContinuation } from "../fork/fork-policy.js";
 
 /** Where a model policy's files come from, beyond what the scenario says (lab settings, not part of the run). */
 export interface ModelSettings {
@@ -14,6 +15,8 @@ export interface ModelSettings {
   human?: boolean;
   /** Files the scenario may name (a replay's run), by name. */
   files?: Record<string, string>;
+  /** A fork's run: how it continues its original (the policy's turn numbers, an edited first response). */
+  fork?: ForkContinuation;
 }
 
 /** A user environment the run may step: what it is, and a port to its host Worker (transferred). */

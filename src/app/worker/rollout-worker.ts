@@ -11,6 +11,7 @@ import { TextPolicy } from "../../policy/text-policy.js";
 import { browserModelPolicy, describeTokens } from "../../policy/llm/worker.js";
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
+import { forkPolicy } from "../fork/fork-policy.js";
 import type { ModelSettings, PageMessage, UserEnvironmentPort, WorkerMessage } from "./protocol.js";
 
 declare const self: DedicatedWorkerGlobalScope;
@@ -92,6 +93,7 @@ async function run(runId: number, value: unknown, settings: ModelSettings, userE
         return text;
       },
       ...(settings.human ? { policyOverride: { generation: humanPolicy(runId, active), tokenizer: byteLevelTokenizer } } : {}),
+      ...(settings.fork ? { wrapPolicy: (policy) => forkPolicy(policy, settings.fork!) } : {}),
       modelPolicy: async (spec) => {
         const device = spec.device === "cpu" ? "wasm" : spec.device;
         post({ type: "model", runId, status: { phase: "loading", model: spec.model } });

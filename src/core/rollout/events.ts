@@ -23,8 +23,18 @@ export type RolloutEvent =
       type: "rollout_start";
       t: number;
       mode: RolloutMode;
-      /** Each sample's starting point: its prompt messages and environment state. */
-      samples: { sample: number; idx: number; task_name: string; message_log: Message[]; extra_env_info: Metadata }[];
+      /**
+       * Each sample's starting point: its prompt messages, environment state and (the lab's addition, absent in
+       * runs recorded before it) its first turn's stop strings.
+       */
+      samples: {
+        sample: number;
+        idx: number;
+        task_name: string;
+        message_log: Message[];
+        extra_env_info: Metadata;
+        stop_strings?: string[] | null;
+      }[];
       maxRolloutTurns: number;
       maxSeqLen: number;
     }
@@ -43,6 +53,11 @@ export type RolloutEvent =
       truncatedContext: boolean;
       violations: Violation[];
       metadata: Metadata;
+      /**
+       * The stop strings the sample's next turn uses (after D5 for the path): with `metadata`, all a rollout needs
+       * to go on from this turn (the lab's forks). Absent in runs recorded before it.
+       */
+      stopStrings?: string[] | null;
     }
   | {
       type: "sample_end";
