@@ -111,7 +111,8 @@ async function runOne(path: string, browser: BrowserRunner | null): Promise<RunO
   if (browser) {
     const skip = browserSkipReason(scenario);
     if (skip) return { skipped: skip };
-    const result = await browser.run(scenario);
+    const replayRun = scenario.policy.kind === "replay" ? await readFile(resolve(dirname(path), scenario.policy.file), "utf8") : undefined;
+    const result = await browser.run(scenario, replayRun);
     const metrics = JSON.parse(JSON.stringify(withoutTiming(result.metrics))) as Record<string, unknown>;
     return { samplesJsonl: toJsonl(result.samples), metrics };
   }

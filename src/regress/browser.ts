@@ -28,7 +28,6 @@ export class BrowserSetupError extends Error {}
 /** Why the browser cannot run this scenario (reported as skipped), or null when it can. */
 export function browserSkipReason(scenario: Scenario): string | null {
   const policy = scenario.policy;
-  if (policy.kind === "replay") return "replay policy: it reads a file, which the page cannot be given from a link";
   if (policy.kind === "model" && /^(\.{1,2}\/|\/)/.test(policy.model)) {
     return `model policy with a local folder (${policy.model}): the page loads built-in or hub models only`;
   }
@@ -68,8 +67,11 @@ async function waitForServer(url: string, child: ChildProcess, output: () => str
 }
 
 export interface BrowserRunner {
-  /** Runs one scenario in a fresh page; the result JSON (`{samples, metrics}`) or an Error with the page's reason. */
-  run(scenario: Scenario): Promise<{ samples: unknown[]; metrics: Record<string, unknown> }>;
+  /**
+   * Runs one scenario in a fresh page; the result JSON (`{samples, metrics}`) or an Error with the page's reason.
+   * `replayRun` is the text of the run a replay policy's `file` names.
+   */
+  run(scenario: Scenario, replayRun?: string): Promise<{ samples: unknown[]; metrics: Record<string, unknown> }>;
   close(): Promise<void>;
 }
 
@@ -109,13 +111,28 @@ export async function startBrowserRunner(root: string, backend: BrowserBackend):
   const timeout = RUN_TIMEOUT_MS[backend];
 
   return {
-    async run(scenario) {
+    async run(scenario, replayRun) {
       const page = await browser.newPage();
       const pageErrors: string[] = [];
       page.on("pageerror", (e) => pageErrors.push(e.message));
       try {
-        await page.goto(`${base}/${shareHash(forBackend(scenario, backend), true)}`);
         const status = page.getByTestId("run-status");
+        if (scenario.policy.kind === "replay") {
+          // A link cannot carry a file: the runner does what a person would, picking the run to replay in the
+          // set-up form, then putting the scenario (naming that file) in the JSON editor and pressing Run.
+          if (replayRun === undefined) throw new Error(`no run given for the replay policy's file '${scenario.policy.file}'`);
+          const name = scenario.policy.file.split(/[\\/]/).pop()!;
+          await page.goto(`${base}/`);
+          await page.getByLabel("Policy", { exact: true }).selectOption("replay");
+          await page.getByLabel("Run to replay").setInputFiles({ name, mimeType: "application/json", buffer: Buffer.from(replayRun) });
+          const editor = page.getByLabel("Scenario", { exact: true });
+          if (!(await editor.isVisible())) await page.getByText("Scenario JSON (what runs)").click();
+          const replay = { ...scenario, policy: { ...scenario.policy, file: name } };
+          await editor.fill(JSON.stringify(replay));
+          await page.getByRole("button", { name: "Run", exact: true }).click();
+        } else {
+          await page.goto(`${base}/${shareHash(forBackend(scenario, backend), true)}`);
+        }
         try {
           await page.waitForFunction(
             () => {

@@ -193,7 +193,7 @@ const built = existsSync(join(root, "dist", "index.html"));
 
 describe("npm run regress --backend wasm (the built app in headless Chromium)", () => {
   it.skipIf(!built)(
-    "matches Node's goldens (logprobs within 1e-4) and skips a replay scenario" +
+    "matches Node's goldens (logprobs within 1e-4), a replay scenario included" +
       (built ? "" : " [skipped: dist/index.html is missing; run npm run build first]"),
     async () => {
       const dir = await mkdtemp(join(tmpdir(), "regress-wasm-"));
@@ -203,8 +203,14 @@ describe("npm run regress --backend wasm (the built app in headless Chromium)", 
           await cp(join(root, "regress/goldens", name), join(dir, "goldens", name), { recursive: true });
         }
         const replay = JSON.parse(await readFile(join(root, "regress/scenarios/calculator-scripted-sync.json"), "utf8"));
-        replay.policy = { kind: "replay", file: "saved.jsonl" };
+        replay.policy = { kind: "replay", file: "../runs/saved.json" };
         await writeFile(join(dir, "scenarios", "replayed.json"), JSON.stringify(replay));
+        // The run to replay is the scripted scenario's golden; replaying it must give that golden again.
+        const golden = join(root, "regress/goldens/calculator-scripted-sync");
+        const samples = (await readFile(join(golden, "samples.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+        await mkdir(join(dir, "runs"), { recursive: true });
+        await writeFile(join(dir, "runs", "saved.json"), JSON.stringify({ samples, metrics: JSON.parse(await readFile(join(golden, "metrics.json"), "utf8")) }));
+        await cp(golden, join(dir, "goldens", "replayed"), { recursive: true });
         const suite = join(dir, "suite.json");
         const scenarios = [...BROWSER_NAMES, "replayed"].map((n) => `scenarios/${n}.json`);
         await writeFile(suite, JSON.stringify({ scenarios, tolerances: {} }));
@@ -213,8 +219,8 @@ describe("npm run regress --backend wasm (the built app in headless Chromium)", 
         expect(code).toBe(0);
         expect(stdout).toMatch(/^ok +calculator-scripted-sync$/m);
         expect(stdout).toMatch(/^ok +puzzle-tiny-model-greedy$/m);
-        expect(stdout).toMatch(/^skipped +replayed: replay policy/m);
-        expect(stdout).toContain("all 2 scenarios match their goldens (1 skipped)");
+        expect(stdout).toMatch(/^ok +replayed$/m);
+        expect(stdout).toContain("all 3 scenarios match their goldens");
         expect(stdout).toContain("backend wasm, logprob tolerance 0.0001");
       } finally {
         await rm(dir, { recursive: true, force: true });
