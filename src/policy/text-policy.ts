@@ -62,6 +62,15 @@ export function textToGeneration(
 }
 
 export class TextPolicy implements GenerationInterface {
+  /**
+   * Each sample's last prompt (a copy the policy owns, in a typed array the garbage collector need not move) and its
+   * text. A turn's prompt is the last one plus the tokens since, so only those are decoded (decoding the whole
+   * context every turn adds up over long rollouts). Used only when the new prompt really starts with the cached one,
+   * which ends on a character boundary (an ASCII byte or an added marker), where decoding in two parts gives the same
+   * text as decoding at once.
+   */
+  private readonly decoded = new Map<number, { ids: Int32Array; length: number; text: string }>();
+
   constructor(
     private readonly tokenizer: TokenizerInterface,
     private readonly respond: TextResponder,
@@ -84,13 +93,45 @@ export class TextPolicy implements GenerationInterface {
     void greedy;
   }
 
+  private promptText(sampleId: number, input: readonly number[], length: number): string {
+    let cached = this.decoded.get(sampleId);
+    if (cached && cached.length <= length && startsWith(input, cached.ids, cached.length)) {
+      const since = input.slice(cached.length, length);
+      cached.text += this.tokenizer.decode(since);
+      if (cached.ids.length < length) {
+        const grown = new Int32Array(Math.max(length, 2 * cached.ids.length));
+        grown.set(cached.ids.subarray(0, cached.length));
+        cached.ids = grown;
+      }
+      cached.ids.set(since, cached.length);
+      cached.length = length;
+    } else {
+      const ids = input.length === length ? input : input.slice(0, length);
+      cached = { ids: Int32Array.from(ids), length, text: this.tokenizer.decode(ids) };
+    }
+    const last = cached.ids[length - 1];
+    if (length > 0 && last !== undefined && (last < 0x80 || last >= 256)) this.decoded.set(sampleId, cached);
+    else this.decoded.delete(sampleId);
+    return cached.text;
+  }
+
   private async generateRow(data: GenerationDatumSpec, row: number, options: GenerateOptions): Promise<RowOutput> {
-    const promptIds = data.input_ids[row]!.slice(0, data.input_lengths[row]);
+    const input = data.input_ids[row]!;
+    const promptLength = data.input_lengths[row]!;
+    const sampleId = data.sample_ids?.[row] ?? row;
+    // The prompt's ids and text are made only for a responder that reads them (a script, a replay do not).
+    let promptIds: number[] | null = null;
+    let promptText: string | null = null;
+    const decode = () => this.promptText(sampleId, input, promptLength);
     const request: TextRequest = {
-      sampleId: data.sample_ids?.[row] ?? row,
+      sampleId,
       turn: data.turns?.[row] ?? 0,
-      promptText: this.tokenizer.decode(promptIds),
-      promptIds,
+      get promptText() {
+        return (promptText ??= decode());
+      },
+      get promptIds() {
+        return (promptIds ??= input.slice(0, promptLength));
+      },
       stopStrings: data.stop_strings[row] ?? null,
     };
     let text: string | Error;
@@ -100,29 +141,57 @@ export class TextPolicy implements GenerationInterface {
       if (options.signal?.aborted) throw e;
       text = e instanceof Error ? e : new Error(String(e));
     }
-    if (text instanceof Error) return { promptIds, ids: [], truncated: false, error: text.message };
+    if (text instanceof Error) return { input, promptLength, ids: [], truncated: false, error: text.message };
     const { ids, truncated } = textToGeneration(text, request.stopStrings, data.max_new_tokens[row]!, this.tokenizer);
     if (options.onToken) for (const id of ids) options.onToken(row, id, this.tokenizer.decode([id]));
-    return { promptIds, ids, truncated, error: null };
+    return { input, promptLength, ids, truncated, error: null };
   }
 }
 
+/** `ids` starts with the first `length` entries of `prefix`. */
+function startsWith(ids: readonly number[], prefix: Int32Array, length: number): boolean {
+  for (let i = 0; i < length; i++) if (ids[i] !== prefix[i]) return false;
+  return true;
+}
+
 interface RowOutput {
-  promptIds: number[];
+  /** The row of the generation input (the prompt, maybe right-padded), and the prompt's length. */
+  input: readonly number[];
+  promptLength: number;
   ids: number[];
   truncated: boolean;
   error: string | null;
 }
 
 function mergeRows(rows: RowOutput[], padId: number): GenerationOutputSpec {
-  const width = Math.max(0, ...rows.map((r) => r.promptIds.length + r.ids.length));
-  const padded = (xs: number[], value: number) => [...xs, ...new Array(width - xs.length).fill(value)];
+  let width = 0;
+  for (const r of rows) width = Math.max(width, r.promptLength + r.ids.length);
+  // One array per row, allocated once (the prompts are whole contexts: every copy adds up over a rollout).
+  const outputRow = (r: RowOutput) => {
+    const row = filled(padId, width);
+    for (let j = 0; j < r.promptLength; j++) row[j] = r.input[j]!;
+    for (let j = 0; j < r.ids.length; j++) row[r.promptLength + j] = r.ids[j]!;
+    return row;
+  };
   return {
-    output_ids: rows.map((r) => padded([...r.promptIds, ...r.ids], padId)),
-    logprobs: rows.map((r) => padded(new Array(r.promptIds.length + r.ids.length).fill(0), 0)),
+    output_ids: rows.map(outputRow),
+    // Every token's log-probability is 0, and so is the padding's: the rows share one (read-only) row of zeros.
+    logprobs: new Array<number[]>(rows.length).fill(filled(0, width)),
     generation_lengths: rows.map((r) => r.ids.length),
-    unpadded_sequence_lengths: rows.map((r) => r.promptIds.length + r.ids.length),
+    unpadded_sequence_lengths: rows.map((r) => r.promptLength + r.ids.length),
     truncated: rows.map((r) => r.truncated),
     ...(rows.some((r) => r.error) ? { errors: rows.map((r) => r.error) } : {}),
   };
+}
+
+const fills = new Map<number, number[]>();
+
+/** `n` copies of `value`, sliced from a kept row (copying an array is cheaper than filling a new one). */
+function filled(value: number, n: number): number[] {
+  let row = fills.get(value);
+  if (!row || row.length < n) {
+    row = new Array<number>(Math.max(n, 2 * (row?.length ?? 0), 1024)).fill(value);
+    fills.set(value, row);
+  }
+  return row.slice(0, n);
 }

@@ -136,7 +136,10 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
         turn,
         options: {
           signal,
-          onToken: (_row, tokenId, text) => emit({ type: "token", t: now(), sample: sampleIdx, turn, tokenId, text }),
+          // Token events only for a listener: without one, a policy need not turn each token into text.
+          onToken: args.onEvent
+            ? (_row, tokenId, text) => emit({ type: "token", t: now(), sample: sampleIdx, turn, tokenId, text })
+            : undefined,
         },
       });
       log = updated;
@@ -168,7 +171,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
     const [step] = (await stepEnvironments(
       new BatchedDataDict({ message_log: [log], extra_env_info: [info], task_name: [task] }),
       args.taskToEnv,
-      { timeoutMs: args.envStepTimeoutMs },
+      { timeoutMs: args.envStepTimeoutMs, sampleIds: [sampleIdx] },
     )) as [SampleStep];
     if (!step.ok) {
       fail(step.error);
@@ -223,6 +226,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
       truncatedContext: observed.truncatedContext,
       violations: verdict.violations,
       metadata: info,
+      stopStrings: stop,
     });
   }
 
@@ -311,6 +315,7 @@ async function runAllSamples(
       task_name,
       message_log: (input.message_log as MessageLog[])[sample]!,
       extra_env_info: ((input.extra_env_info as Metadata[] | undefined)?.[sample] ?? null) as Metadata,
+      stop_strings: stops[sample] ?? null,
     })),
     maxRolloutTurns: args.maxRolloutTurns ?? DEFAULT_MAX_ROLLOUT_TURNS,
     maxSeqLen: args.maxSeqLen,
@@ -321,7 +326,7 @@ async function runAllSamples(
         runSampleMultiTurnRollout({
           ...args,
           signal,
-          onEvent: emit,
+          onEvent: args.onEvent ? emit : undefined,
           now,
           sampleIdx: i,
           initialSampleState: {

@@ -115,7 +115,8 @@ export async function generateResponsesAsync(args: GenerateResponsesArgs): Promi
 /** `BatchedDataDict.from_batches` for generation outputs: rows right-padded to the longest. */
 function mergeRows(rows: GenerationOutputSpec[], padId: number): GenerationOutputSpec {
   const width = Math.max(...rows.map((r) => r.output_ids[0]?.length ?? 0));
-  const pad = (row: number[], value: number) => [...row, ...new Array(width - row.length).fill(value)];
+  // A row already as wide as the widest is used as it is (one sample's turn, the async path: no copy).
+  const pad = (row: number[], value: number) => (row.length === width ? row : row.concat(new Array(width - row.length).fill(value)));
   const hasErrors = rows.some((r) => r.errors?.[0]);
   const hasWorker = rows.some((r) => r.gen_leader_worker_idx);
   return {
@@ -136,6 +137,18 @@ export function flattenTokenIds(log: readonly Message[]): number[] {
   return ids;
 }
 
+const paddingRows = new Map<number, number[]>();
+
+/** A row of `width` pad ids, sliced from a kept one (copying an array is cheaper than filling a new one). */
+function paddingRow(padTokenId: number, width: number): number[] {
+  let row = paddingRows.get(padTokenId);
+  if (!row || row.length < width) {
+    row = new Array<number>(Math.max(width, 2 * (row?.length ?? 0), 1024)).fill(padTokenId);
+    paddingRows.set(padTokenId, row);
+  }
+  return row.slice(0, width);
+}
+
 /** The generation input for some logs: right-padded ids, lengths, stop strings and the new-token budget. */
 export function buildGenerationInput(
   logs: readonly MessageLog[],
@@ -145,13 +158,22 @@ export function buildGenerationInput(
   maxNewTokens: number | undefined,
   rows?: { sampleIds: number[]; turns: number[] },
 ): GenerationDatumSpec {
-  const flat = logs.map(flattenTokenIds);
-  const width = Math.max(0, ...flat.map((f) => f.length));
+  const lengths = logs.map((log) => log.reduce((n, m) => n + m.token_ids.length, 0));
+  let width = 0;
+  for (const n of lengths) width = Math.max(width, n);
+  // One array per row, allocated once (a turn's prompts are the whole contexts so far: every copy adds up), the
+  // tokens written over a row of padding.
+  const input_ids = logs.map((log) => {
+    const row = paddingRow(padTokenId, width);
+    let k = 0;
+    for (const m of log) for (let j = 0; j < m.token_ids.length; j++) row[k++] = m.token_ids[j]!;
+    return row;
+  });
   return {
-    input_ids: flat.map((ids) => [...ids, ...new Array(width - ids.length).fill(padTokenId)]),
-    input_lengths: flat.map((ids) => ids.length),
+    input_ids,
+    input_lengths: lengths,
     stop_strings: stopStrings.map((s) => (s ? [...s] : null)),
-    max_new_tokens: flat.map((ids) => Math.max(0, Math.min(maxNewTokens ?? maxSeqLen, maxSeqLen - ids.length))),
+    max_new_tokens: lengths.map((n) => Math.max(0, Math.min(maxNewTokens ?? maxSeqLen, maxSeqLen - n))),
     ...(rows ? { sample_ids: [...rows.sampleIds], turns: [...rows.turns] } : {}),
   };
 }

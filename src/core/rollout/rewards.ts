@@ -8,6 +8,7 @@
  */
 
 import type { BatchedDataDict } from "../batch.js";
+import { cloneData } from "../clone.js";
 import type { EnvironmentInterface, EnvironmentReturn, EnvMessage, Message, Metadata } from "../types.js";
 
 /** A batch with `message_log`, `extra_env_info` and `task_name`. */
@@ -29,6 +30,8 @@ export type SampleStep =
 
 export interface StepOptions {
   timeoutMs?: number;
+  /** Each batch row's sample number in the rollout, for error messages (default: its row). */
+  sampleIds?: readonly number[];
 }
 
 const toEnvMessages = (log: readonly Message[]): EnvMessage[] => log.map((m) => ({ role: m.role, content: m.content }));
@@ -42,7 +45,11 @@ export async function stepEnvironments(
   const infos = batch.get("extra_env_info") as Metadata[];
   const tasks = batch.get("task_name") as string[];
   const groups = new Map<string, number[]>();
-  tasks.forEach((task, i) => groups.set(task, [...(groups.get(task) ?? []), i]));
+  tasks.forEach((task, i) => {
+    const group = groups.get(task);
+    if (group) group.push(i);
+    else groups.set(task, [i]);
+  });
   const results = new Array<SampleStep>(batch.size);
   await Promise.all(
     [...groups].map(async ([task, indices]) => {
@@ -55,10 +62,10 @@ export async function stepEnvironments(
           // Environments get copies: an in-process environment must not be able to change the rollout's state.
           const call = env.step(
             indices.map((i) => toEnvMessages(logs[i]!)),
-            indices.map((i) => structuredClone(infos[i] ?? null)),
+            indices.map((i) => cloneData(infos[i] ?? null)),
           );
           const ret = await withTimeout(Promise.resolve(call), options.timeoutMs, task);
-          steps = splitReturn(ret, task, indices);
+          steps = splitReturn(ret, task, indices, options.sampleIds);
         } catch (e) {
           const message = e instanceof Error ? e.message : String(e);
           const prefix = e instanceof StepTimeoutError || e instanceof ReturnShapeError ? "" : `environment '${task}' step failed: `;
@@ -88,7 +95,7 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number | undefined, task
 }
 
 /** Checks one group's return and splits it per sample; a bad field fails only the samples it concerns. */
-function splitReturn(ret: EnvironmentReturn, task: string, indices: number[]): SampleStep[] {
+function splitReturn(ret: EnvironmentReturn, task: string, indices: number[], sampleIds?: readonly number[]): SampleStep[] {
   const n = indices.length;
   const where = `environment '${task}'`;
   if (!ret || typeof ret !== "object") throw new ReturnShapeError(`${where} step returned ${typeof ret}, expected an object`);
@@ -115,7 +122,7 @@ function splitReturn(ret: EnvironmentReturn, task: string, indices: number[]): S
   return indices.map((sampleIndex, j): SampleStep => {
     const fail = (field: string, why: string): SampleStep => ({
       ok: false,
-      error: `${where} returned an invalid ${field} for sample ${sampleIndex}: ${why}`,
+      error: `${where} returned an invalid ${field} for sample ${sampleIds?.[sampleIndex] ?? sampleIndex}: ${why}`,
     });
     const observation = ret.observations[j] as EnvMessage | undefined;
     if (!observation || typeof observation.content !== "string" || typeof observation.role !== "string") {
@@ -142,7 +149,7 @@ function splitReturn(ret: EnvironmentReturn, task: string, indices: number[]): S
     try {
       // The rollout keeps its own copy: later changes by the environment cannot reach it, and a value that
       // cannot be copied (a function, a socket) fails here rather than in an export.
-      metadata = structuredClone(metadata);
+      metadata = cloneData(metadata);
     } catch (e) {
       return fail("metadata", `it cannot be copied (${(e as Error).message})`);
     }

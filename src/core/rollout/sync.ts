@@ -91,6 +91,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
       task_name,
       message_log: logs[sample]!,
       extra_env_info: infos[sample] ?? null,
+      stop_strings: stopStrings[sample] ?? null,
     })),
     maxRolloutTurns: maxTurns,
     maxSeqLen,
@@ -129,8 +130,10 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
           structuredCfg: args.structuredCfg ?? null,
           options: {
             signal,
-            onToken: (row, tokenId, text) =>
-              emit({ type: "token", t: now(), sample: active[row]!, turn, tokenId, text }),
+            // Token events only for a listener: without one, a policy need not turn each token into text.
+            onToken: args.onEvent
+              ? (row, tokenId, text) => emit({ type: "token", t: now(), sample: active[row]!, turn, tokenId, text })
+              : undefined,
           },
         });
       } catch (e) {
@@ -165,7 +168,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
           task_name: stepping.map((i) => tasks[active[i]!]!),
         }),
         taskToEnv,
-        { timeoutMs: args.envStepTimeoutMs },
+        { timeoutMs: args.envStepTimeoutMs, sampleIds: stepping.map((i) => active[i]!) },
       );
 
       const continuing: number[] = [];
@@ -225,6 +228,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
           truncatedContext,
           violations: verdict.violations,
           metadata: done ? infos[g]! : (verdict.metadata ?? infos[g]!),
+          stopStrings: stopStrings[g] ?? null,
         });
         if (done) {
           terminated[g] = true;

@@ -68,22 +68,22 @@ export class ByteLevelTokenizer implements TokenizerInterface {
   decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
     const skip = options.skipSpecialTokens ?? false;
     let out = "";
-    let pending: number[] = [];
-    const flush = () => {
-      if (pending.length) out += decoder.decode(Uint8Array.from(pending));
-      pending = [];
-    };
-    for (const id of ids) {
+    // Runs of byte ids go into one buffer (as large as the ids after the run's start) and are decoded at once.
+    let bytes: Uint8Array | null = null;
+    let pending = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
       if (id >= 0 && id < 256) {
-        pending.push(id);
+        (bytes ??= new Uint8Array(ids.length - i))[pending++] = id;
         continue;
       }
-      flush();
+      if (pending) out += decoder.decode(bytes!.subarray(0, pending));
+      pending = 0;
       const marker = this.markerById.get(id);
       if (!marker) throw new RangeError(`token id ${id} is outside the byte-level vocabulary (0–${VOCAB_SIZE - 1})`);
       if (!(skip && marker.special)) out += marker.content;
     }
-    flush();
+    if (pending) out += decoder.decode(bytes!.subarray(0, pending));
     return out;
   }
 

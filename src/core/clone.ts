@@ -1,0 +1,48 @@
+/**
+ * `structuredClone` with a fast path for plain data. Environment metadata crosses into and out of every `step` as a
+ * copy (decision 1), twice per sample and turn; it is nearly always JSON-like (plain objects, arrays, primitives),
+ * which a direct copy makes several times faster than the structured-clone serializer. Anything else (a Date, a
+ * Map, a class instance, a typed array, a function, a symbol, a sparse array or one with extra properties, an object
+ * reached twice or a cycle, an own `__proto__` key) sends the whole value to `structuredClone`, so the result (or
+ * the error) is always the one `structuredClone` gives. (A Proxy, which `structuredClone` rejects, is read through.)
+ */
+
+const FALLBACK: unique symbol = Symbol("fallback");
+
+export function cloneData<T>(value: T): T {
+  if (value === null || typeof value !== "object") {
+    return typeof value === "function" || typeof value === "symbol" ? structuredClone(value) : value;
+  }
+  const copied = copy(value, new Set<object>());
+  return copied === FALLBACK ? structuredClone(value) : (copied as T);
+}
+
+function copy(value: unknown, seen: Set<object>): unknown {
+  if (value === null) return null;
+  const type = typeof value;
+  if (type === "function" || type === "symbol") return FALLBACK;
+  if (type !== "object") return value;
+  const object = value as object;
+  if (seen.has(object)) return FALLBACK; // shared or cyclic: structuredClone keeps the sharing
+  seen.add(object);
+  const proto = Object.getPrototypeOf(object);
+  if (Array.isArray(object)) {
+    if (proto !== Array.prototype || Object.keys(object).length !== object.length) return FALLBACK;
+    const out = new Array<unknown>(object.length);
+    for (let i = 0; i < object.length; i++) {
+      const v = copy(object[i], seen);
+      if (v === FALLBACK) return FALLBACK;
+      out[i] = v;
+    }
+    return out;
+  }
+  if (proto !== Object.prototype && proto !== null) return FALLBACK;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(object)) {
+    if (key === "__proto__") return FALLBACK;
+    const v = copy((object as Record<string, unknown>)[key], seen);
+    if (v === FALLBACK) return FALLBACK;
+    out[key] = v;
+  }
+  return out;
+}

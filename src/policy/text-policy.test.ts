@@ -1,0 +1,97 @@
+import { describe, expect, it } from "vitest";
+import { buildGenerationInput, byteLevelTokenizer, type Message, type TokenizerInterface } from "../core/index.js";
+import { TextPolicy, type TextRequest } from "./text-policy.js";
+
+const tok = byteLevelTokenizer;
+const msg = (role: string, content: string): Message => ({ role, content, token_ids: tok.encode(content) });
+
+/** A tokenizer that counts the ids it decodes. */
+function countingDecodes(): { tokenizer: TokenizerInterface; decoded: () => number } {
+  let n = 0;
+  const tokenizer: TokenizerInterface = {
+    padTokenId: tok.padTokenId,
+    eosTokenId: tok.eosTokenId,
+    encode: (text) => tok.encode(text),
+    decode: (ids, options) => {
+      n += ids.length;
+      return tok.decode(ids, options);
+    },
+  };
+  return { tokenizer, decoded: () => n };
+}
+
+describe("TextPolicy", () => {
+  it("gives each turn the whole context's text, decoding only what is new since the sample's last turn", async () => {
+    const { tokenizer, decoded } = countingDecodes();
+    const seen: string[] = [];
+    const policy = new TextPolicy(tokenizer, (r) => {
+      seen.push(r.promptText);
+      return "ok</a>";
+    });
+    // Two samples in a batch, turn after turn; one context has multi-byte characters and markers in it.
+    const logs: Message[][] = [
+      [msg("user", "<|im_start|>user\nplay é 😀<|im_end|>\n")],
+      [msg("user", "<|im_start|>user\nplain<|im_end|>\n")],
+    ];
+    let previous = 0;
+    let previousLengths = [0, 0];
+    for (let turn = 0; turn < 4; turn++) {
+      const input = buildGenerationInput(logs, [["</a>"], ["</a>"]], tok.padTokenId, 4096, 16, { sampleIds: [0, 1], turns: [turn, turn] });
+      seen.length = 0;
+      const out = await policy.generate(input, false);
+      expect(seen).toEqual(logs.map((log) => tok.decode(log.flatMap((m) => m.token_ids))));
+      // The tokens added since the sample's last turn, not the whole contexts.
+      const added = input.input_lengths.reduce((n, length, i) => n + length - previousLengths[i]!, 0);
+      expect(decoded() - previous).toBe(added);
+      previous = decoded();
+      previousLengths = input.input_lengths;
+      logs.forEach((log, i) => {
+        log.push({ role: "assistant", content: "ok</a>", token_ids: out.output_ids[i]!.slice(input.input_lengths[i], out.unpadded_sequence_lengths[i]) });
+        log.push(msg("environment", i === 0 ? `<environment>\nß ${turn} ✓</environment>\n` : `<environment>\n${turn}</environment>\n`));
+      });
+    }
+  });
+
+  it("decodes the whole prompt again when it is not the cached one extended", async () => {
+    const seen: string[] = [];
+    const policy = new TextPolicy(tok, (r) => {
+      seen.push(r.promptText);
+      return "x";
+    });
+    const run = (texts: string[]) =>
+      policy.generate(buildGenerationInput(texts.map((t) => [msg("user", t)]), texts.map(() => null), tok.padTokenId, 4096, 4, { sampleIds: texts.map((_, i) => i), turns: texts.map(() => 0) }), false);
+    await run(["abc", "é"]);
+    await run(["abd", "éa"]); // changed inside / the cached prompt ended inside a character's bytes
+    await run(["ab", "é"]); // shorter
+    expect(seen).toEqual(["abc", "é", "abd", "éa", "ab", "é"]);
+  });
+
+  it("makes promptText and promptIds only for a responder that reads them", async () => {
+    const { tokenizer, decoded } = countingDecodes();
+    const requests: TextRequest[] = [];
+    const policy = new TextPolicy(tokenizer, (r) => {
+      requests.push(r);
+      return "y";
+    });
+    const input = buildGenerationInput([[msg("user", "hello there")], [msg("user", "hi")]], [null, null], tok.padTokenId, 4096, 4);
+    await policy.generate(input, false);
+    expect(decoded()).toBe(0);
+    expect(requests.map((r) => r.promptIds)).toEqual([tok.encode("hello there"), tok.encode("hi")]);
+    expect(requests.map((r) => r.promptText)).toEqual(["hello there", "hi"]);
+  });
+
+  it("returns the prompt and the response right-padded, with zero log-probabilities", async () => {
+    const policy = new TextPolicy(tok, ({ sampleId }) => (sampleId === 0 ? "long answer" : "ok"));
+    const input = buildGenerationInput([[msg("user", "abc")], [msg("user", "a")]], [null, null], tok.padTokenId, 4096, 32);
+    const out = await policy.generate(input, false);
+    const eos = tok.eosTokenId;
+    const pad = tok.padTokenId;
+    expect(out.output_ids).toEqual([
+      [...tok.encode("abc"), ...tok.encode("long answer"), eos],
+      [...tok.encode("a"), ...tok.encode("ok"), eos, ...new Array(11).fill(pad)],
+    ]);
+    expect(out.logprobs).toEqual([new Array(15).fill(0), new Array(15).fill(0)]);
+    expect(out.unpadded_sequence_lengths).toEqual([15, 4]);
+    expect(out.generation_lengths).toEqual([12, 3]);
+  });
+});
