@@ -33,7 +33,8 @@ describe("suite parsing", () => {
   });
 
   it("reports invalid JSON with the source", () => {
-    expect(() => parseSuiteText("{", "s.json")).toThrow(/s\.json: not valid JSON/);
+    expect(() => parseSuiteText("{", "s.json")).toThrow(/s\.json: not valid JSON at line 1, column 2 \(the text ends early\): /);
+    expect(() => parseSuiteText('{\n  "scenarios": ["a.json",]\n}', "s.json")).toThrow(/s\.json: not valid JSON at line 2, column 26: /);
   });
 
   it("names scenarios by file name without .json", () => {

@@ -5,23 +5,27 @@
 
 import { basename } from "node:path";
 import { z } from "zod";
+import { describeJsonError } from "../scenario/json-text.js";
 
-const suiteSchema = z.strictObject({
-  scenarios: z
-    .array(z.string({ error: "expected a scenario file path" }).min(1, { error: "expected a scenario file path" }), {
-      error: "expected a list of scenario file paths",
-    })
-    .min(1, { error: "expected at least one scenario" }),
-  tolerances: z
-    .record(
-      z.string(),
-      z.number({ error: "expected an absolute tolerance (a number ≥ 0)" }).nonnegative({
-        error: "expected an absolute tolerance (a number ≥ 0)",
-      }),
-      { error: "expected an object of metric name → absolute tolerance" },
-    )
-    .optional(),
-});
+const suiteSchema = z.strictObject(
+  {
+    scenarios: z
+      .array(z.string({ error: "expected a scenario file path" }).min(1, { error: "expected a scenario file path" }), {
+        error: "expected a list of scenario file paths",
+      })
+      .min(1, { error: "expected at least one scenario" }),
+    tolerances: z
+      .record(
+        z.string(),
+        z.number({ error: "expected an absolute tolerance (a number ≥ 0)" }).nonnegative({
+          error: "expected an absolute tolerance (a number ≥ 0)",
+        }),
+        { error: "expected an object of metric name → absolute tolerance" },
+      )
+      .optional(),
+  },
+  { error: "expected a suite object {scenarios, tolerances}" },
+);
 
 export type Suite = { scenarios: string[]; tolerances: Record<string, number> };
 
@@ -63,12 +67,15 @@ export function parseSuite(value: unknown): Suite {
   return suite;
 }
 
+/** Parses suite text (JSON), naming the line and column of a syntax error and the field path of a schema error. */
 export function parseSuiteText(text: string, source = "suite"): Suite {
+  // A byte-order mark (editors on Windows write one) is not JSON, but it is no mistake either.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw new SuiteError([`${source}: not valid JSON: ${(e as Error).message}`]);
+    throw new SuiteError([`${source}: ${describeJsonError(text, e)}`]);
   }
   return parseSuite(value);
 }

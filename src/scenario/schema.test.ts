@@ -61,7 +61,8 @@ describe("scenario parser", () => {
   });
 
   it("names JSON syntax errors with the source", () => {
-    expect(() => parseScenarioText("{ nope", "a.json")).toThrow(/^a\.json: not valid JSON/);
+    expect(() => parseScenarioText("{ nope", "a.json")).toThrow(/^a\.json: not valid JSON at line 1, column 3: /);
+    expect(() => parseScenarioText('{\n  "mode": "sync"\n  "x": 1\n}', "a.json")).toThrow(/^a\.json: not valid JSON at line 3, column 3: /);
   });
 
   it("never throws anything but a ScenarioError, on any JSON value or text", () => {

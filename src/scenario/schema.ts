@@ -4,33 +4,45 @@
  */
 
 import { z } from "zod";
+import { describeJsonError } from "./json-text.js";
 
 const int = (what: string) => z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` });
 const positiveInt = int("a positive integer").positive({ error: "expected a positive integer" });
 const jsonObject = z.record(z.string(), z.unknown(), { error: "expected an object" });
 
-const message = z.strictObject({
-  role: z.string({ error: "expected a string" }),
-  content: z.string({ error: "expected a string" }),
-});
+const message = z.strictObject(
+  {
+    role: z.string({ error: "expected a string" }),
+    content: z.string({ error: "expected a string" }),
+  },
+  { error: "expected a {role, content} message" },
+);
 
-const datum = z.strictObject({
-  task_name: z.string({ error: "expected a task name (a key of envs)" }),
-  idx: int("an integer").optional(),
-  message_log: z.array(message, { error: "expected a list of {role, content} messages" }).min(1, {
-    error: "expected at least one message",
-  }),
-  extra_env_info: jsonObject.nullable().optional(),
-  stop_strings: z.array(z.string({ error: "expected a string" })).nullable().optional(),
-  loss_multiplier: z.number({ error: "expected a number" }).optional(),
-});
+const stringList = z.array(z.string({ error: "expected a string" }), { error: "expected a list of strings" });
 
-const dataset = z.strictObject({
-  task_name: z.string({ error: "expected a task name (a key of envs)" }),
-  size: positiveInt,
-  seed: int("an integer"),
-  config: jsonObject.optional(),
-});
+const datum = z.strictObject(
+  {
+    task_name: z.string({ error: "expected a task name (a key of envs)" }),
+    idx: int("an integer").optional(),
+    message_log: z.array(message, { error: "expected a list of {role, content} messages" }).min(1, {
+      error: "expected at least one message",
+    }),
+    extra_env_info: jsonObject.nullable().optional(),
+    stop_strings: stringList.nullable().optional(),
+    loss_multiplier: z.number({ error: "expected a number" }).optional(),
+  },
+  { error: "expected a datum spec {task_name, message_log, …}" },
+);
+
+const dataset = z.strictObject(
+  {
+    task_name: z.string({ error: "expected a task name (a key of envs)" }),
+    size: positiveInt,
+    seed: int("an integer"),
+    config: jsonObject.optional(),
+  },
+  { error: "expected {task_name, size, seed, config}" },
+);
 
 const policy = z.discriminatedUnion(
   "kind",
@@ -65,63 +77,82 @@ const policy = z.discriminatedUnion(
   { error: "expected scripted, oracle, replay or model" },
 );
 
-const structured = z.strictObject({
-  enabled: z.unknown().optional(),
-  backend: z.string({ error: "expected a string" }).optional(),
-  thinking_style: z.unknown().optional(),
-  decode_skip_special_tokens: z.boolean({ error: "expected true, false or null" }).nullable().optional(),
-  constrained_tools: z.array(z.string({ error: "expected a string" })).optional(),
-  envelope: z.enum(["fork", "template"], { error: "expected \"fork\" or \"template\"" }).optional(),
-});
+const structured = z.strictObject(
+  {
+    enabled: z.unknown().optional(),
+    backend: z.string({ error: "expected a string" }).optional(),
+    thinking_style: z.unknown().optional(),
+    decode_skip_special_tokens: z.boolean({ error: "expected true, false or null" }).nullable().optional(),
+    constrained_tools: stringList.optional(),
+    envelope: z.enum(["fork", "template"], { error: "expected \"fork\" or \"template\"" }).optional(),
+  },
+  { error: "expected an object (the structured tool-use block) or null" },
+);
 
-const invalidAction = z.strictObject({
-  enabled: z.boolean({ error: "expected true or false" }).optional(),
-  invalid_action_penalty: z.number({ error: "expected a number" }).optional(),
-  malformed_thinking_penalty: z.number({ error: "expected a number" }).optional(),
-  use_environment_flags: z.boolean({ error: "expected true or false" }).optional(),
-  invalid_tool_call_patterns: z.array(z.string({ error: "expected a string" })).optional(),
-  thinking_tags: z.array(z.string({ error: "expected a string" })).optional(),
-  reward_floor: z.number({ error: "expected a number" }).nullable().optional(),
-  penalty_mode: z.enum(["auto", "reward", "advantage", "both"], { error: "expected auto, reward, advantage or both" })
-    .nullable()
-    .optional(),
-  severity_weights: z.record(z.string(), z.number({ error: "expected a number" })).optional(),
-  locus_overrides: z.record(z.string(), z.enum(["reward", "advantage"], { error: "expected reward or advantage" })).optional(),
-  enable_schema_validation: z.boolean({ error: "expected true or false" }).optional(),
-  penalty_step_scale: z
-    .strictObject({
-      schedule: z.enum(["constant", "linear"], { error: "expected constant or linear" }).optional(),
-      start: z.number({ error: "expected a number" }).optional(),
-      end: z.number({ error: "expected a number" }).optional(),
-      steps: int("an integer").optional(),
-    })
-    .optional(),
-});
+const invalidAction = z.strictObject(
+  {
+    enabled: z.boolean({ error: "expected true or false" }).optional(),
+    invalid_action_penalty: z.number({ error: "expected a number" }).optional(),
+    malformed_thinking_penalty: z.number({ error: "expected a number" }).optional(),
+    use_environment_flags: z.boolean({ error: "expected true or false" }).optional(),
+    invalid_tool_call_patterns: stringList.optional(),
+    thinking_tags: stringList.optional(),
+    reward_floor: z.number({ error: "expected a number" }).nullable().optional(),
+    penalty_mode: z.enum(["auto", "reward", "advantage", "both"], { error: "expected auto, reward, advantage or both" })
+      .nullable()
+      .optional(),
+    severity_weights: z.record(z.string(), z.number({ error: "expected a number" }), { error: "expected an object of violation type → weight" }).optional(),
+    locus_overrides: z
+      .record(z.string(), z.enum(["reward", "advantage"], { error: "expected reward or advantage" }), {
+        error: "expected an object of violation type → reward or advantage",
+      })
+      .optional(),
+    enable_schema_validation: z.boolean({ error: "expected true or false" }).optional(),
+    penalty_step_scale: z
+      .strictObject(
+        {
+          schedule: z.enum(["constant", "linear"], { error: "expected constant or linear" }).optional(),
+          start: z.number({ error: "expected a number" }).optional(),
+          end: z.number({ error: "expected a number" }).optional(),
+          steps: int("an integer").optional(),
+        },
+        { error: "expected {schedule, start, end, steps}" },
+      )
+      .optional(),
+  },
+  { error: "expected an object (the invalid-action penalty block) or null" },
+);
 
 export const scenarioSchema = z
-  .strictObject({
-    mode: z.enum(["sync", "async"], { error: "expected \"sync\" or \"async\"" }),
-    max_seq_len: positiveInt,
-    max_rollout_turns: positiveInt,
-    max_new_tokens: positiveInt.optional(),
-    greedy: z.boolean({ error: "expected true or false" }).optional(),
-    end_on_response_truncation: z.boolean({ error: "expected true or false" }).optional(),
-    fail_fast: z.boolean({ error: "expected true or false" }).optional(),
-    env_step_timeout_ms: positiveInt.optional(),
-    envs: z.record(
-      z.string(),
-      z.strictObject({
-        env: z.string({ error: "expected a built-in environment name" }),
-        config: jsonObject.optional(),
-      }),
-      { error: "expected an object: task name → {env, config}" },
-    ),
-    samples: z.array(datum, { error: "expected a list of datum specs" }).min(1, { error: "expected at least one sample" }).optional(),
-    dataset: dataset.optional(),
-    policy,
-    structured: structured.nullable().optional(),
-    invalid_action: invalidAction.nullable().optional(),
-  })
+  .strictObject(
+    {
+      mode: z.enum(["sync", "async"], { error: "expected \"sync\" or \"async\"" }),
+      max_seq_len: positiveInt,
+      max_rollout_turns: positiveInt,
+      max_new_tokens: positiveInt.optional(),
+      greedy: z.boolean({ error: "expected true or false" }).optional(),
+      end_on_response_truncation: z.boolean({ error: "expected true or false" }).optional(),
+      fail_fast: z.boolean({ error: "expected true or false" }).optional(),
+      env_step_timeout_ms: positiveInt.optional(),
+      envs: z.record(
+        z.string(),
+        z.strictObject(
+          {
+            env: z.string({ error: "expected a built-in environment name" }),
+            config: jsonObject.optional(),
+          },
+          { error: "expected {env, config}" },
+        ),
+        { error: "expected an object: task name → {env, config}" },
+      ),
+      samples: z.array(datum, { error: "expected a list of datum specs" }).min(1, { error: "expected at least one sample" }).optional(),
+      dataset: dataset.optional(),
+      policy,
+      structured: structured.nullable().optional(),
+      invalid_action: invalidAction.nullable().optional(),
+    },
+    { error: "expected a scenario object {mode, max_seq_len, …}" },
+  )
   .superRefine((s, ctx) => {
     if ((s.samples === undefined) === (s.dataset === undefined)) {
       ctx.addIssue({ code: "custom", path: ["samples"], message: "expected exactly one of samples and dataset" });
@@ -177,13 +208,18 @@ export function parseGeneratedDataset(value: unknown, source: string): z.infer<t
   throw new ScenarioError(problemsOf(result.error, [source]));
 }
 
-/** Parses scenario text (JSON), naming the line and column of a syntax error. */
+/**
+ * Parses scenario text (JSON), naming the line and column of a syntax error (`a.json: not valid JSON at line 3,
+ * column 14: …`); schema errors name the field path.
+ */
 export function parseScenarioText(text: string, source = "scenario"): Scenario {
+  // A byte-order mark (editors on Windows write one) is not JSON, but it is no mistake either.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw new ScenarioError([`${source}: not valid JSON: ${(e as Error).message}`]);
+    throw new ScenarioError([`${source}: ${describeJsonError(text, e)}`]);
   }
   return parseScenario(value);
 }

@@ -51,7 +51,16 @@ export function parseHermesToolCalls(text: string): HermesExtraction {
     const failure = subscriptFailure(decoded, "name") ?? subscriptFailure(decoded, "arguments");
     if (failure) return extraction(false, [], text, MISSING_NAME_OR_ARGUMENTS_PREFIX + failure, regions);
     const call = decoded as { name: unknown; arguments: unknown };
-    calls.push({ name: call.name, arguments: call.arguments, arguments_json: pyJsonDumps(call.arguments) });
+    let argumentsJson: string;
+    try {
+      argumentsJson = pyJsonDumps(call.arguments);
+    } catch (e) {
+      // Python's json gives up on deep nesting with a RecursionError, which the reference does not catch (its
+      // rollout would crash); the port reports it as this call's decode error, so one bad reply fails one turn.
+      if (!(e instanceof RangeError)) throw e;
+      return extraction(false, [], text, `${JSON_DECODE_ERROR_PREFIX}maximum recursion depth exceeded while decoding a JSON object`, regions);
+    }
+    calls.push({ name: call.name, arguments: call.arguments, arguments_json: argumentsJson });
   }
   const leading = text.slice(0, text.indexOf(HERMES_TOOL_CALL_START));
   return extraction(true, calls, leading === "" ? null : leading, null, regions);
