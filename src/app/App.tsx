@@ -9,6 +9,7 @@ import { KeepAndShare } from "./KeepAndShare.js";
 import { ModelPanel } from "./ModelPanel.js";
 import { ModelStatusLine } from "./ModelStatusLine.js";
 import { PRESETS } from "./presets.js";
+import { RecoveredRuns } from "./RecoveredRuns.js";
 import { RunControls } from "./RunControls.js";
 import { SetupForm } from "./setup/SetupForm.js";
 import { readHash } from "./share-url.js";
@@ -88,8 +89,9 @@ export function App() {
       }
     : null;
   const invalidActionEnabled = Boolean(runScenario?.invalid_action?.enabled);
-  const sampleIds = useMemo(() => (sample ? sample.messages.flatMap((m) => m.token_ids) : []), [sample, version]);
-  const tokenTexts = useTokenTexts(tab === "tokens" ? sampleIds : [], runScenario?.policy.kind === "model");
+  // Only the token view names tokens (a model run's texts come from the worker): no copy of the ids otherwise.
+  const sampleIds = useMemo(() => (sample && tab === "tokens" ? sample.messages.flatMap((m) => m.token_ids) : []), [sample, version, tab]);
+  const tokenTexts = useTokenTexts(sampleIds, runScenario?.policy.kind === "model");
 
   return (
     <div className="lab">
@@ -106,6 +108,7 @@ export function App() {
           {error}
         </pre>
       )}
+      <RecoveredRuns />
       <div className="columns">
         <aside className="setup">
           <label className="field wide">

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
-import { exportJsonl, importJsonl } from "./run/jsonl.js";
-import { deleteRun, listRuns, loadRun, saveRun, type SavedRunSummary } from "./run/saved-runs.js";
+import { useJsonlImport } from "./ImportJsonl.js";
+import { buildRun, exportJsonl, importJsonl } from "./run/jsonl.js";
+import { deleteRun, listRuns, loadRun, onSavedRunsChange, saveRun, type SavedRunSummary } from "./run/saved-runs.js";
 import { shareHash } from "./share-url.js";
 import { useLab } from "./store.js";
 
@@ -12,6 +13,8 @@ export function KeepAndShare() {
 
   useEffect(() => {
     listRuns().then(setSaved, () => setSaved([]));
+    // Runs saved elsewhere in the page (a failed run, a recovered one: src/app/run/recovery.ts) join the list.
+    return onSavedRunsChange(() => void listRuns().then(setSaved, () => undefined));
   }, []);
 
   // A finished (or stopped) run is saved once, so it survives a reload.
@@ -41,15 +44,15 @@ export function KeepAndShare() {
     URL.revokeObjectURL(a.href);
   };
 
-  const importFile = async (file: File) => {
-    try {
-      const { model: imported, scenario } = importJsonl(await file.text());
+  // The file is streamed and checked; one with problems imports nothing until the user asks for its valid lines.
+  const { importFile, panel: importPanel } = useJsonlImport(
+    (read, name, skipped) => {
+      const { model: imported, scenario } = buildRun(read);
       show(imported, scenario as never);
-      setMessage(`imported ${file.name}: ${imported.samples.length} samples`);
-    } catch (e) {
-      setMessage(`could not import ${file.name}: ${(e as Error).message}`);
-    }
-  };
+      setMessage(`imported ${name}: ${imported.samples.length} samples${skipped ? ` (${skipped} ${skipped === 1 ? "line" : "lines"} with problems left out)` : ""}`);
+    },
+    setMessage,
+  );
 
   const copyLink = () => {
     let scenario: unknown;
@@ -76,9 +79,22 @@ export function KeepAndShare() {
         </button>
         <label className="file-button">
           Import JSONL
-          <input aria-label="Import JSONL" type="file" accept=".jsonl,.json,application/x-ndjson" onChange={(e) => e.target.files?.[0] && void importFile(e.target.files[0])} />
+          <input
+            aria-label="Import JSONL"
+            type="file"
+            accept=".jsonl,.json,application/x-ndjson"
+            onChange={(e) => {
+              const file = e.target.files?.[0];
+              e.target.value = "";
+              if (file) {
+                setMessage(null);
+                void importFile(file);
+              }
+            }}
+          />
         </label>
       </div>
+      {importPanel}
       {message && <p className="hint" data-testid="keep-message">{message}</p>}
       {saved.length > 0 && (
         <details>

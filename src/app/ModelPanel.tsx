@@ -9,7 +9,7 @@ const DTYPES = ["fp32", "fp16", "q8", "q4", "q4f16"] as const;
  * Edits the scenario's `policy` block; the hub address and the picked files are lab settings sent beside it.
  */
 export function ModelPanel() {
-  const { scenarioText, remoteHost, localFolder, setScenarioText, setRemoteHost, setLocalFolder } = useLab();
+  const { scenarioText, remoteHost, localFolder, deviceLoss, setScenarioText, setRemoteHost, setLocalFolder, setDeviceLoss } = useLab();
   let policy: Record<string, unknown> | null = null;
   try {
     const parsed = JSON.parse(scenarioText) as { policy?: Record<string, unknown> };
@@ -50,6 +50,13 @@ export function ModelPanel() {
           {DTYPES.map((d) => (
             <option key={d}>{d}</option>
           ))}
+        </select>
+      </label>
+      <label title="If the WebGPU device is lost mid-run: stop the run (what finished is kept), or load the model on WASM and go on from the turn under way">
+        On device loss{" "}
+        <select aria-label="On device loss" value={deviceLoss} onChange={(e) => setDeviceLoss(e.target.value === "wasm" ? "wasm" : "stop")}>
+          <option value="stop">stop the run</option>
+          <option value="wasm">fall back to WASM</option>
         </select>
       </label>
       <label>

@@ -9,6 +9,8 @@ import type { RolloutResultJson } from "../scenario/result.js";
 import { parseScenarioText, type Scenario } from "../scenario/schema.js";
 import type { Preset } from "./presets.js";
 import { environmentPortsFor, userEnvironmentsSettled } from "./envs/user-environments.js";
+import type { DeviceLossAction } from "../policy/llm/device-loss.js";
+import { endUnfinished } from "./run/interrupted.js";
 import { RunModel } from "./run/run-model.js";
 import { DEFAULT_SETUP, scenarioFromSetup, type Setup } from "./setup/setup.js";
 import { RolloutWorkerClient, type RunHandle } from "./worker/client.js";
@@ -38,6 +40,9 @@ interface LabState {
   selectedTurn: number | null;
   remoteHost: string;
   localFolder: LocalFolder | null;
+  /** What a model run does when its WebGPU device is lost: stop, or go on on WASM (a lab setting). */
+  deviceLoss: DeviceLossAction;
+  setDeviceLoss(action: DeviceLossAction): void;
   /** Token texts in the run model's own vocabulary (model runs), filled in from the worker as needed. */
   tokenTexts: Map<number, { text: string; special: boolean }>;
   tokenTextsVersion: number;
@@ -103,6 +108,8 @@ export const useLab = create<LabState>((set, get) => ({
   selectedTurn: null,
   remoteHost: "",
   localFolder: null,
+  deviceLoss: "stop",
+  setDeviceLoss: (deviceLoss) => set({ deviceLoss }),
   tokenTexts: new Map(),
   tokenTextsVersion: 0,
   requestTokenTexts(ids) {
@@ -186,6 +193,7 @@ export const useLab = create<LabState>((set, get) => ({
           ...(remoteHost.trim() ? { remoteHost: remoteHost.trim().replace(/\/?$/, "/") } : {}),
           ...(localFolder ? { localFiles: localFolder.files } : {}),
           ...(human ? { human: true } : {}),
+          onDeviceLoss: get().deviceLoss,
           files: get().files,
         },
         environmentPortsFor(names),
@@ -209,6 +217,8 @@ export const useLab = create<LabState>((set, get) => ({
         },
         (e: Error) => {
           if (current !== handle) return;
+          // What finished stays; the samples still under way end with the reason (a crashed worker, a lost device).
+          endUnfinished(model, e.message);
           set({ status: "failed", error: e.message, version: model.version, humanRequests: [] });
         },
       );

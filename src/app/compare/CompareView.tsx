@@ -6,6 +6,7 @@
  */
 
 import { memo, useEffect, useMemo, useRef, useState } from "react";
+import { useJsonlImport } from "../ImportJsonl.js";
 import type { SampleView } from "../run/run-model.js";
 import { useLab } from "../store.js";
 import { TERMINATION_WORDS } from "../termination.js";
@@ -26,7 +27,9 @@ export function CompareView() {
   const model = useLab((s) => s.model);
   const version = useLab((s) => s.version);
   const selected = useLab((s) => s.selected);
-  const { a, b, saved, savedModels, files, onlyDiffering, message, setSide, swap, setOnlyDiffering, follow, refreshSaved, ensureLoaded, addFile } = useCompare();
+  const { a, b, saved, savedModels, files, onlyDiffering, message, setSide, swap, setOnlyDiffering, follow, refreshSaved, ensureLoaded, addRead, setMessage } = useCompare();
+  // The file is streamed and checked; one with problems adds nothing until the user asks for its valid lines.
+  const { importFile, panel: importPanel } = useJsonlImport((read, name, skipped) => addRead(name, read, skipped), setMessage);
 
   useEffect(() => {
     void refreshSaved();
@@ -84,7 +87,10 @@ export function CompareView() {
             onChange={(e) => {
               const file = e.target.files?.[0];
               e.target.value = "";
-              if (file) void file.text().then((text) => addFile(file.name, text));
+              if (file) {
+                setMessage(null);
+                void importFile(file);
+              }
             }}
           />
         </label>
@@ -97,6 +103,7 @@ export function CompareView() {
           </span>
         )}
       </div>
+      {importPanel}
       {comparison && sa && sb ? (
         <ComparisonBody comparison={comparison} aLabel={label(a, sa)} bLabel={label(b, sb)} a={sa} b={sb} onlyDiffering={onlyDiffering} />
       ) : (

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { exportJsonl } from "../run/jsonl.js";
+import { exportJsonl, readJsonl } from "../run/jsonl.js";
 import { RunModel } from "../run/run-model.js";
 import { resolveSource, useCompare } from "./compare-store.js";
 
@@ -45,6 +45,21 @@ describe("the comparison's sides", () => {
     expect(state.message).toBe("added run.jsonl: 2 samples");
     const loaded = resolveSource(state.b.source, null, state);
     expect("model" in loaded && loaded.model.samples.map((s) => s.messages[0]!.content)).toEqual(["p0", "p1"]);
+  });
+
+  it("a streamed file's valid lines (the user chose to import them) become a source; one with no sample is reported", async () => {
+    const { addRead } = useCompare.getState();
+    const text = exportJsonl(model(3), null).replace(/^(?:[^\n]*\n){1}/, "oops\n");
+    const read = await readJsonl(new Blob([text]));
+    expect(read.problemCount).toBe(1);
+    addRead("part.jsonl", read, read.badLines);
+    const state = useCompare.getState();
+    expect(state.message).toBe("added part.jsonl: 2 samples (1 line with problems left out)");
+    const loaded = resolveSource(state.b.source, null, state);
+    expect("model" in loaded && loaded.model.samples.map((s) => s.messages[0]!.content)).toEqual(["p1", "p2"]);
+    addRead("none.jsonl", await readJsonl(new Blob(["nope\n"])), 1);
+    expect(useCompare.getState().message).toBe("could not read none.jsonl: no sample lines (objects with a message_log)");
+    expect(useCompare.getState().files).toHaveLength(1);
   });
 
   it("resolves the current run, saved runs being loaded and unknown sources", () => {

@@ -9,7 +9,7 @@
  */
 
 import { create } from "zustand";
-import { importJsonl } from "../run/jsonl.js";
+import { buildRun, importJsonl, type JsonlReadResult } from "../run/jsonl.js";
 import type { RunModel } from "../run/run-model.js";
 import { listRuns, loadRun, onSavedRunsChange, type SavedRunSummary } from "../run/saved-runs.js";
 
@@ -51,6 +51,9 @@ interface CompareState {
   ensureLoaded(source: SourceKey): void;
   /** Adds a JSONL file as a source and puts it on side B (errors go to `message`). */
   addFile(name: string, text: string): void;
+  /** The same for a file already read (`readJsonl`): its valid lines; `skipped` lines with problems were left out. */
+  addRead(name: string, read: JsonlReadResult, skipped?: number): void;
+  setMessage(message: string | null): void;
 }
 
 let fileCounter = 0;
@@ -110,16 +113,32 @@ export const useCompare = create<CompareState>((set, get) => ({
       set({ message: `could not read ${name}: ${(e as Error).message}` });
       return;
     }
-    const id = String(++fileCounter);
-    const b = get().b;
-    set({
-      files: [...get().files, { id, name, model }],
-      b: { source: `file:${id}`, sample: Math.min(b.sample, model.samples.length - 1) },
-      auto: false,
-      message: `added ${name}: ${model.samples.length} ${model.samples.length === 1 ? "sample" : "samples"}`,
-    });
+    addModel(name, model, 0);
   },
+  addRead(name, read, skipped = 0) {
+    let model: RunModel;
+    try {
+      model = buildRun(read).model;
+    } catch (e) {
+      set({ message: `could not read ${name}: ${(e as Error).message}` });
+      return;
+    }
+    addModel(name, model, skipped);
+  },
+  setMessage: (message) => set({ message }),
 }));
+
+function addModel(name: string, model: RunModel, skipped: number) {
+  const id = String(++fileCounter);
+  const { b, files } = useCompare.getState();
+  const count = `${model.samples.length} ${model.samples.length === 1 ? "sample" : "samples"}`;
+  useCompare.setState({
+    files: [...files, { id, name, model }],
+    b: { source: `file:${id}`, sample: Math.min(b.sample, model.samples.length - 1) },
+    auto: false,
+    message: `added ${name}: ${count}${skipped ? ` (${skipped} ${skipped === 1 ? "line" : "lines"} with problems left out)` : ""}`,
+  });
+}
 
 // The list of saved runs follows saves and deletes anywhere in the page.
 onSavedRunsChange(() => void useCompare.getState().refreshSaved());

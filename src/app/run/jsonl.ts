@@ -3,9 +3,14 @@
  * `termination`, and the lab's per-turn record under `lab/turns`), then one line with the metrics and the
  * scenario. Importing rebuilds the same run model, so an imported run shows the same transcript; the replay
  * policy reads the same file (it takes the lines that have a `message_log`).
+ *
+ * Reading and checking the lines is `jsonl-reader.ts`: the page streams a file through `readJsonl` (every line
+ * checked, the first problems kept with their lines and field paths) and builds the run of its valid lines with
+ * `buildRun`; `importJsonl` reads a text in memory (a saved run) and rejects it at its first problem.
  */
 
 import type { Message, Metadata, RolloutEvent, TerminationReason } from "../../core/index.js";
+import { formatProblem, JsonlAccumulator, type JsonlReadResult, type SampleLine } from "./jsonl-reader.js";
 import { RunModel } from "./run-model.js";
 
 export const JSONL_FORMAT = "rollout-lab-run/1";
@@ -88,44 +93,41 @@ export class ImportError extends Error {
   override name = "ImportError";
 }
 
-interface ImportedSample {
-  idx: number;
-  task_name: string;
-  message_log: Message[];
-  total_reward?: number;
-  termination?: TerminationReason | null;
-  error?: string;
-  "lab/prompt_messages"?: number;
-  "lab/initial_env_info"?: Metadata;
-  "lab/initial_stop_strings"?: string[] | null;
-  "lab/turns"?: TurnRecord[];
-  [key: string]: unknown;
+export { formatProblem, readJsonl, type ImportProblem, type JsonlReadResult } from "./jsonl-reader.js";
+
+/** The problems of a read in words: the first ones with their lines and fields, and how many there are in all. */
+export function describeProblems(read: Pick<JsonlReadResult, "problems" | "problemCount" | "badLines">): string {
+  const shown = read.problems.map(formatProblem).join("\n");
+  const more = read.problemCount - read.problems.length;
+  return more > 0 ? `${shown}\n… and ${more} more ${more === 1 ? "problem" : "problems"} (${read.badLines} bad lines in all)` : shown;
 }
 
-/** Rebuilds a run model from an export (or from a runner result's samples); errors name the line and field. */
+/**
+ * Rebuilds a run model from an export (or from a runner result's samples) held in memory; every line must be
+ * valid: the first problem throws an ImportError naming its line and field. (The page streams files through
+ * `readJsonl` and lets the user import the valid lines of a file with problems.)
+ */
 export function importJsonl(text: string): { model: RunModel; scenario: unknown } {
-  const samples: ImportedSample[] = [];
-  let footer: Record<string, unknown> | null = null;
-  text.split("\n").forEach((line, i) => {
-    if (!line.trim()) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (e) {
-      throw new ImportError(`line ${i + 1}: not valid JSON (${(e as Error).message})`);
-    }
-    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ImportError(`line ${i + 1}: expected an object`);
-    const record = value as Record<string, unknown>;
-    if ("message_log" in record) samples.push(checkSample(record, i + 1));
-    else footer = record;
-  });
+  const acc = new JsonlAccumulator({ maxProblems: 1 });
+  acc.push(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  const read = acc.end();
+  if (read.problemCount > 0) {
+    const more = read.problemCount - 1;
+    throw new ImportError(`${formatProblem(read.problems[0]!)}${more > 0 ? ` (and ${more} more ${more === 1 ? "problem" : "problems"})` : ""}`);
+  }
+  return buildRun(read);
+}
+
+/** The run model of the valid lines of a read; an ImportError when there is no sample among them. */
+export function buildRun(read: Pick<JsonlReadResult, "samples" | "footer">): { model: RunModel; scenario: unknown } {
+  const samples = read.samples;
   if (samples.length === 0) throw new ImportError("no sample lines (objects with a message_log)");
-  const meta = (footer ?? {}) as { mode?: "sync" | "async"; max_rollout_turns?: number; max_seq_len?: number; partial?: boolean; metrics?: Record<string, unknown>; scenario?: unknown };
+  const meta = read.footer ?? {};
   const model = new RunModel();
   const events: RolloutEvent[] = [];
-  const firstAssistant = (s: ImportedSample) => {
+  const promptOf = (s: SampleLine) => {
     const at = s.message_log.findIndex((m) => m.role === "assistant");
-    return at < 0 ? s.message_log.length : at;
+    return Math.min(s["lab/prompt_messages"] ?? (at < 0 ? s.message_log.length : at), s.message_log.length);
   };
   events.push({
     type: "rollout_start",
@@ -133,21 +135,17 @@ export function importJsonl(text: string): { model: RunModel; scenario: unknown 
     mode: meta.mode ?? "sync",
     maxRolloutTurns: meta.max_rollout_turns ?? 0,
     maxSeqLen: meta.max_seq_len ?? 0,
-    samples: samples.map((s, sample) => {
-      const prompt = s["lab/prompt_messages"] ?? firstAssistant(s);
-      return {
-        sample,
-        idx: s.idx,
-        task_name: s.task_name,
-        message_log: s.message_log.slice(0, prompt),
-        extra_env_info: s["lab/initial_env_info"] ?? null,
-        ...(s["lab/initial_stop_strings"] !== undefined ? { stop_strings: s["lab/initial_stop_strings"] } : {}),
-      };
-    }),
+    samples: samples.map((s, sample) => ({
+      sample,
+      idx: s.idx,
+      task_name: s.task_name,
+      message_log: s.message_log.slice(0, promptOf(s)),
+      extra_env_info: s["lab/initial_env_info"] ?? null,
+      ...(s["lab/initial_stop_strings"] !== undefined ? { stop_strings: s["lab/initial_stop_strings"] } : {}),
+    })),
   });
   samples.forEach((s, sample) => {
-    const prompt = s["lab/prompt_messages"] ?? firstAssistant(s);
-    const rest = s.message_log.slice(prompt);
+    const rest = s.message_log.slice(promptOf(s));
     const records = s["lab/turns"] ?? [];
     for (let k = 0, turn = 0; k < rest.length; turn++) {
       const record = records[turn];
@@ -178,7 +176,7 @@ export function importJsonl(text: string): { model: RunModel; scenario: unknown 
       t: 0,
       sample,
       idx: s.idx,
-      termination: s.termination ?? "max_turns",
+      termination: (s.termination ?? "max_turns") as TerminationReason,
       error: s.error ?? null,
       totalReward: s.total_reward ?? 0,
       turns: records.length,
@@ -191,24 +189,4 @@ export function importJsonl(text: string): { model: RunModel; scenario: unknown 
   events.push({ type: "rollout_end", t: 0, batch, metrics: meta.metrics ?? {}, partial: meta.partial ?? false });
   for (const e of events) model.apply(e);
   return { model, scenario: meta.scenario ?? null };
-}
-
-function checkSample(record: Record<string, unknown>, line: number): ImportedSample {
-  const fail = (field: string, expected: string) => {
-    throw new ImportError(`line ${line}: ${field}: expected ${expected}`);
-  };
-  if (typeof record.idx !== "number") fail("idx", "a number");
-  if (typeof record.task_name !== "string") fail("task_name", "a string");
-  if (!Array.isArray(record.message_log)) fail("message_log", "a list of messages");
-  (record.message_log as unknown[]).forEach((m, j) => {
-    const msg = m as Partial<Message> | null;
-    if (!msg || typeof msg !== "object") fail(`message_log[${j}]`, "an object");
-    if (typeof msg!.role !== "string") fail(`message_log[${j}].role`, "a string");
-    if (typeof msg!.content !== "string") fail(`message_log[${j}].content`, "a string");
-    if (msg!.token_ids !== undefined && !(Array.isArray(msg!.token_ids) && msg!.token_ids.every(Number.isInteger))) {
-      fail(`message_log[${j}].token_ids`, "a list of integers");
-    }
-    if (msg!.token_ids === undefined) (msg as Message).token_ids = [];
-  });
-  return record as ImportedSample;
 }

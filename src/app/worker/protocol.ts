@@ -2,6 +2,7 @@
 
 import type { RolloutEvent } from "../../core/index.js";
 import type { EnvironmentDescription } from "../../envs/user/port.js";
+import type { DeviceLossAction, DeviceLossInfo } from "../../policy/llm/device-loss.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
 import type { ForkContinuation } from "../fork/fork-policy.js";
 
@@ -17,7 +18,12 @@ export interface ModelSettings {
   files?: Record<string, string>;
   /** A fork's run: how it continues its original (the policy's turn numbers, an edited first response). */
   fork?: ForkContinuation;
+  /** What a model run does when its WebGPU device is lost: stop (default), or go on with the model on WASM. */
+  onDeviceLoss?: DeviceLossAction;
 }
+
+/** Faults the test hook (`?faults=1`, src/app/faults-debug.ts) injects into the worker; no control of the page sends them. */
+export type InjectedFault = "crash" | "close" | "device_lost";
 
 /** A user environment the run may step: what it is, and a port to its host Worker (transferred). */
 export interface UserEnvironmentPort {
@@ -43,7 +49,10 @@ export type PageMessage =
   | { type: "stop"; runId: number }
   | { type: "human_response"; runId: number; requestId: number; text: string }
   /** Token texts in the loaded model's vocabulary (the token view of a model run). */
-  | { type: "describe_tokens"; runId: number; ids: number[] };
+  | { type: "describe_tokens"; runId: number; ids: number[] }
+  /** The worker holds this Web Lock for as long as it lives: the page learns of a worker that stopped silently. */
+  | { type: "hold_lock"; runId: number; name: string }
+  | { type: "debug_fault"; runId: number; fault: InjectedFault };
 
 export interface ModelStatus {
   phase: "choosing_device" | "loading" | "ready";
@@ -62,4 +71,13 @@ export type WorkerMessage =
   | { type: "human_request"; runId: number; request: HumanRequest }
   | { type: "tokens_described"; runId: number; ids: number[]; texts: string[]; special: boolean[] }
   | { type: "result"; runId: number; result: RolloutResultJson }
+  /** The run's WebGPU device was lost; `action` is what the run does about it. */
+  | { type: "device_lost"; runId: number; loss: DeviceLossInfo; action: DeviceLossAction }
+  | { type: "lock_held"; runId: number; name: string }
+  /**
+   * This worker should not run another model: a model failed to load or to generate, or its device was lost
+   * (transformers.js chains all loads and inferences of a realm on one promise, which then stays rejected).
+   */
+  | { type: "retire"; runId: number; reason: string }
+  | { type: "fault_injected"; runId: number; fault: InjectedFault; detail: string }
   | { type: "failed"; runId: number; error: string };

@@ -8,11 +8,13 @@ import { byteLevelTokenizer, PauseController } from "../../core/index.js";
 import { environmentLookup } from "../../envs/index.js";
 import { environmentOverPort, type PortLike } from "../../envs/user/port.js";
 import { TextPolicy } from "../../policy/text-policy.js";
-import { browserModelPolicy, describeTokens } from "../../policy/llm/worker.js";
+import { DeviceLossGuard, describeDeviceLoss, type DeviceLossInfo } from "../../policy/llm/device-loss.js";
+import { browserModelPolicy, describeTokens, injectDeviceLoss, onDeviceLost } from "../../policy/llm/worker.js";
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
 import { forkPolicy } from "../fork/fork-policy.js";
 import type { ModelSettings, PageMessage, UserEnvironmentPort, WorkerMessage } from "./protocol.js";
+import { RemoteModelPolicy } from "./remote-model.js";
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -32,6 +34,8 @@ interface ActiveRun {
   pause: PauseController;
   /** Human turns waiting for the page's answer, by request id. */
   waiting: Map<number, (text: string) => void>;
+  /** Why the run stopped early, when something other than the user stopped it (a lost WebGPU device). */
+  stoppedBy?: string;
 }
 
 let nextRequestId = 1;
@@ -57,6 +61,18 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
     void run(message.runId, message.scenario, message.modelSettings ?? {}, message.environments ?? []);
     return;
   }
+  if (message.type === "hold_lock") {
+    // Held until this worker ends, whatever ends it: the page's own request for it is granted then.
+    void navigator.locks?.request(message.name, () => {
+      post({ type: "lock_held", runId: 0, name: message.name });
+      return new Promise<never>(() => {});
+    });
+    return;
+  }
+  if (message.type === "debug_fault") {
+    injectFault(message.fault);
+    return;
+  }
   if (message.type === "describe_tokens") {
     const described = describeTokens(message.ids);
     if (described) post({ type: "tokens_described", runId: message.runId, ids: message.ids, ...described });
@@ -75,9 +91,25 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
   else if (message.type === "stop") active.controller.abort();
 };
 
+/** The test hook's faults (sent only by src/app/faults-debug.ts, which exists only under `?faults=1`). */
+function injectFault(fault: "crash" | "close" | "device_lost"): void {
+  if (fault === "crash") {
+    // An uncaught error in the worker's global scope, as a bug or a runtime abort would throw.
+    setTimeout(() => {
+      throw new Error("injected fault: the rollout worker crashed (test hook)");
+    });
+  } else if (fault === "close") {
+    self.close();
+  } else {
+    post({ type: "fault_injected", runId: 0, fault, detail: injectDeviceLoss() });
+  }
+}
+
 async function run(runId: number, value: unknown, settings: ModelSettings, userEnvironments: UserEnvironmentPort[]): Promise<void> {
   const active: ActiveRun = { controller: new AbortController(), pause: new YieldingPauseController(), waiting: new Map() };
   runs.set(runId, active);
+  const guards: DeviceLossGuard[] = [];
+  let modelLoading = false;
   try {
     const scenario = parseScenario(value);
     // User environments run in their own host Workers; this run reaches each through its port.
@@ -97,26 +129,82 @@ async function run(runId: number, value: unknown, settings: ModelSettings, userE
       modelPolicy: async (spec) => {
         const device = spec.device === "cpu" ? "wasm" : spec.device;
         post({ type: "model", runId, status: { phase: "loading", model: spec.model } });
-        const loaded = await browserModelPolicy({
+        const modelSpec = {
           ...spec,
           device,
           ...(settings.remoteHost ? { remoteHost: settings.remoteHost } : {}),
           ...(settings.localFiles ? { localFiles: new Map(settings.localFiles.map((f) => [f.path, f.file])) } : {}),
-          onProgress: ({ file, loaded: done, total }) =>
+          onProgress: ({ file, loaded: done, total }: { file: string; loaded: number; total: number }) =>
             post({ type: "model", runId, status: { phase: "loading", model: spec.model, progress: { file, fraction: total ? done / total : 0 } } }),
-        });
+        };
+        modelLoading = true;
+        const loaded = await browserModelPolicy(modelSpec);
+        modelLoading = false;
         post({
           type: "model",
           runId,
           status: { phase: "ready", model: spec.model, device: loaded.choice.device, reason: loaded.choice.reason, loadMs: loaded.loadMs },
         });
-        return { generation: loaded.policy, tokenizer: loaded.policy.tokenizer, dispose: () => loaded.policy.dispose() };
+        // A lost WebGPU device stops the run, or moves it to the same model on WASM (the user's choice).
+        const action = settings.onDeviceLoss ?? "stop";
+        const onWebGpu = loaded.choice.device === "webgpu";
+        const guard = new DeviceLossGuard(loaded.policy, {
+          action,
+          subscribe: onDeviceLost,
+          graceMs: onWebGpu ? 1000 : 0,
+          onLost: (loss) => {
+            post({ type: "device_lost", runId, loss, action });
+            if (action === "stop") {
+              active.stoppedBy = `${describeDeviceLoss(loss)} during the run, which stopped (on device loss: stop). The samples and turns that finished are kept; those under way were cancelled.`;
+              active.controller.abort();
+            }
+          },
+          // The same model on WASM, in a model host worker: this worker's transformers.js realm is broken by the
+          // lost device's failed inference (src/app/worker/model-host-worker.ts).
+          fallback: async (loss: DeviceLossInfo) => {
+            post({ type: "model", runId, status: { phase: "loading", model: spec.model, device: "wasm", reason: `${describeDeviceLoss(loss)}: loading it on WASM` } });
+            try {
+              const { onProgress, ...hosted } = modelSpec;
+              const wasm = await RemoteModelPolicy.load({ ...hosted, device: "wasm" }, onProgress);
+              post({
+                type: "model",
+                runId,
+                status: {
+                  phase: "ready",
+                  model: spec.model,
+                  device: "wasm",
+                  reason: `fell back to WASM after ${describeDeviceLoss(loss)}: the turn under way ran again on WASM; the turns before it are WebGPU's`,
+                  loadMs: wasm.loadMs,
+                },
+              });
+              return wasm.policy;
+            } catch (e) {
+              active.stoppedBy = `${describeDeviceLoss(loss)} during the run, and falling back to WASM failed: ${(e as Error).message}. The samples and turns that finished are kept.`;
+              active.controller.abort();
+              throw e;
+            }
+          },
+        });
+        guards.push(guard);
+        return {
+          generation: guard,
+          tokenizer: loaded.policy.tokenizer,
+          dispose: () =>
+            guard.dispose(
+              () => loaded.policy.dispose(),
+              (fallback) => (fallback as RemoteModelPolicy).dispose(),
+            ),
+        };
       },
     });
+    // The rollout ended (its samples in flight cancelled) because of the device: the run failed, with why.
+    if (active.stoppedBy) throw new Error(active.stoppedBy);
     post({ type: "result", runId, result });
   } catch (e) {
+    if (modelLoading) post({ type: "retire", runId, reason: "a model failed to load" });
     post({ type: "failed", runId, error: e instanceof Error ? e.message : String(e) });
   } finally {
+    if (guards.some((g) => g.failed || g.lost)) post({ type: "retire", runId, reason: "a model failed or lost its device" });
     runs.delete(runId);
     for (const e of userEnvironments) e.port.close();
   }

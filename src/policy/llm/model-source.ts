@@ -38,12 +38,45 @@ export function checkDtype(source: ModelSource, dtype: Dtype, device: { device: 
   }
 }
 
-/** Wraps a load failure so that it names the model, the file when the message has one, and the reason. */
-export function describeLoadError(source: ModelSource, error: unknown): Error {
+/** Why a model's JSON file does not parse (null when it does). */
+export function jsonProblem(file: string, text: string): { file: string; reason: string } | null {
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (e) {
+    return { file, reason: (e as Error).message };
+  }
+}
+
+/** What the loader knows about a failed load beyond the error itself. */
+export interface LoadErrorContext {
+  dtype?: Dtype;
+  /** JSON files of the model that did not parse, with the parser's words (the loader checks each one it reads). */
+  badJson?: { file: string; reason: string }[];
+}
+
+/**
+ * Wraps a load failure so that it names the model, the file and the reason: a file the message names; a JSON file
+ * that did not parse (transformers.js's own message names none); config.json for a model type transformers.js does
+ * not know; the ONNX graph of the dtype for a session that onnxruntime cannot create (a truncated or corrupt file).
+ */
+export function describeLoadError(source: ModelSource, error: unknown, context: LoadErrorContext = {}): Error {
   const message = error instanceof Error ? error.message : String(error);
   if (message.startsWith(`could not load model '${source.spec}'`)) return error as Error;
-  const file = /([\w.-]+\.(?:json|onnx|onnx_data))/.exec(message)?.[1];
-  return new Error(`could not load model '${source.spec}'${file ? ` (file ${file})` : ""}: ${message}`);
+  const fail = (file: string | undefined, reason: string) =>
+    new Error(`could not load model '${source.spec}'${file ? ` (file ${file})` : ""}: ${reason}`);
+  const bad = context.badJson?.[0];
+  if (bad && (error instanceof SyntaxError || /JSON/.test(message))) return fail(bad.file, `not valid JSON: ${bad.reason}`);
+  const named = /([\w.-]+\.(?:json|onnx|onnx_data))/.exec(message)?.[1];
+  if (named) return fail(named, message);
+  if (/Unsupported model type|model_type/i.test(message)) {
+    return fail("config.json", `${message} (its model_type is not one transformers.js can load as a causal LM)`);
+  }
+  if (/Can't create a session|protobuf|Failed to load model|invalid model|ONNX/i.test(message)) {
+    const graph = `onnx/model${DTYPE_SUFFIX[context.dtype ?? "fp32"]}.onnx`;
+    return fail(graph, `onnxruntime cannot load it (a truncated or corrupt file?): ${message}`);
+  }
+  return fail(undefined, message);
 }
 
 const DTYPE_SUFFIX: Record<Dtype, string> = { fp32: "", fp16: "_fp16", q8: "_quantized", q4: "_q4", q4f16: "_q4f16" };

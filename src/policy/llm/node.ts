@@ -4,7 +4,7 @@
  * works on a fresh clone after `npm ci` alone.
  */
 
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -18,7 +18,7 @@ import {
 } from "@huggingface/transformers";
 import { writeBuiltinModel } from "../builtin-model/write-folder.js";
 import { ModelPolicy, type SamplingSettings } from "./model-policy.js";
-import { checkDtype, checkModelFiles, describeLoadError, resolveModelSource, type Dtype } from "./model-source.js";
+import { checkDtype, checkModelFiles, describeLoadError, jsonProblem, resolveModelSource, type Dtype } from "./model-source.js";
 
 /** The repository's `public/models`: where `npm run build:model` writes and the app serves from. */
 export const DEFAULT_MODELS_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../public/models");
@@ -47,6 +47,7 @@ export async function loadNodeModel(spec: NodeModelSpec) {
   const dtype = spec.dtype ?? "fp32";
   checkDtype(source, dtype, { device: "cpu", shaderF16: false });
   let id = source.id;
+  let localFolder: string | null = null;
   if (source.kind === "builtin") {
     const root = spec.modelsRoot ?? DEFAULT_MODELS_ROOT;
     writeBuiltinModel(root, source.preset);
@@ -60,6 +61,7 @@ export async function loadNodeModel(spec: NodeModelSpec) {
     // transformers.js wants an org/name id under a root: the folder's parent and the folder itself.
     useLocal(dirname(dirname(folder)));
     id = `${basename(dirname(folder))}/${basename(folder)}`;
+    localFolder = folder;
   } else {
     env.allowLocalModels = false;
     env.allowRemoteModels = true;
@@ -70,7 +72,15 @@ export async function loadNodeModel(spec: NodeModelSpec) {
     const model = await AutoModelForCausalLM.from_pretrained(id, { device: "cpu", dtype });
     return { runtime: { Tensor, LogitsProcessor, StoppingCriteria, BaseStreamer }, model, tokenizer };
   } catch (e) {
-    throw describeLoadError(source, e);
+    // A local folder's JSON files are checked after the fact, so that a parse error names its file.
+    const local = localFolder;
+    const badJson = local
+      ? ["config.json", "generation_config.json", "tokenizer_config.json", "tokenizer.json"]
+          .filter((file) => existsSync(join(local, file)))
+          .map((file) => jsonProblem(file, readFileSync(join(local, file), "utf8")))
+          .filter((p) => p !== null)
+      : [];
+    throw describeLoadError(source, e, { dtype, badJson });
   }
 }
 

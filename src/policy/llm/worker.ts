@@ -15,8 +15,19 @@ import {
   Tensor,
   type ProgressInfo,
 } from "@huggingface/transformers";
+import type { DeviceLossInfo } from "./device-loss.js";
 import { ModelPolicy, type SamplingSettings } from "./model-policy.js";
-import { checkDtype, checkModelFiles, describeLoadError, resolveModelSource, type Dtype, type ModelSource } from "./model-source.js";
+import {
+  checkDtype,
+  checkModelFiles,
+  describeLoadError,
+  DTYPES,
+  jsonProblem,
+  requiredModelFiles,
+  resolveModelSource,
+  type Dtype,
+  type ModelSource,
+} from "./model-source.js";
 
 export type DeviceRequest = "auto" | "wasm" | "webgpu";
 
@@ -80,19 +91,35 @@ interface LoadedModel {
   tokenizer: Transformers.PreTrainedTokenizer;
   choice: DeviceChoice;
   loadMs: number;
+  /** Its device was lost: never reused (its tokenizer still names tokens for the token view). */
+  lost?: boolean;
 }
 
 // One model stays loaded in the worker between runs (loading compiles kernels and, on WebGPU, shaders).
 let loaded: LoadedModel | null = null;
 
+/** `auto` with a dtype that needs shader-f16 on an adapter without it: WASM, rather than a load that must fail. */
+function fitDtype(choice: DeviceChoice, requested: DeviceRequest, dtype: Dtype): DeviceChoice {
+  if (requested !== "auto" || choice.device !== "webgpu" || choice.shaderF16 || (dtype !== "fp16" && dtype !== "q4f16")) return choice;
+  return { ...choice, device: "wasm", reason: `WASM: dtype '${dtype}' needs the WebGPU feature 'shader-f16', which this adapter does not have` };
+}
+
 async function loadModel(spec: BrowserModelSpec): Promise<LoadedModel> {
   const source = resolveModelSource(spec.model);
   const dtype = spec.dtype ?? "fp32";
   const key = JSON.stringify([spec.model, spec.device ?? "auto", dtype, spec.remoteHost ?? ""]);
-  if (loaded?.key === key && source.kind !== "local") return loaded;
-  const choice = await chooseDevice(spec.device ?? "auto");
-  checkDtype(source, dtype, choice);
+  if (loaded?.key === key && !loaded.lost && source.kind !== "local") return loaded;
+  const choice = fitDtype(await chooseDevice(spec.device ?? "auto"), spec.device ?? "auto", dtype);
+  try {
+    checkDtype(source, dtype, choice);
+  } catch (e) {
+    const file = DTYPES.includes(dtype) ? ` (file ${requiredModelFiles(dtype).at(-1)})` : "";
+    throw new Error(`could not load model '${source.spec}'${file}: ${(e as Error).message}`);
+  }
   configureEnv(spec, source);
+  // Each JSON file the loader reads is parsed here too, so that a parse error can name its file.
+  const badJson: { file: string; reason: string }[] = [];
+  env.fetch = checkingJson(env.fetch, source, badJson);
   const started = performance.now();
   try {
     await checkModelFiles(source, dtype, (file) => fileExists(spec, source, file));
@@ -104,12 +131,75 @@ async function loadModel(spec: BrowserModelSpec): Promise<LoadedModel> {
         if (p.status === "progress") spec.onProgress?.({ file: p.file, loaded: p.loaded, total: p.total });
       },
     });
-    await loaded?.model.dispose();
+    // A model on a lost device is not disposed of: its sessions may never answer.
+    if (loaded && !loaded.lost) await loaded.model.dispose();
     loaded = { key, model, tokenizer, choice, loadMs: performance.now() - started };
+    if (choice.device === "webgpu") await watchDevice();
     return loaded;
   } catch (e) {
-    throw describeLoadError(source, e);
+    throw describeLoadError(source, e, { dtype, badJson });
   }
+}
+
+/** transformers.js's fetch, with each whole JSON response of the model's folder parsed on the side. */
+function checkingJson(inner: typeof env.fetch, source: ModelSource, bad: { file: string; reason: string }[]): typeof env.fetch {
+  const marker = `${source.id}/`;
+  return async (input: string | URL, init?: RequestInit) => {
+    const response = await inner(input, init);
+    const url = typeof input === "string" ? input : input.href;
+    const path = decodeURIComponent(new URL(url, self.location.origin).pathname);
+    const at = path.indexOf(marker);
+    const file = at < 0 ? "" : path.slice(at + marker.length).replace(/^resolve\/main\//, "");
+    if (response.status === 200 && file.endsWith(".json")) {
+      const problem = jsonProblem(file, await response.clone().text());
+      if (problem) bad.push(problem);
+    }
+    return response;
+  };
+}
+
+// The WebGPU device onnxruntime runs on, watched for loss (`GPUDevice.lost`); the listeners are the runs on it.
+interface GpuDeviceLike {
+  lost: Promise<{ reason: string; message: string }>;
+  destroy(): void;
+}
+let gpuDevice: GpuDeviceLike | null = null;
+const lossListeners = new Set<(info: DeviceLossInfo) => void>();
+
+/** Calls `listener` when the device the loaded model runs on is lost; returns the unsubscribe. */
+export function onDeviceLost(listener: (info: DeviceLossInfo) => void): () => void {
+  lossListeners.add(listener);
+  return () => lossListeners.delete(listener);
+}
+
+function deviceLost(info: DeviceLossInfo): void {
+  if (loaded) loaded.lost = true;
+  gpuDevice = null;
+  for (const listener of [...lossListeners]) listener(info);
+}
+
+/** Onnxruntime's device (the WebGPU backend sets `env.webgpu.device` when it creates its first session). */
+async function watchDevice(): Promise<void> {
+  const webgpu = env.backends.onnx.webgpu as { device?: GpuDeviceLike | Promise<GpuDeviceLike> } | undefined;
+  const device = await Promise.resolve(webgpu?.device).catch(() => undefined);
+  if (!device || device === gpuDevice || typeof device.destroy !== "function") return;
+  gpuDevice = device;
+  void device.lost.then((info) => {
+    if (gpuDevice === device) deviceLost({ reason: info.reason, message: info.message });
+  });
+}
+
+/**
+ * The test hook's device loss: a real one (`destroy()` on onnxruntime's device, which resolves its `lost` promise
+ * as a driver reset would) when a model runs on WebGPU; otherwise the same handler, called with a simulated loss.
+ */
+export function injectDeviceLoss(): "destroyed" | "simulated" {
+  if (gpuDevice) {
+    gpuDevice.destroy();
+    return "destroyed";
+  }
+  deviceLost({ reason: "unknown", message: "no WebGPU device in use, so the loss is simulated", simulated: true });
+  return "simulated";
 }
 
 /** The loaded model with the runtime it runs on (the benchmark page compares against a bare `generate`). */

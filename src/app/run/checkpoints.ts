@@ -1,0 +1,83 @@
+/**
+ * Checkpoints of runs under way, in IndexedDB (a database of their own, beside the saved runs'): the run's JSONL
+ * export so far, rewritten at most about once a second while it runs and when the page is hidden or left. A run
+ * that ends normally deletes its checkpoint (it is saved as a run); a checkpoint still there when a page opens is
+ * a run that a closed or reloaded page interrupted, and the page offers it (src/app/RecoveredRuns.tsx).
+ *
+ * While its run is live, a page holds the Web Lock `rollout-lab-live-<id>`: another tab of the lab does not offer
+ * a checkpoint whose run is still going in this one.
+ */
+
+const DB_NAME = "rollout-lab-recovery";
+const STORE = "checkpoints";
+
+export interface CheckpointSummary {
+  id: string;
+  /** When the run started and when this checkpoint was written (ms since the epoch). */
+  startedAt: number;
+  updatedAt: number;
+  mode: string | null;
+  finished: number;
+  total: number;
+}
+
+export interface Checkpoint extends CheckpointSummary {
+  jsonl: string;
+}
+
+function open(): Promise<IDBDatabase> {
+  return new Promise((resolve, reject) => {
+    const request = indexedDB.open(DB_NAME, 1);
+    request.onupgradeneeded = () => request.result.createObjectStore(STORE, { keyPath: "id" });
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error ?? new Error("IndexedDB is not available"));
+  });
+}
+
+let db: Promise<IDBDatabase> | null = null;
+
+/** One connection for the page (a checkpoint written as the page goes away must not wait for an open). */
+function connection(): Promise<IDBDatabase> {
+  db ??= open().then((d) => {
+    d.onclose = () => (db = null);
+    return d;
+  });
+  db.catch(() => (db = null));
+  return db;
+}
+
+async function withStore<T>(mode: IDBTransactionMode, act: (store: IDBObjectStore) => IDBRequest<T>): Promise<T> {
+  const d = await connection();
+  return new Promise<T>((resolve, reject) => {
+    const tx = d.transaction(STORE, mode, { durability: "strict" } as IDBTransactionOptions);
+    const request = act(tx.objectStore(STORE));
+    tx.oncomplete = () => resolve(request.result);
+    tx.onerror = () => reject(tx.error ?? request.error ?? new Error("IndexedDB request failed"));
+    tx.onabort = () => reject(tx.error ?? new Error("IndexedDB transaction aborted"));
+  });
+}
+
+export const lockName = (id: string) => `rollout-lab-live-${id}`;
+
+export async function writeCheckpoint(checkpoint: Checkpoint): Promise<void> {
+  await withStore("readwrite", (store) => store.put(checkpoint));
+}
+
+export async function deleteCheckpoint(id: string): Promise<void> {
+  await withStore("readwrite", (store) => store.delete(id));
+}
+
+export async function readCheckpoint(id: string): Promise<Checkpoint | null> {
+  return (await withStore<Checkpoint | undefined>("readonly", (store) => store.get(id) as IDBRequest<Checkpoint | undefined>)) ?? null;
+}
+
+/** Checkpoints of runs no page is running now (newest first): the runs a closed or reloaded page interrupted. */
+export async function listInterrupted(): Promise<CheckpointSummary[]> {
+  const all = await withStore<Checkpoint[]>("readonly", (store) => store.getAll() as IDBRequest<Checkpoint[]>);
+  const locks = (globalThis.navigator as { locks?: LockManager } | undefined)?.locks;
+  const held = new Set(locks ? ((await locks.query()).held ?? []).map((l) => l.name) : []);
+  return all
+    .filter((c) => !held.has(lockName(c.id)))
+    .map(({ jsonl: _text, ...summary }) => summary)
+    .sort((a, b) => b.updatedAt - a.updatedAt);
+}

@@ -1,0 +1,86 @@
+/**
+ * A run cut short (the worker crashed, the page closed): what finished is kept as it was, the samples under way
+ * get an explicit ending with the reason, and the run exports and imports again as such.
+ */
+
+import { describe, expect, it } from "vitest";
+import { byteLevelTokenizer, type RolloutEvent } from "../../core/index.js";
+import { TextPolicy } from "../../policy/text-policy.js";
+import { runScenario } from "../../scenario/run.js";
+import { parseScenario } from "../../scenario/schema.js";
+import { endUnfinished, INTERRUPTED_BY_PAGE, markInterrupted, runProgress } from "./interrupted.js";
+import { exportJsonl, importJsonl } from "./jsonl.js";
+import { RunModel } from "./run-model.js";
+
+const board = { size: 2, grid: [[1, 2], [0, 3]], solution: [[1, 2], [3, 0]], empty_pos: [1, 0], commands: {} };
+const scenario = parseScenario({
+  mode: "sync",
+  max_seq_len: 4096,
+  max_rollout_turns: 4,
+  envs: { t: { env: "sliding_puzzle", config: {} } },
+  // Sample 0 may make no move: it ends after its first turn; the others go on.
+  samples: [0, 30, 30].map((max_moves) => ({ task_name: "t", message_log: [{ role: "user", content: "move" }], extra_env_info: { game_state: board, num_moves: 0, max_moves } })),
+  policy: { kind: "scripted", responses: [[]] },
+});
+
+/** A run model fed the events of a real rollout up to the third turn's start: sample 0 done, 1 and 2 under way. */
+async function cutShort(): Promise<RunModel> {
+  const events: RolloutEvent[] = [];
+  const policy = new TextPolicy(byteLevelTokenizer, ({ sampleId, turn }) => `s${sampleId} t${turn} <action>view</action>`);
+  await runScenario(scenario, { onEvent: (e) => events.push(e), policyOverride: { generation: policy, tokenizer: byteLevelTokenizer } });
+  const cut = events.findIndex((e) => e.type === "turn_start" && e.turn === 2);
+  const model = new RunModel();
+  for (const e of events.slice(0, cut + 1)) model.apply(e);
+  return model;
+}
+
+describe("runs cut short", () => {
+  it("a crashed run: the unfinished samples end with error and the reason, the finished one and every turn stay", async () => {
+    const model = await cutShort();
+    expect(runProgress(model)).toEqual({ finished: 1, total: 3 });
+    const before = model.samples.map((s) => s.messages.length);
+    expect(endUnfinished(model, "the rollout worker crashed: boom")).toBe(true);
+    expect(model.samples.map((s) => s.termination)).toEqual(["terminated", "error", "error"]);
+    expect(model.samples[1]!.error).toBe("the run ended before this sample finished: the rollout worker crashed: boom");
+    expect(model.samples.map((s) => s.messages.length)).toEqual(before);
+    expect(model.summary.status).toBe("failed");
+    expect(runProgress(model)).toEqual({ finished: 1, total: 3 });
+    expect(endUnfinished(model, "again")).toBe(false);
+    // Exported and imported again, the run is the same.
+    const again = importJsonl(exportJsonl(model, null)).model;
+    expect(again.samples.map((s) => [s.termination, s.error, s.messages.length])).toEqual(model.samples.map((s) => [s.termination, s.error, s.messages.length]));
+  });
+
+  it("a run that ended on its own is left alone", async () => {
+    const model = new RunModel();
+    await runScenario(scenario, {
+      onEvent: (e) => model.apply(e),
+      policyOverride: { generation: new TextPolicy(byteLevelTokenizer, () => "<action>view</action>"), tokenizer: byteLevelTokenizer },
+    });
+    expect(endUnfinished(model, "x")).toBe(false);
+    expect(model.summary.status).toBe("finished");
+  });
+
+  it("a checkpoint of a run under way imports as an interrupted run: cancelled samples with the reason, partial", async () => {
+    const model = await cutShort();
+    const checkpoint = exportJsonl(model, { note: "the scenario" });
+    const { jsonl, progress } = markInterrupted(checkpoint);
+    expect(progress).toEqual({ finished: 1, total: 3 });
+    const { model: recovered, scenario: kept } = importJsonl(jsonl);
+    expect(kept).toEqual({ note: "the scenario" });
+    expect(recovered.summary.partial).toBe(true);
+    expect(recovered.samples.map((s) => s.termination)).toEqual(["terminated", "cancelled", "cancelled"]);
+    expect(recovered.samples[2]!.error).toBe(`the run ended before this sample finished: ${INTERRUPTED_BY_PAGE}`);
+    // Every finished turn is there: the samples under way had two, and their messages are the live run's.
+    expect(recovered.samples.map((s) => s.turns.length)).toEqual([1, 2, 2]);
+    expect(recovered.samples.map((s) => s.messages)).toEqual(model.samples.map((s) => s.messages));
+    // Without markInterrupted the importer would call them max_turns: the reason the checkpoint is rewritten.
+    expect(importJsonl(checkpoint).model.samples[1]!.termination).toBe("max_turns");
+  });
+
+  it("lines that do not parse are left for the importer to report", () => {
+    const { jsonl, progress } = markInterrupted('{"idx": 0, "task_name": "t", "message_log": [], "termination": null}\nnot json\n');
+    expect(progress).toEqual({ finished: 0, total: 1 });
+    expect(jsonl.split("\n")[1]).toBe("not json");
+  });
+});

@@ -1,0 +1,387 @@
+/**
+ * Reads a run export (JSONL) line by line and checks every line, without giving up at the first bad one: a `File` /
+ * `Blob` in the page, or any `ReadableStream<Uint8Array>` (a Node file stream through `Readable.toWeb`, a test's
+ * generated stream). The bytes are decoded chunk by chunk (a streaming `TextDecoder`, so a character split across
+ * two chunks is whole) and split into lines as they come: the text is never one string, only the line being read is
+ * held (and at most `maxLineLength` characters of it: a longer line is skipped and reported). What is kept is the
+ * valid records (that is the import), the first `maxProblems` problems and the counts.
+ *
+ * Each line is JSON: a sample (it has `message_log`, `idx` or `task_name`) or the run's last line (metrics,
+ * scenario; it has `lab/format`, `metrics`, `scenario` or `mode`). Samples and the last line are checked against the
+ * schemas below; a problem names the line and the field path: `line 1234: message_log[2].content: expected a
+ * string`. A last line cut short (no newline at the end and not valid JSON) is reported as truncated.
+ */
+
+import { z } from "zod";
+import type { Message, Metadata, TerminationReason } from "../../core/index.js";
+import { jsonErrorOffset, jsonErrorWhat } from "../../scenario/json-text.js";
+
+/** `expected …`, or `missing (expected …)` when the key is absent. */
+const expected = (what: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? `missing (expected ${what})` : `expected ${what}`;
+
+const num = z.number({ error: expected("a number") });
+const int = z.number({ error: expected("an integer") }).int({ error: "expected an integer" });
+const str = z.string({ error: expected("a string") });
+const bool = z.boolean({ error: expected("true or false") });
+const strings = z.array(str, { error: expected("a list of strings") });
+const metadata = z.record(z.string(), z.unknown(), { error: expected("an object or null") }).nullable();
+
+const violation = z.looseObject(
+  { type: str, severity: num, locus: str, detail: str.nullable().optional() },
+  { error: expected("a violation object {type, severity, locus, detail}") },
+);
+
+const message = z.looseObject(
+  {
+    role: str,
+    content: str,
+    token_ids: z.array(int, { error: expected("a list of integers") }).optional(),
+    generation_logprobs: z.array(num, { error: expected("a list of numbers") }).optional(),
+    invalid_action_violations: z.array(violation, { error: expected("a list of violations") }).optional(),
+  },
+  { error: expected("a message object {role, content}") },
+);
+
+const turnRecord = z.looseObject(
+  {
+    turn: int.optional(),
+    reward: num.nullable().optional(),
+    reward_components: z.record(z.string(), num, { error: expected("an object of numbers or null") }).nullable().optional(),
+    terminated: bool.optional(),
+    truncated_context: bool.optional(),
+    response_truncated: bool.optional(),
+    input_tokens: num.nullable().optional(),
+    gen_start: num.nullable().optional(),
+    gen_end: num.nullable().optional(),
+    env_end: num.nullable().optional(),
+    metadata: metadata.optional(),
+    stop_strings: strings.nullable().optional(),
+  },
+  { error: expected("a turn record object") },
+);
+
+/** One sample line: the message log with the spec's field names, the batch keys, and the lab's records. */
+export const sampleLineSchema = z.looseObject({
+  idx: num,
+  task_name: str,
+  message_log: z.array(message, { error: expected("a list of messages") }),
+  total_reward: num.nullable().optional(),
+  termination: str.nullable().optional(),
+  error: str.nullable().optional(),
+  "lab/prompt_messages": int.nonnegative({ error: "expected an integer ≥ 0" }).optional(),
+  "lab/initial_env_info": metadata.optional(),
+  "lab/initial_stop_strings": strings.nullable().optional(),
+  "lab/turns": z.array(turnRecord, { error: expected("a list of turn records") }).optional(),
+});
+
+/** The run's last line: metrics and the scenario. */
+export const footerLineSchema = z.looseObject({
+  "lab/format": str.optional(),
+  mode: z.enum(["sync", "async"], { error: expected('"sync" or "async"') }).optional(),
+  max_rollout_turns: num.optional(),
+  max_seq_len: num.optional(),
+  partial: bool.optional(),
+  metrics: z.record(z.string(), z.unknown(), { error: expected("an object") }).nullable().optional(),
+  scenario: z.unknown().optional(),
+});
+
+export interface TurnRecordLine {
+  turn?: number;
+  reward?: number | null;
+  reward_components?: Record<string, number> | null;
+  terminated?: boolean;
+  truncated_context?: boolean;
+  response_truncated?: boolean;
+  input_tokens?: number | null;
+  gen_start?: number | null;
+  gen_end?: number | null;
+  env_end?: number | null;
+  metadata?: Metadata;
+  stop_strings?: string[] | null;
+}
+
+export interface SampleLine {
+  idx: number;
+  task_name: string;
+  message_log: Message[];
+  total_reward?: number | null;
+  termination?: TerminationReason | null;
+  error?: string | null;
+  "lab/prompt_messages"?: number;
+  "lab/initial_env_info"?: Metadata;
+  "lab/initial_stop_strings"?: string[] | null;
+  "lab/turns"?: TurnRecordLine[];
+  [key: string]: unknown;
+}
+
+export type FooterLine = z.infer<typeof footerLineSchema>;
+
+export interface ImportProblem {
+  /** 1-based line number in the file. */
+  line: number;
+  /** The field path inside the line's object (`message_log[2].content`), null for the line as a whole. */
+  path: string | null;
+  message: string;
+}
+
+/** `line 12: message_log[0].content: expected a string`. */
+export const formatProblem = (p: ImportProblem): string => `line ${p.line}: ${p.path ? `${p.path}: ` : ""}${p.message}`;
+
+export interface JsonlReadOptions {
+  /** How many problems to keep (all are counted). Default 20. */
+  maxProblems?: number;
+  /** How many problems of one line to keep (a line with a broken list can have thousands). Default 3. */
+  maxProblemsPerLine?: number;
+  /** A longer line is skipped and reported without being held. Default 16 Mi characters (a long run's sample with its logprobs and per-turn states is a few MB). */
+  maxLineLength?: number;
+  /** Called after each chunk read (and once at the end). */
+  onProgress?: (progress: JsonlProgress) => void;
+  signal?: AbortSignal;
+}
+
+export interface JsonlProgress {
+  linesRead: number;
+  bytesRead: number;
+  /** The file's size when known (a Blob). */
+  totalBytes: number | null;
+}
+
+export interface JsonlReadResult {
+  samples: SampleLine[];
+  /** The last valid metrics line, if any. */
+  footer: FooterLine | null;
+  /** Lines that passed (samples and metrics lines). */
+  validLines: number;
+  /** Lines with at least one problem. */
+  badLines: number;
+  /** The first problems, in file order. */
+  problems: ImportProblem[];
+  /** Every problem found (the list above stops at `maxProblems`). */
+  problemCount: number;
+  /** Lines seen, blank ones included. */
+  linesRead: number;
+  bytesRead: number;
+  /** The most characters of text held at once (a chunk plus the line being read): what "streaming" means here. */
+  maxBufferedChars: number;
+}
+
+export const DEFAULT_MAX_PROBLEMS = 20;
+export const DEFAULT_MAX_LINE_LENGTH = 16 * 1024 * 1024;
+
+function fieldPath(path: readonly PropertyKey[]): string | null {
+  let out = "";
+  for (const part of path) out += typeof part === "number" ? `[${part}]` : `${out ? "." : ""}${String(part)}`;
+  return out || null;
+}
+
+const SAMPLE_KEYS = ["message_log", "idx", "task_name"];
+const FOOTER_KEYS = ["lab/format", "metrics", "scenario", "mode"];
+
+const jsonType = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "a list" : typeof v === "object" ? "an object" : `a ${typeof v}`);
+
+function isBlank(line: string): boolean {
+  for (let k = 0; k < line.length; k++) {
+    const c = line.charCodeAt(k);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== 0xfeff) return false;
+  }
+  return true;
+}
+
+/**
+ * The line splitter and checker, fed text in pieces (`push`) and told when the text ends (`end`). It holds only the
+ * pieces of the line not finished yet. Used by the streaming reader and by `importJsonl` on a text in memory.
+ */
+export class JsonlAccumulator {
+  private readonly maxProblems: number;
+  private readonly maxPerLine: number;
+  private readonly maxLineLength: number;
+  private pending: string[] = [];
+  private pendingLength = 0;
+  private overlong = false;
+  private ended = false;
+  readonly result: JsonlReadResult = {
+    samples: [],
+    footer: null,
+    validLines: 0,
+    badLines: 0,
+    problems: [],
+    problemCount: 0,
+    linesRead: 0,
+    bytesRead: 0,
+    maxBufferedChars: 0,
+  };
+
+  constructor(options: Pick<JsonlReadOptions, "maxProblems" | "maxProblemsPerLine" | "maxLineLength"> = {}) {
+    this.maxProblems = options.maxProblems ?? DEFAULT_MAX_PROBLEMS;
+    this.maxPerLine = options.maxProblemsPerLine ?? 3;
+    this.maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
+  }
+
+  push(text: string): void {
+    if (this.ended) throw new Error("JsonlAccumulator: push after end");
+    this.result.maxBufferedChars = Math.max(this.result.maxBufferedChars, (this.overlong ? 0 : this.pendingLength) + text.length);
+    let start = 0;
+    for (;;) {
+      const nl = text.indexOf("\n", start);
+      if (nl === -1) break;
+      this.finishLine(text.slice(start, nl), false);
+      start = nl + 1;
+    }
+    if (start < text.length) this.hold(start === 0 ? text : text.slice(start));
+  }
+
+  end(): JsonlReadResult {
+    if (!this.ended) {
+      this.ended = true;
+      if (this.pendingLength > 0 || this.overlong) this.finishLine("", true);
+    }
+    return this.result;
+  }
+
+  private hold(piece: string): void {
+    this.pendingLength += piece.length;
+    if (this.overlong) return;
+    if (this.pendingLength > this.maxLineLength) {
+      this.overlong = true;
+      this.pending = [];
+      return;
+    }
+    this.pending.push(piece);
+  }
+
+  private finishLine(last: string, atEnd: boolean): void {
+    const lineNo = ++this.result.linesRead;
+    if (this.overlong || this.pendingLength + last.length > this.maxLineLength) {
+      const length = this.pendingLength + last.length;
+      this.pending = [];
+      this.pendingLength = 0;
+      this.overlong = false;
+      this.problem([{ line: lineNo, path: null, message: `longer than ${this.maxLineLength} characters (${length}); skipped` }]);
+      return;
+    }
+    let line = this.pending.length ? this.pending.join("") + last : last;
+    this.pending = [];
+    this.pendingLength = 0;
+    if (line.endsWith("\r")) line = line.slice(0, -1);
+    if (isBlank(line)) return;
+    this.check(line, lineNo, atEnd);
+  }
+
+  private problem(problems: ImportProblem[], total = problems.length): void {
+    this.result.badLines += 1;
+    this.result.problemCount += total;
+    for (const p of problems.slice(0, this.maxPerLine)) {
+      if (this.result.problems.length >= this.maxProblems) break;
+      this.result.problems.push(p);
+    }
+  }
+
+  private check(line: string, lineNo: number, atEnd: boolean): void {
+    // A line that does not start with `{` and end with `}` is no sample: our own scanner says why without JSON.parse
+    // building an error (that takes tens of µs: a million lines of junk add up).
+    const trimmed = line.trim();
+    const early = trimmed.charCodeAt(0) === 0x7b && trimmed.charCodeAt(trimmed.length - 1) === 0x7d ? null : jsonErrorOffset(line);
+    let value: unknown;
+    try {
+      if (early !== null) throw new NotJson(unexpectedAt(line, early));
+      value = JSON.parse(line);
+    } catch (e) {
+      const offset = early ?? jsonErrorOffset(line);
+      const what = e instanceof NotJson ? e.what : jsonErrorWhat(e);
+      const shortWhat = what.length > 160 ? `${what.slice(0, 160)}…` : what;
+      const message =
+        offset !== line.length
+          ? `not valid JSON${offset !== null ? ` at column ${offset + 1}` : ""} (${shortWhat})`
+          : atEnd
+            ? `truncated: the file ends inside this line (no newline at the end, and its JSON stops at column ${offset + 1})`
+            : `not valid JSON: the line ends before its JSON does, at column ${offset + 1} (cut short?)`;
+      this.problem([{ line: lineNo, path: null, message }]);
+      return;
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      this.problem([{ line: lineNo, path: null, message: `expected an object (a sample or the metrics line), got ${jsonType(value)}` }]);
+      return;
+    }
+    const record = value as Record<string, unknown>;
+    const isSample = SAMPLE_KEYS.some((k) => Object.prototype.hasOwnProperty.call(record, k));
+    const isFooter = !isSample && FOOTER_KEYS.some((k) => Object.prototype.hasOwnProperty.call(record, k));
+    if (!isSample && !isFooter) {
+      this.problem([
+        { line: lineNo, path: null, message: "expected a sample (idx, task_name, message_log) or the metrics line (lab/format, metrics, scenario)" },
+      ]);
+      return;
+    }
+    // The Standard Schema entry point: the same checks as safeParse, without building a ZodError for a bad line.
+    const parsed = (isSample ? sampleLineSchema : footerLineSchema)["~standard"].validate(record);
+    if (parsed instanceof Promise) throw new Error("the JSONL line schemas are synchronous");
+    if (parsed.issues) {
+      const issues = parsed.issues;
+      this.problem(
+        issues.slice(0, this.maxPerLine).map((issue) => ({
+          line: lineNo,
+          path: fieldPath((issue.path ?? []).map((p) => (typeof p === "object" ? p.key : p))),
+          message: issue.message,
+        })),
+        issues.length,
+      );
+      return;
+    }
+    this.result.validLines += 1;
+    if (isSample) {
+      const sample = parsed.value as SampleLine;
+      for (const m of sample.message_log) if (m.token_ids === undefined) m.token_ids = [];
+      this.result.samples.push(sample);
+    } else {
+      this.result.footer = parsed.value as FooterLine;
+    }
+  }
+}
+
+class NotJson {
+  constructor(readonly what: string) {}
+}
+
+/** What is wrong at `offset` of a line that is not JSON, in the words JSON.parse would use. */
+function unexpectedAt(line: string, offset: number | null): string {
+  if (offset === null || offset >= line.length) return "Unexpected end of JSON input";
+  const ch = String.fromCodePoint(line.codePointAt(offset)!);
+  return `Unexpected token '${ch}'`;
+}
+
+/** A file or a byte stream, read chunk by chunk. */
+export type JsonlSource = Blob | ReadableStream<Uint8Array>;
+
+/** Streams `source` through the checker; never throws for bad content (only for an abort or a failing stream). */
+export async function readJsonl(source: JsonlSource, options: JsonlReadOptions = {}): Promise<JsonlReadResult> {
+  const totalBytes = typeof Blob !== "undefined" && source instanceof Blob ? source.size : null;
+  const stream = typeof Blob !== "undefined" && source instanceof Blob ? (source.stream() as ReadableStream<Uint8Array>) : (source as ReadableStream<Uint8Array>);
+  const reader = stream.getReader();
+  const decoder = new TextDecoder("utf-8");
+  const acc = new JsonlAccumulator(options);
+  const progress = () => options.onProgress?.({ linesRead: acc.result.linesRead, bytesRead: acc.result.bytesRead, totalBytes });
+  try {
+    for (;;) {
+      if (options.signal?.aborted) throw options.signal.reason ?? new DOMException("The import was cancelled", "AbortError");
+      const { done, value } = await reader.read();
+      if (done) break;
+      acc.result.bytesRead += value.byteLength;
+      acc.push(decoder.decode(value, { stream: true }));
+      progress();
+    }
+    const rest = decoder.decode();
+    if (rest) acc.push(rest);
+  } catch (e) {
+    void reader.cancel(e).catch(() => undefined);
+    throw e;
+  } finally {
+    try {
+      reader.releaseLock();
+    } catch {
+      // a cancelled reader may refuse; nothing holds it any more
+    }
+  }
+  const result = acc.end();
+  progress();
+  return result;
+}

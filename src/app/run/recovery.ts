@@ -1,0 +1,159 @@
+/**
+ * Keeps the page's run safe from the page itself: while a run is live its checkpoint (src/app/run/checkpoints.ts)
+ * is rewritten at most about once a second, and at once when the page is hidden or left; a run that ends deletes
+ * it. A run that failed (a crashed worker, a lost device) is saved like a finished one, with what finished.
+ * Checkpoints a closed or reloaded page left behind are offered by src/app/RecoveredRuns.tsx, through
+ * `openRecovered` and `discardRecovered`.
+ *
+ * Imported once, by main.tsx, for its side effects (it watches the store).
+ */
+
+import { useLab } from "../store.js";
+import { deleteCheckpoint, listInterrupted, lockName, readCheckpoint, writeCheckpoint, type CheckpointSummary } from "./checkpoints.js";
+import { endUnfinished, markInterrupted, runProgress } from "./interrupted.js";
+import { exportJsonl, importJsonl } from "./jsonl.js";
+import type { RunModel } from "./run-model.js";
+import { saveRun } from "./saved-runs.js";
+
+/** The shortest time between two checkpoints of a run; longer when writing one costs more (a large run). */
+export const CHECKPOINT_INTERVAL_MS = 1000;
+
+interface LiveRun {
+  id: string;
+  model: RunModel;
+  /** The scenario the run was started with (the export's footer carries it). */
+  scenario: unknown;
+  /** The model version the last checkpoint holds. */
+  written: number;
+  nextAt: number;
+  releaseLock: () => void;
+}
+
+/** Runs under way in this page (the one shown, and forks still going while another run is shown), by model. */
+const live = new Map<RunModel, LiveRun>();
+let ticker: ReturnType<typeof setInterval> | null = null;
+const listeners = new Set<() => void>();
+
+/** Calls `listener` when the interrupted runs on offer may have changed. */
+export function onRecoverableChange(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+const changed = () => listeners.forEach((l) => l());
+
+type WithSavedAs = RunModel & { savedAs?: string };
+
+function checkpointNow(run: LiveRun): void {
+  if (run.model.samples.length === 0 || run.model.version === run.written) return;
+  const started = performance.now();
+  const jsonl = exportJsonl(run.model, run.scenario);
+  const { finished, total } = runProgress(run.model);
+  run.written = run.model.version;
+  const cost = performance.now() - started;
+  run.nextAt = Date.now() + Math.max(CHECKPOINT_INTERVAL_MS, cost * 20);
+  void writeCheckpoint({
+    id: run.id,
+    startedAt: run.model.summary.startedAt,
+    updatedAt: Date.now(),
+    mode: run.model.summary.mode,
+    finished,
+    total,
+    jsonl,
+  }).catch(() => undefined);
+}
+
+function tick(): void {
+  const shown = useLab.getState().model;
+  for (const run of live.values()) {
+    // A run that ended while another was shown (a fork, a run replaced by a saved one): nothing to recover.
+    if (run.model !== shown && run.model.summary.status !== "running") finish(run, Promise.resolve());
+    else if (Date.now() >= run.nextAt) checkpointNow(run);
+  }
+}
+
+function begin(model: RunModel, scenario: unknown): void {
+  if (live.has(model)) return;
+  const id = `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  let releaseLock = () => {};
+  const locks = (globalThis.navigator as { locks?: LockManager } | undefined)?.locks;
+  if (locks) {
+    const held = new Promise<void>((resolve) => (releaseLock = resolve));
+    void locks.request(lockName(id), () => held).catch(() => undefined);
+  }
+  live.set(model, { id, model, scenario, written: -1, nextAt: 0, releaseLock });
+  ticker ??= setInterval(tick, 250);
+}
+
+/** The run is over: its checkpoint goes once `saved` (a failed run being saved) settles. */
+function finish(run: LiveRun, saved: Promise<unknown>): void {
+  live.delete(run.model);
+  if (live.size === 0 && ticker) {
+    clearInterval(ticker);
+    ticker = null;
+  }
+  void saved
+    .catch(() => undefined)
+    .then(() => deleteCheckpoint(run.id))
+    .catch(() => undefined)
+    .finally(() => run.releaseLock());
+}
+
+/** A failed run is saved like a finished one (KeepAndShare saves those), with what finished. */
+function saveFailed(model: WithSavedAs, error: string | null): Promise<unknown> {
+  // A run whose rollout did not end (a fork's crashed worker) ends here, its samples under way with the reason.
+  if (model.summary.status === "running" && endUnfinished(model, error ?? "the run failed")) {
+    queueMicrotask(() => useLab.getState().model === model && useLab.setState({ version: model.version }));
+  }
+  if (model.samples.length === 0 || model.savedAs) return Promise.resolve();
+  model.savedAs = "pending";
+  const { finished, total } = runProgress(model);
+  const mean = model.samples.reduce((a, s) => a + s.totalReward, 0) / total;
+  const title = `failed · ${model.summary.mode ?? "run"} · ${finished} of ${total} samples finished · ${new Date().toLocaleTimeString()}`;
+  return saveRun({ title, samples: total, meanReward: mean }, exportJsonl(model, useLab.getState().runScenario)).then((summary) => {
+    model.savedAs = summary.id;
+  });
+}
+
+useLab.subscribe((state, prev) => {
+  const model = state.model;
+  if (!model) return;
+  if (state.status === "running" || state.status === "paused") begin(model, state.runScenario);
+  const run = live.get(model);
+  if (run && state.status !== prev.status && (state.status === "finished" || state.status === "failed")) {
+    finish(run, state.status === "failed" ? saveFailed(model, state.error) : Promise.resolve());
+  }
+});
+
+// The page going away (reload, close, navigation) or into the background: write what is there now.
+if (typeof window !== "undefined") {
+  const flush = () => live.forEach((run) => checkpointNow(run));
+  window.addEventListener("pagehide", flush);
+  document.addEventListener("visibilitychange", () => document.visibilityState === "hidden" && flush());
+}
+
+export async function listRecoverable(): Promise<CheckpointSummary[]> {
+  return listInterrupted();
+}
+
+/**
+ * Shows an interrupted run like a saved one: its unfinished samples marked cancelled with the reason, saved among
+ * the saved runs (where it stays), and its checkpoint deleted.
+ */
+export async function openRecovered(id: string): Promise<void> {
+  const checkpoint = await readCheckpoint(id);
+  if (!checkpoint) return;
+  const { jsonl, progress } = markInterrupted(checkpoint.jsonl);
+  const { model, scenario } = importJsonl(jsonl);
+  const mean = model.samples.length ? model.samples.reduce((a, s) => a + s.totalReward, 0) / model.samples.length : null;
+  const title = `recovered · ${checkpoint.mode ?? "run"} · ${progress.finished} of ${progress.total} samples finished · ${new Date(checkpoint.updatedAt).toLocaleTimeString()}`;
+  const summary = await saveRun({ title, samples: progress.total, meanReward: mean }, jsonl);
+  (model as WithSavedAs).savedAs = summary.id;
+  useLab.getState().show(model, scenario as never, "finished");
+  await deleteCheckpoint(id);
+  changed();
+}
+
+export async function discardRecovered(id: string): Promise<void> {
+  await deleteCheckpoint(id);
+  changed();
+}

@@ -1,0 +1,13 @@
+// `npm run test:faults`: the fault suite (README, "Faults and what survives them"). The unit tests of the faults
+// (src/faults/ through `npm run test:faults:node`; the device-loss guard, load errors, runs cut short), the static
+// build, then the browser tests that
+// inject each fault into the built lab: e2e/faults.spec.ts (default project) and e2e/faults.webgpu.spec.ts (the
+// "webgpu" project: a real device loss on Chromium's software adapter).
+import { ensureChromium, ensureDependencies, mustRun } from "./setup.mjs";
+
+ensureDependencies();
+const chromium = ensureChromium();
+mustRun("npm", ["run", "test:faults:node"]);
+mustRun("npx", ["vitest", "run", "src/policy/llm/device-loss", "src/policy/llm/load-errors", "src/app/run/interrupted"]);
+mustRun("npm", ["run", "build"]);
+mustRun("npx", ["playwright", "test", "e2e/faults.spec.ts", "e2e/faults.webgpu.spec.ts"], { env: { ...process.env, CHROMIUM_PATH: chromium } });
