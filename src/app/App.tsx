@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from "react";
+import { memo, useEffect, useMemo, useState } from "react";
 import { byteLevelTokenizer, VOCAB_SIZE } from "../core/index.js";
 import { CompareView } from "./compare/CompareView.js";
 import { ForkEditor } from "./fork/ForkEditor.js";
@@ -12,6 +12,7 @@ import { PRESETS } from "./presets.js";
 import { RecoveredRuns } from "./RecoveredRuns.js";
 import { RunControls } from "./RunControls.js";
 import { SetupForm } from "./setup/SetupForm.js";
+import { resultText } from "./run/result-text.js";
 import { readHash } from "./share-url.js";
 import { useLab } from "./store.js";
 import { useKeyboardNavigation } from "./useKeyboardNavigation.js";
@@ -51,6 +52,13 @@ function useTokenTexts(ids: number[], forModel: boolean) {
     [forModel, tokenTexts, tokenTextsVersion],
   );
 }
+
+/** The run's result JSON, written once per result (not on every render of the page: a large run's is megabytes). */
+const ResultJson = memo(function ResultJson() {
+  const result = useLab((s) => s.result);
+  const text = useMemo(() => resultText(result), [result]);
+  return <pre data-testid="result-json">{text}</pre>;
+});
 
 export function App() {
   const { status, error, model, version, runScenario, selected, selectedTurn, scenarioText, setScenarioText, loadPreset, select, run } = useLab();
@@ -169,18 +177,18 @@ export function App() {
                   {tab === "compare" && <CompareView />}
                 </section>
               )}
-              <section className="panel">
+              <section className="panel panel-lazy">
                 <h2>Metrics</h2>
                 <MetricsPanel model={model} version={version} invalidActionEnabled={invalidActionEnabled} />
               </section>
-              <section className="panel">
+              <section className="panel panel-lazy">
                 <h2>Timeline</h2>
                 <Timeline model={model} version={version} selected={selected} onSelect={(s) => select(s, null)} />
               </section>
               {status === "finished" && model.finalBatch && (
                 <details className="panel">
                   <summary>Result JSON</summary>
-                  <pre data-testid="result-json">{JSON.stringify(useLab.getState().result ?? null)}</pre>
+                  <ResultJson />
                 </details>
               )}
             </>

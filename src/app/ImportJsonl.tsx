@@ -1,12 +1,13 @@
 /**
- * Importing a JSONL file in the page: the file is streamed through the checker (`readJsonl`), with the lines read
- * so far shown for a big one. A clean file is handed on at once; a file with problems imports nothing: the first
+ * Importing a JSONL file in the page: the file is streamed through the checker (`readJsonl`, in a Worker:
+ * `readJsonlOffThread`), with the lines read so far shown for a big one. A clean file is handed on at once; a file with problems imports nothing: the first
  * problems are shown with their lines and field paths, with how many there are, and the valid lines are imported
  * only when the user asks ("Import the N valid lines").
  */
 
 import { useRef, useState, type ReactNode } from "react";
-import { formatProblem, readJsonl, type JsonlReadResult } from "./run/jsonl.js";
+import { formatProblem, type JsonlReadResult } from "./run/jsonl.js";
+import { readJsonlOffThread } from "./run/jsonl-offthread.js";
 
 type ImportState =
   | { phase: "reading"; name: string; linesRead: number; bytesRead: number; totalBytes: number | null; abort: AbortController }
@@ -17,17 +18,18 @@ type ImportState =
  * its valid lines (`skipped`: how many lines were left out). It may throw; its message goes to `onError`.
  */
 export function useJsonlImport(
-  accept: (read: JsonlReadResult, name: string, skipped: number) => void,
+  accept: (read: JsonlReadResult, name: string, skipped: number) => void | Promise<void>,
   onError: (message: string) => void,
 ): { importFile: (file: File) => Promise<void>; panel: ReactNode } {
   const [state, setState] = useState<ImportState | null>(null);
   const current = useRef<AbortController | null>(null);
 
   const hand = (read: JsonlReadResult, name: string, skipped: number) => {
+    const failed = (e: unknown) => onError(`could not import ${name}: ${(e as Error).message}`);
     try {
-      accept(read, name, skipped);
+      void Promise.resolve(accept(read, name, skipped)).catch(failed);
     } catch (e) {
-      onError(`could not import ${name}: ${(e as Error).message}`);
+      failed(e);
     }
   };
 
@@ -39,7 +41,7 @@ export function useJsonlImport(
     setState({ phase: "reading", name: file.name, linesRead: 0, bytesRead: 0, totalBytes: file.size, abort });
     let read: JsonlReadResult;
     try {
-      read = await readJsonl(file, {
+      read = await readJsonlOffThread(file, {
         signal: abort.signal,
         onProgress: (p) => {
           const now = performance.now();

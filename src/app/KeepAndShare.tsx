@@ -1,7 +1,10 @@
 import { useEffect, useState } from "react";
 import { useJsonlImport } from "./ImportJsonl.js";
-import { buildRun, exportJsonl, importJsonl } from "./run/jsonl.js";
-import { deleteRun, listRuns, loadRun, onSavedRunsChange, saveRun, type SavedRunSummary } from "./run/saved-runs.js";
+import { exportJsonlInSlices } from "./run/export-slices.js";
+import { buildRunInSlices } from "./run/build-slices.js";
+import { formatProblem } from "./run/jsonl.js";
+import { readJsonlOffThread } from "./run/jsonl-offthread.js";
+import { deleteRun, listRuns, loadRunBlob, onSavedRunsChange, saveRun, type SavedRunSummary } from "./run/saved-runs.js";
 import { shareHash } from "./share-url.js";
 import { useLab } from "./store.js";
 
@@ -25,18 +28,21 @@ export function KeepAndShare() {
     const meanReward = samples ? model.samples.reduce((a, s) => a + s.totalReward, 0) / samples : null;
     const title = `${model.summary.mode ?? "run"} · ${samples} samples · ${new Date().toLocaleTimeString()}`;
     (model as { savedAs?: string }).savedAs = "pending";
-    saveRun({ title, samples, meanReward }, exportJsonl(model, runScenario)).then(
-      (summary) => {
-        (model as { savedAs?: string }).savedAs = summary.id;
-        setSaved((list) => [summary, ...list]);
-      },
-      (e: Error) => setMessage(`could not save the run in this browser: ${e.message}`),
-    );
+    // Written a few samples at a time into a Blob: a large run's export is no long task of the page.
+    exportJsonlInSlices(model, runScenario)
+      .then(({ blob }) => saveRun({ title, samples, meanReward }, blob))
+      .then(
+        (summary) => {
+          (model as { savedAs?: string }).savedAs = summary.id;
+          setSaved((list) => [summary, ...list]);
+        },
+        (e: Error) => setMessage(`could not save the run in this browser: ${e.message}`),
+      );
   }, [status, model, runScenario]);
 
-  const download = () => {
+  const download = async () => {
     if (!model) return;
-    const blob = new Blob([exportJsonl(model, runScenario)], { type: "application/x-ndjson" });
+    const { blob } = await exportJsonlInSlices(model, runScenario);
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
     a.download = `rollout-${Date.now()}.jsonl`;
@@ -46,8 +52,9 @@ export function KeepAndShare() {
 
   // The file is streamed and checked; one with problems imports nothing until the user asks for its valid lines.
   const { importFile, panel: importPanel } = useJsonlImport(
-    (read, name, skipped) => {
-      const { model: imported, scenario } = buildRun(read);
+    async (read, name, skipped) => {
+      // Rebuilt a few samples at a time (a large run is no long task of the page).
+      const { model: imported, scenario } = await buildRunInSlices(read);
       show(imported, scenario as never);
       setMessage(`imported ${name}: ${imported.samples.length} samples${skipped ? ` (${skipped} ${skipped === 1 ? "line" : "lines"} with problems left out)` : ""}`);
     },
@@ -105,9 +112,15 @@ export function KeepAndShare() {
                 <button
                   className="link"
                   onClick={async () => {
-                    const text = await loadRun(run.id);
-                    if (!text) return;
-                    const { model: restored, scenario } = importJsonl(text);
+                    // Read in a Worker and rebuilt in slices, as an imported file is.
+                    const stored = await loadRunBlob(run.id);
+                    if (!stored) return;
+                    const read = await readJsonlOffThread(stored);
+                    if (read.problemCount > 0) {
+                      setMessage(`could not open ${run.title}: ${formatProblem(read.problems[0]!)}`);
+                      return;
+                    }
+                    const { model: restored, scenario } = await buildRunInSlices(read);
                     (restored as { savedAs?: string }).savedAs = run.id;
                     show(restored, scenario as never);
                   }}

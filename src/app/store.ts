@@ -11,6 +11,7 @@ import type { Preset } from "./presets.js";
 import { environmentPortsFor, userEnvironmentsSettled } from "./envs/user-environments.js";
 import type { DeviceLossAction } from "../policy/llm/device-loss.js";
 import { endUnfinished } from "./run/interrupted.js";
+import { renderBudget } from "./run/render-budget.js";
 import { RunModel } from "./run/run-model.js";
 import { DEFAULT_SETUP, scenarioFromSetup, type Setup } from "./setup/setup.js";
 import { RolloutWorkerClient, type RunHandle } from "./worker/client.js";
@@ -80,18 +81,12 @@ let current: RunHandle | null = null;
 /** What the person typed in a human run, per sample and turn: the run's scripted responses. */
 let humanTyped: string[][] = [];
 
-/** Coalesces model changes into one store update per frame. */
+/**
+ * Coalesces model changes into one store update per frame at most, and fewer when drawing a large run costs more
+ * than a share of the main thread (./run/render-budget.ts).
+ */
 function frameScheduler(flush: () => void): () => void {
-  let pending = false;
-  const schedule = typeof requestAnimationFrame === "function" ? requestAnimationFrame : (f: () => void) => setTimeout(f, 16);
-  return () => {
-    if (pending) return;
-    pending = true;
-    schedule(() => {
-      pending = false;
-      flush();
-    });
-  };
+  return renderBudget(flush);
 }
 
 export const useLab = create<LabState>((set, get) => ({

@@ -25,6 +25,9 @@ export interface Checkpoint extends CheckpointSummary {
   jsonl: string;
 }
 
+/** A checkpoint as it is written: its export may be a Blob (a handle for IndexedDB, not a clone of the text). */
+export type CheckpointWrite = Omit<Checkpoint, "jsonl"> & { jsonl: string | Blob };
+
 function open(): Promise<IDBDatabase> {
   return new Promise((resolve, reject) => {
     const request = indexedDB.open(DB_NAME, 1);
@@ -59,7 +62,7 @@ async function withStore<T>(mode: IDBTransactionMode, act: (store: IDBObjectStor
 
 export const lockName = (id: string) => `rollout-lab-live-${id}`;
 
-export async function writeCheckpoint(checkpoint: Checkpoint): Promise<void> {
+export async function writeCheckpoint(checkpoint: CheckpointWrite): Promise<void> {
   await withStore("readwrite", (store) => store.put(checkpoint));
 }
 
@@ -68,7 +71,9 @@ export async function deleteCheckpoint(id: string): Promise<void> {
 }
 
 export async function readCheckpoint(id: string): Promise<Checkpoint | null> {
-  return (await withStore<Checkpoint | undefined>("readonly", (store) => store.get(id) as IDBRequest<Checkpoint | undefined>)) ?? null;
+  const stored = await withStore<CheckpointWrite | undefined>("readonly", (store) => store.get(id) as IDBRequest<CheckpointWrite | undefined>);
+  if (!stored) return null;
+  return typeof stored.jsonl === "string" ? (stored as Checkpoint) : { ...stored, jsonl: await stored.jsonl.text() };
 }
 
 /** Checkpoints of runs no page is running now (newest first): the runs a closed or reloaded page interrupted. */

@@ -313,8 +313,12 @@ export class JsonlAccumulator {
       return;
     }
     // The Standard Schema entry point: the same checks as safeParse, without building a ZodError for a bad line.
-    const parsed = (isSample ? sampleLineSchema : footerLineSchema)["~standard"].validate(record);
+    // The messages' number lists (most of a line) are checked here when they are clean, not element by element
+    // through the schema (which then sees them empty); a list with any doubt goes through the schema as it is.
+    const aside = isSample ? setAsideNumberLists(record) : null;
+    const parsed = (isSample ? sampleLineSchema : footerLineSchema)["~standard"].validate(aside ? aside.record : record);
     if (parsed instanceof Promise) throw new Error("the JSONL line schemas are synchronous");
+    if (aside && !parsed.issues) aside.restore(parsed.value as SampleLine);
     if (parsed.issues) {
       const issues = parsed.issues;
       this.problem(
@@ -336,6 +340,50 @@ export class JsonlAccumulator {
       this.result.footer = parsed.value as FooterLine;
     }
   }
+}
+
+const isIntegerList = (v: unknown[]) => {
+  for (let i = 0; i < v.length; i++) if (!Number.isSafeInteger(v[i])) return false;
+  return true;
+};
+const isNumberList = (v: unknown[]) => {
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i];
+    if (typeof x !== "number" || !Number.isFinite(x)) return false;
+  }
+  return true;
+};
+
+/**
+ * The sample line with its messages' `token_ids` and `generation_logprobs` emptied, when every such list is what the
+ * schema asks (safe integers, finite numbers), and how to put them back into the schema's output; null otherwise.
+ */
+function setAsideNumberLists(record: Record<string, unknown>): { record: Record<string, unknown>; restore(sample: SampleLine): void } | null {
+  const log = record.message_log;
+  if (!Array.isArray(log)) return null;
+  const lists: [unknown, unknown][] = [];
+  const messages: unknown[] = [];
+  for (const m of log) {
+    if (typeof m !== "object" || m === null || Array.isArray(m)) return null;
+    const { token_ids: ids, generation_logprobs: lp } = m as { token_ids?: unknown; generation_logprobs?: unknown };
+    if (ids !== undefined && !(Array.isArray(ids) && isIntegerList(ids))) return null;
+    if (lp !== undefined && !(Array.isArray(lp) && isNumberList(lp))) return null;
+    lists.push([ids, lp]);
+    const copy: Record<string, unknown> = { ...m };
+    if (ids !== undefined) copy.token_ids = [];
+    if (lp !== undefined) copy.generation_logprobs = [];
+    messages.push(copy);
+  }
+  return {
+    record: { ...record, message_log: messages },
+    restore(sample) {
+      sample.message_log.forEach((m, i) => {
+        const [ids, lp] = lists[i]!;
+        if (ids !== undefined) m.token_ids = ids as number[];
+        if (lp !== undefined) m.generation_logprobs = lp as number[];
+      });
+    },
+  };
 }
 
 class NotJson {

@@ -39,54 +39,61 @@ function messageJson(m: Message): Message {
 }
 
 export function exportJsonl(model: RunModel, scenario: unknown): string {
-  const batch = model.finalBatch;
-  const lines = model.samples.map((s, i) => {
-    const extra: Record<string, unknown> = {};
-    if (batch) {
-      for (const [key, column] of Object.entries(batch)) {
-        if (!["message_log", "error"].includes(key)) extra[key] = column[i];
-      }
-    }
-    const turns: TurnRecord[] = s.turns.map((t) => ({
-      turn: t.turn,
-      reward: t.reward,
-      reward_components: t.rewardComponents,
-      terminated: t.terminated,
-      truncated_context: t.truncatedContext,
-      response_truncated: t.responseTruncated,
-      input_tokens: t.inputTokens,
-      gen_start: t.genStart,
-      gen_end: t.genEnd,
-      env_end: t.envEnd,
-      metadata: t.metadata,
-      ...(t.stopStrings !== undefined ? { stop_strings: t.stopStrings } : {}),
-    }));
-    return JSON.stringify({
-      idx: s.idx,
-      task_name: s.task,
-      message_log: s.messages.map(messageJson),
-      ...extra,
-      total_reward: s.totalReward,
-      termination: s.termination,
-      ...(s.error ? { error: s.error } : {}),
-      "lab/prompt_messages": s.promptMessages,
-      "lab/initial_env_info": s.initialMetadata,
-      ...(s.initialStopStrings !== undefined ? { "lab/initial_stop_strings": s.initialStopStrings } : {}),
-      "lab/turns": turns,
-    });
-  });
-  lines.push(
-    JSON.stringify({
-      "lab/format": JSONL_FORMAT,
-      mode: model.summary.mode,
-      max_rollout_turns: model.summary.maxRolloutTurns,
-      max_seq_len: model.summary.maxSeqLen,
-      partial: model.summary.partial,
-      metrics: model.summary.metrics ?? {},
-      scenario,
-    }),
-  );
+  const lines = model.samples.map((_, i) => exportSampleLine(model, i));
+  lines.push(exportFooterLine(model, scenario));
   return `${lines.join("\n")}\n`;
+}
+
+/** The line of sample `i` (what `exportJsonl` writes for it; also used to export a run in slices: ./export-slices.ts). */
+export function exportSampleLine(model: RunModel, i: number): string {
+  const batch = model.finalBatch;
+  const s = model.samples[i]!;
+  const extra: Record<string, unknown> = {};
+  if (batch) {
+    for (const [key, column] of Object.entries(batch)) {
+      if (!["message_log", "error"].includes(key)) extra[key] = column[i];
+    }
+  }
+  const turns: TurnRecord[] = s.turns.map((t) => ({
+    turn: t.turn,
+    reward: t.reward,
+    reward_components: t.rewardComponents,
+    terminated: t.terminated,
+    truncated_context: t.truncatedContext,
+    response_truncated: t.responseTruncated,
+    input_tokens: t.inputTokens,
+    gen_start: t.genStart,
+    gen_end: t.genEnd,
+    env_end: t.envEnd,
+    metadata: t.metadata,
+    ...(t.stopStrings !== undefined ? { stop_strings: t.stopStrings } : {}),
+  }));
+  return JSON.stringify({
+    idx: s.idx,
+    task_name: s.task,
+    message_log: s.messages.map(messageJson),
+    ...extra,
+    total_reward: s.totalReward,
+    termination: s.termination,
+    ...(s.error ? { error: s.error } : {}),
+    "lab/prompt_messages": s.promptMessages,
+    "lab/initial_env_info": s.initialMetadata,
+    ...(s.initialStopStrings !== undefined ? { "lab/initial_stop_strings": s.initialStopStrings } : {}),
+    "lab/turns": turns,
+  });
+}
+
+/** The run's last line: metrics and the scenario. */
+export function exportFooterLine(model: RunModel, scenario: unknown): string {
+  return JSON.stringify({
+    "lab/format": JSONL_FORMAT,
+    mode: model.summary.mode,
+    max_rollout_turns: model.summary.maxRolloutTurns,
+    max_seq_len: model.summary.maxSeqLen,
+    partial: model.summary.partial,
+    metrics: model.summary.metrics ?? {},
+    scenario,
+  });
 }
 
 export class ImportError extends Error {
@@ -120,16 +127,24 @@ export function importJsonl(text: string): { model: RunModel; scenario: unknown 
 
 /** The run model of the valid lines of a read; an ImportError when there is no sample among them. */
 export function buildRun(read: Pick<JsonlReadResult, "samples" | "footer">): { model: RunModel; scenario: unknown } {
+  const model = new RunModel();
+  for (const e of runEvents(read)) model.apply(e);
+  return { model, scenario: read.footer?.scenario ?? null };
+}
+
+/**
+ * The events that rebuild the run of the valid lines of a read, in order (what `buildRun` applies; also applied a
+ * few samples at a time: ./build-slices.ts). Throws an ImportError when there is no sample among them.
+ */
+export function* runEvents(read: Pick<JsonlReadResult, "samples" | "footer">): Generator<RolloutEvent> {
   const samples = read.samples;
   if (samples.length === 0) throw new ImportError("no sample lines (objects with a message_log)");
   const meta = read.footer ?? {};
-  const model = new RunModel();
-  const events: RolloutEvent[] = [];
   const promptOf = (s: SampleLine) => {
     const at = s.message_log.findIndex((m) => m.role === "assistant");
     return Math.min(s["lab/prompt_messages"] ?? (at < 0 ? s.message_log.length : at), s.message_log.length);
   };
-  events.push({
+  yield {
     type: "rollout_start",
     t: 0,
     mode: meta.mode ?? "sync",
@@ -143,18 +158,19 @@ export function buildRun(read: Pick<JsonlReadResult, "samples" | "footer">): { m
       extra_env_info: s["lab/initial_env_info"] ?? null,
       ...(s["lab/initial_stop_strings"] !== undefined ? { stop_strings: s["lab/initial_stop_strings"] } : {}),
     })),
-  });
-  samples.forEach((s, sample) => {
+  };
+  for (let sample = 0; sample < samples.length; sample++) {
+    const s = samples[sample]!;
     const rest = s.message_log.slice(promptOf(s));
     const records = s["lab/turns"] ?? [];
     for (let k = 0, turn = 0; k < rest.length; turn++) {
       const record = records[turn];
       const assistant = rest[k]!;
       const observation = rest[k + 1];
-      events.push({ type: "turn_start", t: record?.gen_start ?? 0, sample, turn, inputTokens: record?.input_tokens ?? 0 });
-      events.push({ type: "assistant_message", t: record?.gen_end ?? 0, sample, turn, message: assistant, truncated: record?.response_truncated ?? false });
+      yield { type: "turn_start", t: record?.gen_start ?? 0, sample, turn, inputTokens: record?.input_tokens ?? 0 };
+      yield { type: "assistant_message", t: record?.gen_end ?? 0, sample, turn, message: assistant, truncated: record?.response_truncated ?? false };
       if (observation) {
-        events.push({
+        yield {
           type: "env_step",
           t: record?.env_end ?? 0,
           sample,
@@ -167,11 +183,11 @@ export function buildRun(read: Pick<JsonlReadResult, "samples" | "footer">): { m
           violations: assistant.invalid_action_violations ?? [],
           metadata: record?.metadata ?? null,
           ...(record?.stop_strings !== undefined ? { stopStrings: record.stop_strings } : {}),
-        });
+        };
       }
       k += 2;
     }
-    events.push({
+    yield {
       type: "sample_end",
       t: 0,
       sample,
@@ -180,13 +196,11 @@ export function buildRun(read: Pick<JsonlReadResult, "samples" | "footer">): { m
       error: s.error ?? null,
       totalReward: s.total_reward ?? 0,
       turns: records.length,
-    });
-  });
+    };
+  }
   const batch: Record<string, unknown[]> = {};
   for (const key of new Set(samples.flatMap((s) => Object.keys(s).filter((k) => !k.startsWith("lab/"))))) {
     batch[key] = samples.map((s) => s[key] ?? null);
   }
-  events.push({ type: "rollout_end", t: 0, batch, metrics: meta.metrics ?? {}, partial: meta.partial ?? false });
-  for (const e of events) model.apply(e);
-  return { model, scenario: meta.scenario ?? null };
+  yield { type: "rollout_end", t: 0, batch, metrics: meta.metrics ?? {}, partial: meta.partial ?? false };
 }

@@ -16,7 +16,7 @@
  */
 
 import { isInvalidActionType, isThinkingType, violationRateMetrics } from "../../core/index.js";
-import type { RunModel, SampleView, TurnView } from "./run-model.js";
+import { tokenCount, type RunModel, type SampleView, type TurnView } from "./run-model.js";
 
 export type MetricValue = number | number[] | Record<string, number>;
 export type Metrics = Record<string, MetricValue>;
@@ -35,13 +35,15 @@ const rate = (flags: readonly boolean[]) => mean(flags.map(Number));
 /** Generated tokens of a turn whose assistant message arrived (null while it is still generating or failed). */
 export function generatedTokens(sample: SampleView, turn: TurnView): number | null {
   if (turn.assistantIndex === null) return null;
-  return sample.messages[turn.assistantIndex]?.token_ids.length ?? 0;
+  const m = sample.messages[turn.assistantIndex];
+  return m ? tokenCount(m) : 0;
 }
 
 /** Observation tokens of a turn the environment answered (after the context cut), else null. */
 export function observationTokens(sample: SampleView, turn: TurnView): number | null {
   if (turn.observationIndex === null) return null;
-  return sample.messages[turn.observationIndex]?.token_ids.length ?? 0;
+  const m = sample.messages[turn.observationIndex];
+  return m ? tokenCount(m) : 0;
 }
 
 /** A sample's turns that reached a successful environment step (assessed turns, sync turn count). */

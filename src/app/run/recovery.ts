@@ -11,6 +11,7 @@
 import { useLab } from "../store.js";
 import { deleteCheckpoint, listInterrupted, lockName, readCheckpoint, writeCheckpoint, type CheckpointSummary } from "./checkpoints.js";
 import { endUnfinished, markInterrupted, runProgress } from "./interrupted.js";
+import { exportJsonlInSlices } from "./export-slices.js";
 import { exportJsonl, importJsonl } from "./jsonl.js";
 import type { RunModel } from "./run-model.js";
 import { saveRun } from "./saved-runs.js";
@@ -26,6 +27,8 @@ interface LiveRun {
   /** The model version the last checkpoint holds. */
   written: number;
   nextAt: number;
+  /** A checkpoint is being written in slices. */
+  writing?: boolean;
   releaseLock: () => void;
 }
 
@@ -47,9 +50,27 @@ function checkpointNow(run: LiveRun): void {
   if (run.model.samples.length === 0 || run.model.version === run.written) return;
   const started = performance.now();
   const jsonl = exportJsonl(run.model, run.scenario);
+  write(run, jsonl, performance.now() - started, run.model.version);
+}
+
+/**
+ * The periodic checkpoint, written a few samples at a time into a Blob (./export-slices.ts), so a large run's
+ * checkpoint is no long task of the page; the run may move on meanwhile (each sample is written as it is then).
+ */
+function checkpointInSlices(run: LiveRun): void {
+  if (run.writing || run.model.samples.length === 0 || run.model.version === run.written) return;
+  run.writing = true;
+  const version = run.model.version;
+  void exportJsonlInSlices(run.model, run.scenario)
+    // A run that ended meanwhile is not written (its end decides what stays).
+    .then(({ blob, workMs }) => live.get(run.model) === run && version > run.written && write(run, blob, workMs, version))
+    .catch(() => undefined)
+    .finally(() => (run.writing = false));
+}
+
+function write(run: LiveRun, jsonl: string | Blob, cost: number, version: number): void {
   const { finished, total } = runProgress(run.model);
-  run.written = run.model.version;
-  const cost = performance.now() - started;
+  run.written = version;
   run.nextAt = Date.now() + Math.max(CHECKPOINT_INTERVAL_MS, cost * 20);
   void writeCheckpoint({
     id: run.id,
@@ -67,7 +88,7 @@ function tick(): void {
   for (const run of live.values()) {
     // A run that ended while another was shown (a fork, a run replaced by a saved one): nothing to recover.
     if (run.model !== shown && run.model.summary.status !== "running") finish(run, Promise.resolve());
-    else if (Date.now() >= run.nextAt) checkpointNow(run);
+    else if (Date.now() >= run.nextAt) checkpointInSlices(run);
   }
 }
 

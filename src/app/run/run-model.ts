@@ -2,9 +2,16 @@
  * The live state of one run, built from the core's event stream alone (so a replayed or imported run looks the same
  * as a live one). It is a plain mutable object kept outside React's state: components read it, and subscribe to a
  * version number that the store bumps at most once per animation frame (large payloads stay out of reactive state).
+ *
+ * Messages are stored compactly (src/app/run/compact-messages.ts): each sample's token ids and log-probabilities sit
+ * in two typed arrays of its own, and a message's `token_ids` / `generation_logprobs` read as fresh plain arrays.
+ * Readers that only count tokens use `tokenCount` (re-exported here).
  */
 
 import type { Message, Metadata, RolloutEvent, RolloutMode, TerminationReason, Violation } from "../../core/index.js";
+import { compactMessage, packOf, TokenPack, tokenCount as tokenCountOf, withKeys } from "./compact-messages.js";
+
+export { isCompact, logprobsView, tokenCount, tokenIdsView } from "./compact-messages.js";
 
 export type SampleState = "waiting" | "generating" | "environment" | "done";
 
@@ -16,7 +23,7 @@ export interface TurnView {
   genEnd: number | null;
   envEnd: number | null;
   inputTokens: number;
-  /** Text streamed so far (before the assistant message arrives). */
+  /** Text streamed so far (before the assistant message arrives; emptied when it does, which supersedes it). */
   streamed: string;
   streamedTokens: number;
   /** Indices into the sample's `messages`. */
@@ -65,6 +72,13 @@ export interface RunSummary {
   lastT: number;
 }
 
+function compactLog(log: unknown[]): unknown[] {
+  const pack = new TokenPack();
+  const out = log.map((m) => (m && typeof m === "object" ? compactMessage(m as Message, pack) : m));
+  pack.trim();
+  return out;
+}
+
 export class RunModel {
   readonly samples: SampleView[] = [];
   readonly summary: RunSummary = {
@@ -81,6 +95,31 @@ export class RunModel {
   /** The final batch (output keys per sample), for export. */
   finalBatch: Record<string, unknown[]> | null = null;
   version = 0;
+  /** Each sample's token ids and log-probabilities (by sample index). */
+  private packs: TokenPack[] = [];
+
+  private pack(sample: number): TokenPack {
+    let pack = this.packs[sample];
+    if (!pack) {
+      pack = this.packs[sample] = new TokenPack();
+      pack.owner = this;
+    }
+    return pack;
+  }
+
+  /**
+   * A sample's pack: the one its prompt's compact messages are in when nobody appends to it (an import's sample,
+   * ./jsonl-offthread.ts: its messages are then kept as they are, not copied), else a new one.
+   */
+  private adoptPack(sample: number, prompt: readonly Message[]): TokenPack {
+    const first = prompt[0] ? packOf(prompt[0]) : null;
+    if (first && first.owner === null && prompt.every((m) => packOf(m) === first)) {
+      first.owner = this;
+      this.packs[sample] = first;
+      return first;
+    }
+    return this.pack(sample);
+  }
 
   apply(event: RolloutEvent): void {
     this.version += 1;
@@ -91,13 +130,15 @@ export class RunModel {
         this.summary.maxRolloutTurns = event.maxRolloutTurns;
         this.summary.maxSeqLen = event.maxSeqLen;
         this.samples.length = 0;
+        this.packs = [];
         for (const s of event.samples) {
+          const pack = this.adoptPack(this.samples.length, s.message_log);
           this.samples.push({
             sample: s.sample,
             idx: s.idx,
             task: s.task_name,
             state: "waiting",
-            messages: [...s.message_log],
+            messages: s.message_log.map((m) => compactMessage(m, pack)),
             promptMessages: s.message_log.length,
             initialMetadata: s.extra_env_info,
             ...(s.stop_strings !== undefined ? { initialStopStrings: s.stop_strings } : {}),
@@ -141,10 +182,12 @@ export class RunModel {
       case "assistant_message": {
         const s = this.samples[event.sample]!;
         const t = s.turns[event.turn]!;
-        s.messages.push(event.message);
+        s.messages.push(compactMessage(event.message, this.pack(event.sample)));
         t.assistantIndex = s.messages.length - 1;
         t.genEnd = event.t;
         t.responseTruncated = event.truncated;
+        // The message supersedes the streamed text (a string of one piece per token, kept for nothing otherwise).
+        t.streamed = "";
         s.state = "environment";
         return;
       }
@@ -152,9 +195,9 @@ export class RunModel {
         const s = this.samples[event.sample]!;
         const t = s.turns[event.turn]!;
         if (t.assistantIndex !== null && event.violations.length) {
-          s.messages[t.assistantIndex] = { ...s.messages[t.assistantIndex]!, invalid_action_violations: event.violations };
+          s.messages[t.assistantIndex] = withKeys(s.messages[t.assistantIndex]!, { invalid_action_violations: event.violations });
         }
-        s.messages.push(event.observation);
+        s.messages.push(compactMessage(event.observation, this.pack(event.sample)));
         t.observationIndex = s.messages.length - 1;
         t.envEnd = event.t;
         t.reward = event.reward;
@@ -176,19 +219,40 @@ export class RunModel {
         s.totalReward = event.totalReward;
         const open = s.turns.at(-1);
         if (open && open.genEnd === null) open.genEnd = event.t;
+        this.packs[event.sample]?.trim();
         return;
       }
       case "rollout_end":
         this.summary.status = "finished";
         this.summary.partial = event.partial;
         this.summary.metrics = event.metrics;
-        this.finalBatch = event.batch;
+        this.finalBatch = this.sharingMessages(event.batch);
+        for (const pack of this.packs) pack?.trim();
         return;
       case "rollout_error":
         this.summary.status = "failed";
         this.summary.error = event.error;
         return;
     }
+  }
+
+  /**
+   * The final batch with its `message_log` column made of the samples' own (compact) message lists where they hold
+   * the same messages (they do for a run that ended normally): the batch arrives as a second copy of every message
+   * (from the Worker, or an import's parsed lines), and keeping both would double the run's memory.
+   */
+  private sharingMessages(batch: Record<string, unknown[]>): Record<string, unknown[]> {
+    const logs = batch.message_log;
+    if (!Array.isArray(logs) || logs.length !== this.samples.length) return batch;
+    const same = (log: unknown, mine: Message[]) =>
+      Array.isArray(log) &&
+      log.length === mine.length &&
+      log.every((m: Message, i) => m?.role === mine[i]!.role && m?.content === mine[i]!.content && m?.token_ids?.length === tokenCountOf(mine[i]!));
+    if (!logs.every((log, i) => same(log, this.samples[i]!.messages))) {
+      // Kept as its own copy, compact too (it may hold the worker's typed arrays: they read as plain arrays so).
+      return { ...batch, message_log: logs.map((log) => (Array.isArray(log) ? compactLog(log) : log)) };
+    }
+    return { ...batch, message_log: this.samples.map((s) => s.messages) };
   }
 
   /** The environment state a sample is in after `turn` (its initial state before the first turn). */

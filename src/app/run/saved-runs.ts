@@ -1,6 +1,7 @@
 /**
  * Finished runs survive a reload: each is kept in IndexedDB as its JSONL export (the same text the user can
- * download), with a small summary for the list.
+ * download), with a small summary for the list. The export is stored as a Blob when the page has one (a string
+ * value is cloned on the main thread when it is put, and again when the list is read: seconds for a large run).
  */
 
 const DB_NAME = "rollout-lab";
@@ -15,7 +16,7 @@ export interface SavedRunSummary {
 }
 
 interface SavedRun extends SavedRunSummary {
-  jsonl: string;
+  jsonl: string | Blob;
 }
 
 function open(): Promise<IDBDatabase> {
@@ -50,7 +51,7 @@ export function onSavedRunsChange(listener: () => void): () => void {
 
 const changed = () => listeners.forEach((l) => l());
 
-export async function saveRun(summary: Omit<SavedRunSummary, "id" | "savedAt">, jsonl: string): Promise<SavedRunSummary> {
+export async function saveRun(summary: Omit<SavedRunSummary, "id" | "savedAt">, jsonl: string | Blob): Promise<SavedRunSummary> {
   const run: SavedRun = { ...summary, id: `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`, savedAt: Date.now(), jsonl };
   await withStore("readwrite", (store) => store.put(run));
   changed();
@@ -65,10 +66,18 @@ export async function listRuns(): Promise<SavedRunSummary[]> {
 
 export async function loadRun(id: string): Promise<string | null> {
   const run = await withStore<SavedRun | undefined>("readonly", (store) => store.get(id) as IDBRequest<SavedRun | undefined>);
-  return run?.jsonl ?? null;
+  if (!run) return null;
+  return typeof run.jsonl === "string" ? run.jsonl : run.jsonl.text();
 }
 
 export async function deleteRun(id: string): Promise<void> {
   await withStore("readwrite", (store) => store.delete(id));
   changed();
+}
+
+/** The export of a saved run as a Blob (to be read in a Worker: ./jsonl-offthread.ts). */
+export async function loadRunBlob(id: string): Promise<Blob | null> {
+  const run = await withStore<SavedRun | undefined>("readonly", (store) => store.get(id) as IDBRequest<SavedRun | undefined>);
+  if (!run) return null;
+  return typeof run.jsonl === "string" ? new Blob([run.jsonl], { type: "application/x-ndjson" }) : run.jsonl;
 }

@@ -8,6 +8,7 @@ import { memo, useMemo } from "react";
 import { generatedTokens, liveMetrics, type MetricValue } from "../run/live-metrics.js";
 import type { RunModel } from "../run/run-model.js";
 import { BarChart, type Bar } from "./charts/BarChart.js";
+import { useThrottledValue } from "./useThrottled.js";
 import { formatNumber, histogramBins, meanByIndex, type Bin } from "./charts/bins.js";
 import "./views.css";
 
@@ -17,7 +18,15 @@ export interface MetricsPanelProps {
   invalidActionEnabled: boolean;
 }
 
+/** While a run is live, the metrics (computed over every sample and turn) follow it at most this often. */
+export const LIVE_METRICS_MS = 500;
+
 export function MetricsPanel({ model, version, invalidActionEnabled }: MetricsPanelProps) {
+  const shown = useThrottledValue(version, model.summary.status === "running" ? LIVE_METRICS_MS : 0);
+  return <MetricsBody model={model} version={shown} invalidActionEnabled={invalidActionEnabled} />;
+}
+
+const MetricsBody = memo(function MetricsBody({ model, version, invalidActionEnabled }: MetricsPanelProps) {
   const metrics = useMemo(() => liveMetrics(model, { invalidActionEnabled }), [model, version, invalidActionEnabled]);
   const charts = useMemo(() => {
     const samples = model.samples;
@@ -79,7 +88,7 @@ export function MetricsPanel({ model, version, invalidActionEnabled }: MetricsPa
       </div>
     </div>
   );
-}
+});
 
 /** One key and its value; redrawn only when the shown text changed. */
 const MetricRow = memo(

@@ -27,8 +27,10 @@ export function Timeline({ model, selected, onSelect }: TimelineProps) {
   const samples = model.samples;
   const now = model.summary.lastT;
   const running = model.summary.status === "running";
-  // The domain: from the start to the last event, never empty.
-  const domain = Math.max(now, 1);
+  // The domain: from the start to the last event, never empty. While the run goes on it grows by whole ticks (the
+  // last tick at or past now): every span is placed on it, so a domain that moved with every event would restyle
+  // and lay out every lane at every frame.
+  const domain = running ? Math.max(1, niceTicks((now * 1.05) / 1000, 6).at(-1)! * 1000) : Math.max(now, 1);
   const ticks = useMemo(() => niceTicks(domain / 1000, 6).filter((s) => s * 1000 <= domain + 1e-9), [domain]);
   const { scrollRef, virtualizer } = useSampleList(samples.length, LANE_HEIGHT, VIEWPORT_HEIGHT, 10, selected);
   const select = useStableCallback(onSelect);

@@ -3,9 +3,17 @@
 import type { RolloutEvent } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
 import type { DeviceLossAction, DeviceLossInfo } from "../../policy/llm/device-loss.js";
+import { setResultText } from "../run/result-text.js";
+import { yieldToPage } from "../run/export-slices.js";
+import { unpackResult } from "./event-batch.js";
 import type { HumanRequest, InjectedFault, ModelSettings, ModelStatus, PageMessage, UserEnvironmentPort, WorkerMessage } from "./protocol.js";
 
 export interface RunHandlers {
+  /**
+   * Each rollout event, in order. Their messages' `token_ids` and `generation_logprobs` arrive as `Int32Array` and
+   * `Float32Array` (the worker's compact transport, ./event-batch.ts): `RunModel.apply` stores them as they are;
+   * `plainEvent` gives the core's shape back for any other use.
+   */
   onEvent?: (event: RolloutEvent) => void;
   onModel?: (status: ModelStatus) => void;
   onHumanRequest?: (request: HumanRequest) => void;
@@ -65,7 +73,9 @@ export class RolloutWorkerClient {
     const send = (message: PageMessage) => worker.postMessage(message);
     const result = new Promise<RolloutResultJson>((resolve, reject) => {
       this.listeners.set(runId, (message) => {
-        if (message.type === "event") handlers.onEvent?.(message.event);
+        if (message.type === "events") {
+          if (handlers.onEvent) for (const event of message.events) handlers.onEvent(event);
+        } else if (message.type === "event") handlers.onEvent?.(message.event);
         else if (message.type === "model") handlers.onModel?.(message.status);
         else if (message.type === "human_request") handlers.onHumanRequest?.(message.request);
         else if (message.type === "device_lost") {
@@ -74,7 +84,14 @@ export class RolloutWorkerClient {
         }
         else if (message.type === "result" || message.type === "failed") {
           this.listeners.delete(runId);
-          if (message.type === "result") resolve(message.result);
+          if (message.type === "result") {
+            // Compact messages (plain arrays when read), built a few samples at a time; the JSON text as written.
+            const text = message.text;
+            void unpackResult(message.result, yieldToPage).then((result) => {
+              if (text !== undefined) setResultText(result, text);
+              resolve(result);
+            }, reject);
+          }
           else reject(new Error(message.error));
         }
       });

@@ -67,10 +67,16 @@ export interface ModelStatus {
 
 export type WorkerMessage =
   | { type: "event"; runId: number; event: RolloutEvent }
+  /**
+   * Events in order, batched by the worker (./event-batch.ts); their messages' token ids and log-probabilities are
+   * `Int32Array` / `Float32Array` (transferred), which `RunModel.apply` takes as they are (`plainEvent` converts).
+   */
+  | { type: "events"; runId: number; events: RolloutEvent[] }
   | { type: "model"; runId: number; status: ModelStatus }
   | { type: "human_request"; runId: number; request: HumanRequest }
   | { type: "tokens_described"; runId: number; ids: number[]; texts: string[]; special: boolean[] }
-  | { type: "result"; runId: number; result: RolloutResultJson }
+  /** `text`: the result's JSON text; the result's message logs carry typed arrays (./event-batch.ts `packResult`). */
+  | { type: "result"; runId: number; result: RolloutResultJson; text?: string }
   /** The run's WebGPU device was lost; `action` is what the run does about it. */
   | { type: "device_lost"; runId: number; loss: DeviceLossInfo; action: DeviceLossAction }
   | { type: "lock_held"; runId: number; name: string }

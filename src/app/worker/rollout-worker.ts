@@ -15,6 +15,7 @@ import { parseScenario } from "../../scenario/schema.js";
 import { forkPolicy } from "../fork/fork-policy.js";
 import type { ModelSettings, PageMessage, UserEnvironmentPort, WorkerMessage } from "./protocol.js";
 import { RemoteModelPolicy } from "./remote-model.js";
+import { EventBatcher, packResult } from "./event-batch.js";
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -53,7 +54,13 @@ function humanPolicy(runId: number, active: ActiveRun): TextPolicy {
 }
 
 const runs = new Map<number, ActiveRun>();
-const post = (message: WorkerMessage) => self.postMessage(message);
+// Events go out in batches, their numbers in transferred typed arrays (./event-batch.ts); any other message first
+// sends the events queued before it.
+const events = new EventBatcher((runId, batch, transfer) => self.postMessage({ type: "events", runId, events: batch } satisfies WorkerMessage, transfer));
+const post = (message: WorkerMessage) => {
+  events.flush();
+  self.postMessage(message);
+};
 
 self.onmessage = (e: MessageEvent<PageMessage>) => {
   const message = e.data;
@@ -118,7 +125,7 @@ async function run(runId: number, value: unknown, settings: ModelSettings, userE
       environments,
       signal: active.controller.signal,
       pause: active.pause,
-      onEvent: (event) => post({ type: "event", runId, event }),
+      onEvent: (event) => events.push(runId, event),
       loadFile: async (name) => {
         const text = settings.files?.[name];
         if (text === undefined) throw new Error(`no file named '${name}' was given to the lab (pick it in the set-up)`);
@@ -199,7 +206,11 @@ async function run(runId: number, value: unknown, settings: ModelSettings, userE
     });
     // The rollout ended (its samples in flight cancelled) because of the device: the run failed, with why.
     if (active.stoppedBy) throw new Error(active.stoppedBy);
-    post({ type: "result", runId, result });
+    // Compact numbers and the JSON text written here (./event-batch.ts): the page's main thread has neither to do.
+    const transfer: ArrayBuffer[] = [];
+    const packed = packResult(result, transfer);
+    events.flush();
+    self.postMessage({ type: "result", runId, result: packed.result, text: packed.text } satisfies WorkerMessage, transfer);
   } catch (e) {
     if (modelLoading) post({ type: "retire", runId, reason: "a model failed to load" });
     post({ type: "failed", runId, error: e instanceof Error ? e.message : String(e) });

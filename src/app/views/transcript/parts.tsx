@@ -5,6 +5,7 @@
 
 import { memo, useMemo, useState } from "react";
 import type { Message, Violation } from "../../../core/index.js";
+import { tokenCount } from "../../run/compact-messages.js";
 import { analyzeAssistantText, firstLines, markerSegments, type InlineSegment, type Segment, type ToolCallSegment } from "./segments.js";
 import { formatNumber, violationLabel } from "./turns.js";
 
@@ -129,7 +130,7 @@ export function ViolationChips({ violations }: { violations: readonly Violation[
 }
 
 export const plural = (n: number, word: string) => `${n} ${n === 1 ? word : `${word}s`}`;
-const tokensLabel = (m: Message) => plural(m.token_ids.length, "token");
+const tokensLabel = (m: Message) => plural(tokenCount(m), "token");
 
 /** An assistant message: its segments, violations, and the parser's and thinking verdicts. */
 export const AssistantMessage = memo(function AssistantMessage(props: {

@@ -1,0 +1,90 @@
+/**
+ * A run's JSONL export (the same lines as `exportJsonl`) written a few samples at a time, yielding to the page
+ * between slices of at most `sliceMs`, into a Blob: what saving a run in IndexedDB and checkpointing a live one use,
+ * so neither is a long task of the main thread (a 1,000 × 20 run's export is over 100 MB: one `JSON.stringify`
+ * pass took over a second, and IndexedDB clones a string value on the main thread where a Blob is a handle).
+ *
+ * Each sample's line is written in one go, so it is consistent; a live run may move on between two slices (a
+ * checkpoint then holds each sample as it was when its line was written).
+ */
+
+import { exportFooterLine, exportSampleLine } from "./jsonl.js";
+import type { RunModel } from "./run-model.js";
+
+export interface SlicedExport {
+  blob: Blob;
+  /** Time spent writing (not waiting between slices), in milliseconds. */
+  workMs: number;
+  slices: number;
+}
+
+export interface SliceOptions {
+  /** The longest stretch of work between two yields. Default 8 ms. */
+  sliceMs?: number;
+  /** Stops between slices (rejects with the signal's reason). */
+  signal?: AbortSignal;
+  /**
+   * How to yield (tests pass their own). Default: a background-priority task where the page has `scheduler.postTask`
+   * (an export is background work: whatever else the page has to do goes first), else a macrotask.
+   */
+  yieldToPage?: () => Promise<void>;
+}
+
+export async function exportJsonlInSlices(model: RunModel, scenario: unknown, options: SliceOptions = {}): Promise<SlicedExport> {
+  const sliceMs = options.sliceMs ?? 8;
+  const pause = options.yieldToPage ?? yieldInBackground;
+  const parts: Blob[] = [];
+  let lines: string[] = [];
+  let workMs = 0;
+  let slices = 0;
+  let start = performance.now();
+  const endSlice = () => {
+    if (lines.length) parts.push(new Blob(lines));
+    lines = [];
+    workMs += performance.now() - start;
+    slices += 1;
+  };
+  // A run may gain samples while it is written (it cannot lose any): the count is read once.
+  const count = model.samples.length;
+  for (let i = 0; i < count; i++) {
+    lines.push(exportSampleLine(model, i), "\n");
+    if (performance.now() - start >= sliceMs && i + 1 < count) {
+      endSlice();
+      await pause();
+      if (options.signal?.aborted) throw options.signal.reason ?? new DOMException("The export was cancelled", "AbortError");
+      start = performance.now();
+    }
+  }
+  lines.push(exportFooterLine(model, scenario), "\n");
+  endSlice();
+  return { blob: new Blob(parts, { type: "application/x-ndjson" }), workMs, slices };
+}
+
+type Scheduler = { yield?: () => Promise<void>; postTask?: (task: () => void, options?: { priority?: string }) => Promise<void> };
+const scheduler = () => (globalThis as { scheduler?: Scheduler }).scheduler;
+
+/** Lets the page do everything else it has to do first (background work): a background-priority task. */
+export function yieldInBackground(): Promise<void> {
+  const s = scheduler();
+  if (s?.postTask) return s.postTask(() => undefined, { priority: "background" });
+  return macrotask();
+}
+
+/** Gives the page a turn (work the user waits for): `scheduler.yield()` where the browser has it, else a macrotask. */
+export function yieldToPage(): Promise<void> {
+  const s = scheduler();
+  if (s?.yield) return s.yield();
+  return macrotask();
+}
+
+function macrotask(): Promise<void> {
+  if (typeof MessageChannel === "undefined") return new Promise((resolve) => setTimeout(resolve, 0));
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
+}

@@ -1,0 +1,172 @@
+/**
+ * How the rollout worker sends its events to the page: in batches (one message per few milliseconds of events, not
+ * one per event: a 1,000-sample run makes thousands of events a second, and each message is a task of the page's
+ * main thread), with every message's token ids and log-probabilities as typed arrays whose buffers are transferred
+ * (a list of numbers is cloned value by value, and read back on the page's main thread at about half a microsecond a
+ * value: a 1,000-sample run's first event alone took a third of a second).
+ *
+ * On the page, events arrive with `Int32Array` token ids and `Float32Array` log-probabilities in their messages
+ * (`rollout_start` prompts, `assistant_message`, `env_step` observations, the `rollout_end` batch's message logs);
+ * `RunModel.apply` stores them as they are (src/app/run/compact-messages.ts). `plainEvent` turns such an event back
+ * into the core's shape (plain arrays) for any other reader.
+ */
+
+import type { Message, RolloutEvent } from "../../core/index.js";
+import type { RolloutResultJson } from "../../scenario/result.js";
+import { compactMessage, TokenPack } from "../run/compact-messages.js";
+
+/** Flushes when the oldest queued event is this old, or when this many are queued. */
+export const BATCH_MS = 16;
+export const BATCH_EVENTS = 2000;
+
+export class EventBatcher {
+  private runId = -1;
+  private queue: RolloutEvent[] = [];
+  private transfer: ArrayBuffer[] = [];
+  private since = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly send: (runId: number, events: RolloutEvent[], transfer: ArrayBuffer[]) => void,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  push(runId: number, event: RolloutEvent): void {
+    if (runId !== this.runId) this.flush();
+    this.runId = runId;
+    if (this.queue.length === 0) this.since = this.now();
+    this.queue.push(packEvent(event, this.transfer));
+    // A rollout can run for a long while without yielding to the worker's event loop (a timer would wait for it).
+    if (this.queue.length >= BATCH_EVENTS || this.now() - this.since >= BATCH_MS) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), BATCH_MS);
+  }
+
+  /** Sends what is queued (before any other message, so nothing overtakes an event). */
+  flush(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.queue.length === 0) return;
+    const events = this.queue;
+    const transfer = this.transfer;
+    this.queue = [];
+    this.transfer = [];
+    this.send(this.runId, events, transfer);
+  }
+}
+
+/**
+ * A message log with its numbers in typed arrays: one Int32Array and one Float32Array for the whole log, each
+ * message's `token_ids` / `generation_logprobs` a view into them (two buffers to transfer per log, not two per
+ * message: every transferred buffer costs the page a little, and a 1,000-sample run's final batch has 40,000
+ * messages). The buffers go into `transfer`.
+ */
+export function packLog(log: unknown, transfer: ArrayBuffer[]): unknown {
+  if (!Array.isArray(log)) return log;
+  let ids = 0;
+  let lps = 0;
+  for (const m of log) {
+    if (!m || typeof m !== "object") continue;
+    if (Array.isArray((m as Message).token_ids)) ids += (m as Message).token_ids.length;
+    if (Array.isArray((m as Message).generation_logprobs)) lps += (m as Message).generation_logprobs!.length;
+  }
+  const idBuffer = new Int32Array(ids);
+  const lpBuffer = new Float32Array(lps);
+  if (ids) transfer.push(idBuffer.buffer);
+  if (lps) transfer.push(lpBuffer.buffer);
+  let at = 0;
+  let lpAt = 0;
+  return log.map((m) => {
+    if (!m || typeof m !== "object") return m;
+    const out = { ...(m as Message) } as Record<string, unknown>;
+    const t = (m as Message).token_ids;
+    if (Array.isArray(t)) {
+      idBuffer.set(t, at);
+      out.token_ids = idBuffer.subarray(at, at + t.length);
+      at += t.length;
+    }
+    const lp = (m as Message).generation_logprobs;
+    if (Array.isArray(lp)) {
+      lpBuffer.set(lp, lpAt);
+      out.generation_logprobs = lpBuffer.subarray(lpAt, lpAt + lp.length);
+      lpAt += lp.length;
+    }
+    return out;
+  });
+}
+
+const packMessage = (m: Message, transfer: ArrayBuffer[]): Message => (packLog([m], transfer) as Message[])[0]!;
+
+/** The event with its messages' numbers in typed arrays (a new object; the rollout's own is left as it is). */
+export function packEvent(event: RolloutEvent, transfer: ArrayBuffer[]): RolloutEvent {
+  switch (event.type) {
+    case "rollout_start":
+      return { ...event, samples: event.samples.map((s) => ({ ...s, message_log: packLog(s.message_log, transfer) as Message[] })) };
+    case "assistant_message":
+      return { ...event, message: packMessage(event.message, transfer) };
+    case "env_step":
+      return { ...event, observation: packMessage(event.observation, transfer) };
+    case "rollout_end": {
+      const logs = event.batch.message_log;
+      return Array.isArray(logs) ? { ...event, batch: { ...event.batch, message_log: logs.map((log) => packLog(log, transfer)) } } : event;
+    }
+    default:
+      return event;
+  }
+}
+
+const plainMessage = (m: Message): Message => {
+  const out = { ...m };
+  if (ArrayBuffer.isView(m.token_ids)) out.token_ids = Array.from(m.token_ids as unknown as Int32Array);
+  if (ArrayBuffer.isView(m.generation_logprobs)) out.generation_logprobs = Array.from(m.generation_logprobs as unknown as Float32Array);
+  return out;
+};
+const plainLog = (log: unknown) => (Array.isArray(log) ? log.map((m) => (m && typeof m === "object" ? plainMessage(m as Message) : m)) : log);
+
+/** A packed event back in the core's shape (plain arrays of numbers). */
+export function plainEvent(event: RolloutEvent): RolloutEvent {
+  switch (event.type) {
+    case "rollout_start":
+      return { ...event, samples: event.samples.map((s) => ({ ...s, message_log: plainLog(s.message_log) as Message[] })) };
+    case "assistant_message":
+      return { ...event, message: plainMessage(event.message) };
+    case "env_step":
+      return { ...event, observation: plainMessage(event.observation) };
+    case "rollout_end": {
+      const logs = event.batch.message_log;
+      return Array.isArray(logs) ? { ...event, batch: { ...event.batch, message_log: logs.map(plainLog) } } : event;
+    }
+    default:
+      return event;
+  }
+}
+
+/**
+ * The run's result for the page: its message logs' numbers in typed arrays (`transfer` gets their buffers), and its
+ * JSON text, written here off the page's main thread (the page shows it as it is: src/app/run/result-text.ts).
+ */
+export function packResult(result: RolloutResultJson, transfer: ArrayBuffer[]): { result: RolloutResultJson; text: string } {
+  const text = JSON.stringify(result);
+  return { result: { ...result, samples: result.samples.map((s) => ({ ...s, message_log: packLog(s.message_log, transfer) as Message[] })) }, text };
+}
+
+/**
+ * A packed result with compact messages (they read as plain arrays again: src/app/run/compact-messages.ts), a few
+ * samples at a time between `pause()`s (a large run's result holds every message once more).
+ */
+export async function unpackResult(result: RolloutResultJson, pause: () => Promise<void>, sliceMs = 8): Promise<RolloutResultJson> {
+  const samples: RolloutResultJson["samples"] = [];
+  let start = performance.now();
+  for (const s of result.samples) {
+    const log = s.message_log;
+    if (Array.isArray(log)) {
+      const pack = new TokenPack();
+      samples.push({ ...s, message_log: log.map((m) => (m && typeof m === "object" ? compactMessage(m, pack) : m)) });
+      pack.trim();
+    } else samples.push(s);
+    if (performance.now() - start >= sliceMs) {
+      await pause();
+      start = performance.now();
+    }
+  }
+  return { ...result, samples };
+}
