@@ -122,3 +122,22 @@ export function useJsonlImport(
   }
   return { importFile, panel };
 }
+
+/** A file picker for a run export (JSONL or result JSON); picking the same file again picks it again. */
+export function JsonlFileButton(props: { label: string; ariaLabel: string; className?: string; onFile(file: File): void }) {
+  return (
+    <label className={props.className ? `file-button ${props.className}` : "file-button"}>
+      {props.label}
+      <input
+        aria-label={props.ariaLabel}
+        type="file"
+        accept=".jsonl,.json,application/x-ndjson"
+        onChange={(e) => {
+          const file = e.target.files?.[0];
+          e.target.value = "";
+          if (file) props.onFile(file);
+        }}
+      />
+    </label>
+  );
+}

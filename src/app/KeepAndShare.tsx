@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import { useJsonlImport } from "./ImportJsonl.js";
+import { JsonlFileButton, useJsonlImport } from "./ImportJsonl.js";
 import { exportJsonlInSlices } from "./run/export-slices.js";
 import { buildRunInSlices } from "./run/build-slices.js";
 import { formatProblem } from "./run/jsonl.js";
@@ -84,22 +84,7 @@ export function KeepAndShare() {
         <button className="secondary" onClick={download} disabled={!model || status === "running"}>
           Export JSONL
         </button>
-        <label className="file-button">
-          Import JSONL
-          <input
-            aria-label="Import JSONL"
-            type="file"
-            accept=".jsonl,.json,application/x-ndjson"
-            onChange={(e) => {
-              const file = e.target.files?.[0];
-              e.target.value = "";
-              if (file) {
-                setMessage(null);
-                void importFile(file);
-              }
-            }}
-          />
-        </label>
+        <JsonlFileButton label="Import JSONL" ariaLabel="Import JSONL" onFile={(file) => (setMessage(null), void importFile(file))} />
       </div>
       {importPanel}
       {message && <p className="hint" data-testid="keep-message">{message}</p>}

@@ -6,7 +6,7 @@
  */
 
 import { memo, useEffect, useMemo, useRef, useState } from "react";
-import { useJsonlImport } from "../ImportJsonl.js";
+import { JsonlFileButton, useJsonlImport } from "../ImportJsonl.js";
 import type { SampleView } from "../run/run-model.js";
 import { useLab } from "../store.js";
 import { TERMINATION_WORDS } from "../termination.js";
@@ -78,22 +78,7 @@ export function CompareView() {
         <SidePicker name="B" side={b} loaded={rb} sources={sources} onChange={(side) => setSide("b", side)} />
       </div>
       <div className="cmp-tools">
-        <label className="file-button cmp-file">
-          Add a JSONL file…
-          <input
-            aria-label="Compare with a JSONL file"
-            type="file"
-            accept=".jsonl,.json,application/x-ndjson"
-            onChange={(e) => {
-              const file = e.target.files?.[0];
-              e.target.value = "";
-              if (file) {
-                setMessage(null);
-                void importFile(file);
-              }
-            }}
-          />
-        </label>
+        <JsonlFileButton label="Add a JSONL file…" ariaLabel="Compare with a JSONL file" className="cmp-file" onFile={(file) => (setMessage(null), void importFile(file))} />
         <label className="cmp-only">
           <input type="checkbox" checked={onlyDiffering} onChange={(e) => setOnlyDiffering(e.target.checked)} /> only turns that differ
         </label>
