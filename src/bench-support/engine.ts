@@ -187,7 +187,7 @@ export async function bareLoop(
   for (let turn = 0; turn < cfg.turns && active.length > 0; turn++) {
     // "bare + rows": the interface's rows, built and held for the turn, never read.
     const input = parts.rows
-      ? buildGenerationInput(active.map((g) => logs[g]!), active.map((g) => stops[g]!), tokenizer.padTokenId, cfg.maxSeqLen, undefined)
+      ? buildGenerationInput(active.map((g) => logs[g]!), active.map((g) => stops[g]!), { padTokenId: tokenizer.padTokenId, maxSeqLen: cfg.maxSeqLen })
       : null;
     const generated: number[][] = [];
     for (const g of active) {
@@ -240,15 +240,14 @@ export async function bareLoop(
  * The answer rows of a batched generation: each prompt and its response, right-padded to the widest; each row one
  * allocation, as lean as the text policy's own.
  */
-function answerRows(inputs: number[][], lengths: number[], generated: number[][], padId: number): number[][] {
+function answerRows(inputs: Int32Array[], lengths: number[], generated: number[][], padId: number): Int32Array[] {
   let width = 0;
   lengths.forEach((n, i) => (width = Math.max(width, n + generated[i]!.length)));
-  const padding = new Array<number>(width).fill(padId);
   return inputs.map((input, i) => {
-    const row = padding.slice();
-    for (let j = 0; j < lengths[i]!; j++) row[j] = input[j]!;
-    const ids = generated[i]!;
-    for (let j = 0; j < ids.length; j++) row[lengths[i]! + j] = ids[j]!;
+    const row = new Int32Array(width);
+    row.set(input.subarray(0, lengths[i]!));
+    row.set(generated[i]!, lengths[i]!);
+    row.fill(padId, lengths[i]! + generated[i]!.length);
     return row;
   });
 }

@@ -18,6 +18,7 @@ export * from "./rollout/events.js";
 export * from "./rollout/control.js";
 export * from "./rollout/options.js";
 export * from "./rollout/generate.js";
+export { ContextRows } from "./rollout/context-rows.js";
 export * from "./rollout/rewards.js";
 export * from "./rollout/turn.js";
 export * from "./rollout/sync.js";

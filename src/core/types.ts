@@ -63,10 +63,17 @@ export interface EnvironmentInterface {
   globalPostProcessAndMetrics?(batch: Record<string, unknown[]>): [Record<string, unknown[]>, Record<string, number>];
 }
 
-/** Input to a generation backend (upstream-rollouts.md §1.3), one row per sample. */
+/**
+ * Input to a generation backend (upstream-rollouts.md §1.3), one row per sample.
+ *
+ * The reference's `[B, S]` tensors are rows of typed arrays: contexts of thousands of tokens go to the policy every
+ * turn, and plain arrays of numbers that size cost the garbage collector more than the rollout's own work. Rows may be
+ * views of buffers the caller keeps (the rollouts keep each sample's context and hand out views of it): read them
+ * during the call, copy what you keep, write nothing.
+ */
 export interface GenerationDatumSpec {
-  /** Right-padded with the tokenizer's pad id. */
-  input_ids: number[][];
+  /** Right-padded with the tokenizer's pad id, every row as wide as the widest prompt. */
+  input_ids: Int32Array[];
   input_lengths: number[];
   stop_strings: (string[] | null)[];
   /** Per-row cap on new tokens: min(configured, max_seq_len − prompt), decision 3. */
@@ -79,13 +86,15 @@ export interface GenerationDatumSpec {
   turns?: number[];
 }
 
+/** Output of a generation backend. Rows are typed arrays as in the input; they may share buffers (read-only). */
 export interface GenerationOutputSpec {
   /** Prompt followed by the generated tokens, right-padded. */
-  output_ids: number[][];
+  output_ids: Int32Array[];
   generation_lengths: number[];
   unpadded_sequence_lengths: number[];
-  /** Zeros at prompt positions; the generated-token log-probs at [input_len, unpadded_len). */
-  logprobs: number[][];
+  /** Zeros at prompt positions; the generated-token log-probs at [input_len, unpadded_len). Float64: exactly the
+   * numbers the policy computed. */
+  logprobs: Float64Array[];
   /** The response hit its token limit without a stop. */
   truncated: boolean[];
   /** Per-row generation failure (the row's other fields are then ignored). */

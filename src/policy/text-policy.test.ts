@@ -36,7 +36,7 @@ describe("TextPolicy", () => {
     let previous = 0;
     let previousLengths = [0, 0];
     for (let turn = 0; turn < 4; turn++) {
-      const input = buildGenerationInput(logs, [["</a>"], ["</a>"]], tok.padTokenId, 4096, 16, { sampleIds: [0, 1], turns: [turn, turn] });
+      const input = buildGenerationInput(logs, [["</a>"], ["</a>"]], { padTokenId: tok.padTokenId, maxSeqLen: 4096, maxNewTokens: 16, sampleIds: [0, 1], turns: [turn, turn] });
       seen.length = 0;
       const out = await policy.generate(input, false);
       expect(seen).toEqual(logs.map((log) => tok.decode(log.flatMap((m) => m.token_ids))));
@@ -46,7 +46,7 @@ describe("TextPolicy", () => {
       previous = decoded();
       previousLengths = input.input_lengths;
       logs.forEach((log, i) => {
-        log.push({ role: "assistant", content: "ok</a>", token_ids: out.output_ids[i]!.slice(input.input_lengths[i], out.unpadded_sequence_lengths[i]) });
+        log.push({ role: "assistant", content: "ok</a>", token_ids: Array.from(out.output_ids[i]!.subarray(input.input_lengths[i], out.unpadded_sequence_lengths[i])) });
         log.push(msg("environment", i === 0 ? `<environment>\nß ${turn} ✓</environment>\n` : `<environment>\n${turn}</environment>\n`));
       });
     }
@@ -59,7 +59,7 @@ describe("TextPolicy", () => {
       return "x";
     });
     const run = (texts: string[]) =>
-      policy.generate(buildGenerationInput(texts.map((t) => [msg("user", t)]), texts.map(() => null), tok.padTokenId, 4096, 4, { sampleIds: texts.map((_, i) => i), turns: texts.map(() => 0) }), false);
+      policy.generate(buildGenerationInput(texts.map((t) => [msg("user", t)]), texts.map(() => null), { padTokenId: tok.padTokenId, maxSeqLen: 4096, maxNewTokens: 4, sampleIds: texts.map((_, i) => i), turns: texts.map(() => 0) }), false);
     await run(["abc", "é"]);
     await run(["abd", "éa"]); // changed inside / the cached prompt ended inside a character's bytes
     await run(["ab", "é"]); // shorter
@@ -73,7 +73,7 @@ describe("TextPolicy", () => {
       requests.push(r);
       return "y";
     });
-    const input = buildGenerationInput([[msg("user", "hello there")], [msg("user", "hi")]], [null, null], tok.padTokenId, 4096, 4);
+    const input = buildGenerationInput([[msg("user", "hello there")], [msg("user", "hi")]], [null, null], { padTokenId: tok.padTokenId, maxSeqLen: 4096, maxNewTokens: 4 });
     await policy.generate(input, false);
     expect(decoded()).toBe(0);
     expect(requests.map((r) => r.promptIds)).toEqual([tok.encode("hello there"), tok.encode("hi")]);
@@ -82,15 +82,15 @@ describe("TextPolicy", () => {
 
   it("returns the prompt and the response right-padded, with zero log-probabilities", async () => {
     const policy = new TextPolicy(tok, ({ sampleId }) => (sampleId === 0 ? "long answer" : "ok"));
-    const input = buildGenerationInput([[msg("user", "abc")], [msg("user", "a")]], [null, null], tok.padTokenId, 4096, 32);
+    const input = buildGenerationInput([[msg("user", "abc")], [msg("user", "a")]], [null, null], { padTokenId: tok.padTokenId, maxSeqLen: 4096, maxNewTokens: 32 });
     const out = await policy.generate(input, false);
     const eos = tok.eosTokenId;
     const pad = tok.padTokenId;
-    expect(out.output_ids).toEqual([
+    expect(out.output_ids.map((row) => Array.from(row))).toEqual([
       [...tok.encode("abc"), ...tok.encode("long answer"), eos],
       [...tok.encode("a"), ...tok.encode("ok"), eos, ...new Array(11).fill(pad)],
     ]);
-    expect(out.logprobs).toEqual([new Array(15).fill(0), new Array(15).fill(0)]);
+    expect(out.logprobs.map((row) => Array.from(row))).toEqual([new Array(15).fill(0), new Array(15).fill(0)]);
     expect(out.unpadded_sequence_lengths).toEqual([15, 4]);
     expect(out.generation_lengths).toEqual([12, 3]);
   });

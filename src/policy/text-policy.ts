@@ -93,11 +93,11 @@ export class TextPolicy implements GenerationInterface {
     void greedy;
   }
 
-  private promptText(sampleId: number, input: readonly number[], length: number): string {
+  private promptText(sampleId: number, input: Int32Array, length: number): string {
     let cached = this.decoded.get(sampleId);
     if (cached && cached.length <= length && startsWith(input, cached.ids, cached.length)) {
-      const since = input.slice(cached.length, length);
-      cached.text += this.tokenizer.decode(since);
+      const since = input.subarray(cached.length, length);
+      cached.text += this.tokenizer.decode(Array.from(since));
       if (cached.ids.length < length) {
         const grown = new Int32Array(Math.max(length, 2 * cached.ids.length));
         grown.set(cached.ids.subarray(0, cached.length));
@@ -106,8 +106,8 @@ export class TextPolicy implements GenerationInterface {
       cached.ids.set(since, cached.length);
       cached.length = length;
     } else {
-      const ids = input.length === length ? input : input.slice(0, length);
-      cached = { ids: Int32Array.from(ids), length, text: this.tokenizer.decode(ids) };
+      const ids = input.slice(0, length);
+      cached = { ids, length, text: this.tokenizer.decode(Array.from(ids)) };
     }
     const last = cached.ids[length - 1];
     if (length > 0 && last !== undefined && (last < 0x80 || last >= 256)) this.decoded.set(sampleId, cached);
@@ -130,7 +130,7 @@ export class TextPolicy implements GenerationInterface {
         return (promptText ??= decode());
       },
       get promptIds() {
-        return (promptIds ??= input.slice(0, promptLength));
+        return (promptIds ??= Array.from(input.subarray(0, promptLength)));
       },
       stopStrings: data.stop_strings[row] ?? null,
     };
@@ -149,14 +149,14 @@ export class TextPolicy implements GenerationInterface {
 }
 
 /** `ids` starts with the first `length` entries of `prefix`. */
-function startsWith(ids: readonly number[], prefix: Int32Array, length: number): boolean {
+function startsWith(ids: Int32Array, prefix: Int32Array, length: number): boolean {
   for (let i = 0; i < length; i++) if (ids[i] !== prefix[i]) return false;
   return true;
 }
 
 interface RowOutput {
   /** The row of the generation input (the prompt, maybe right-padded), and the prompt's length. */
-  input: readonly number[];
+  input: Int32Array;
   promptLength: number;
   ids: number[];
   truncated: boolean;
@@ -166,32 +166,20 @@ interface RowOutput {
 function mergeRows(rows: RowOutput[], padId: number): GenerationOutputSpec {
   let width = 0;
   for (const r of rows) width = Math.max(width, r.promptLength + r.ids.length);
-  // One array per row, allocated once (the prompts are whole contexts: every copy adds up over a rollout).
   const outputRow = (r: RowOutput) => {
-    const row = filled(padId, width);
-    for (let j = 0; j < r.promptLength; j++) row[j] = r.input[j]!;
-    for (let j = 0; j < r.ids.length; j++) row[r.promptLength + j] = r.ids[j]!;
+    const row = new Int32Array(width);
+    row.set(r.input.subarray(0, r.promptLength));
+    row.set(r.ids, r.promptLength);
+    row.fill(padId, r.promptLength + r.ids.length);
     return row;
   };
   return {
     output_ids: rows.map(outputRow),
     // Every token's log-probability is 0, and so is the padding's: the rows share one (read-only) row of zeros.
-    logprobs: new Array<number[]>(rows.length).fill(filled(0, width)),
+    logprobs: new Array<Float64Array>(rows.length).fill(new Float64Array(width)),
     generation_lengths: rows.map((r) => r.ids.length),
     unpadded_sequence_lengths: rows.map((r) => r.promptLength + r.ids.length),
     truncated: rows.map((r) => r.truncated),
     ...(rows.some((r) => r.error) ? { errors: rows.map((r) => r.error) } : {}),
   };
-}
-
-const fills = new Map<number, number[]>();
-
-/** `n` copies of `value`, sliced from a kept row (copying an array is cheaper than filling a new one). */
-function filled(value: number, n: number): number[] {
-  let row = fills.get(value);
-  if (!row || row.length < n) {
-    row = new Array<number>(Math.max(n, 2 * (row?.length ?? 0), 1024)).fill(value);
-    fills.set(value, row);
-  }
-  return row.slice(0, n);
 }

@@ -329,8 +329,8 @@ describe("the fork's policy wrapper", () => {
       this.calls.push(data);
       const ids = [...byteLevelTokenizer.encode("ok"), byteLevelTokenizer.eosTokenId];
       return {
-        output_ids: data.input_ids.map((row, i) => [...row.slice(0, data.input_lengths[i]), ...ids]),
-        logprobs: data.input_ids.map((_, i) => new Array(data.input_lengths[i]! + ids.length).fill(-1)),
+        output_ids: data.input_ids.map((row, i) => Int32Array.from([...row.subarray(0, data.input_lengths[i]), ...ids])),
+        logprobs: data.input_ids.map((_, i) => new Float64Array(data.input_lengths[i]! + ids.length).fill(-1)),
         generation_lengths: data.input_ids.map(() => ids.length),
         unpadded_sequence_lengths: data.input_lengths.map((n) => n + ids.length),
         truncated: data.input_ids.map(() => false),
@@ -338,7 +338,7 @@ describe("the fork's policy wrapper", () => {
     }
   }
   const input = (turn: number): GenerationDatumSpec => ({
-    input_ids: [[1, 2, 3]],
+    input_ids: [Int32Array.of(1, 2, 3)],
     input_lengths: [3],
     stop_strings: [["</action>"]],
     max_new_tokens: [100],
@@ -350,7 +350,7 @@ describe("the fork's policy wrapper", () => {
     const spy = new Spy();
     const wrapped = forkPolicy({ generation: spy, tokenizer: byteLevelTokenizer }, { sampleId: 3, turnOffset: 4, forcedResponse: "hello<|im_end|>" });
     const first = await wrapped.generation.generate(input(0), false);
-    expect(first.output_ids[0]!.slice(3)).toEqual([...byteLevelTokenizer.encode("hello"), byteLevelTokenizer.eosTokenId]);
+    expect(Array.from(first.output_ids[0]!.subarray(3))).toEqual([...byteLevelTokenizer.encode("hello"), byteLevelTokenizer.eosTokenId]);
     expect(first.logprobs[0]!.slice(3).every((x) => x === 0)).toBe(true);
     expect(spy.calls).toHaveLength(0);
     await wrapped.generation.generate(input(1), false);

@@ -23,6 +23,7 @@ import { violationRateMetrics } from "../assessment/penalty.js";
 import type { MessageLog, Metadata } from "../types.js";
 import { isAbortError } from "./control.js";
 import type { RolloutEvent, TerminationReason } from "./events.js";
+import { ContextRows } from "./context-rows.js";
 import { asyncGenerateResponseForSampleTurn } from "./generate.js";
 import { DEFAULT_MAX_ROLLOUT_TURNS, type RolloutOptions } from "./options.js";
 import { stepEnvironments, type SampleStep } from "./rewards.js";
@@ -104,6 +105,8 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
   const violationCounts: Record<string, number> = {};
   let assistantMessages = 0;
 
+  // The sample's context as the policy is given it, kept from turn to turn (only what is new is added).
+  const contexts = new ContextRows(tokenizer.padTokenId);
   const fail = (message: string) => {
     if (args.failFast) throw new RolloutFailure(`sample ${sampleIdx} (idx ${initial.idx}): ${message}`);
     error = message;
@@ -134,6 +137,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
         maxNewTokens: args.maxNewTokens,
         sampleId: sampleIdx,
         turn,
+        contexts,
         options: {
           signal,
           // Token events only for a listener: without one, a policy need not turn each token into text.

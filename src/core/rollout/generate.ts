@@ -12,6 +12,7 @@
  */
 
 import { BatchedDataDict } from "../batch.js";
+import { ContextRows } from "./context-rows.js";
 import { structuredDecodeSkipSpecial, type StructuredToolUseConfig } from "../protocol/structured.js";
 import type {
   GenerateOptions,
@@ -72,10 +73,11 @@ function appendResponses(
       newLogs.push(logs[i]!);
       continue;
     }
-    const ids = out.output_ids[i]!.slice(inputLengths[i], out.unpadded_sequence_lengths[i]);
+    // `gen_ids[i] = output_ids[i, input_len:unpadded_len]`, as the plain arrays a message holds.
+    const ids = Array.from(out.output_ids[i]!.subarray(inputLengths[i], out.unpadded_sequence_lengths[i]));
     const message: Message = { role: "assistant", content: tokenizer.decode(ids, { skipSpecialTokens }), token_ids: ids };
     if (includeLogprobs && out.logprobs) {
-      message.generation_logprobs = out.logprobs[i]!.slice(inputLengths[i], out.unpadded_sequence_lengths[i]);
+      message.generation_logprobs = Array.from(out.logprobs[i]!.subarray(inputLengths[i], out.unpadded_sequence_lengths[i]));
     }
     genIds.push(ids);
     newLogs.push([...logs[i]!, message]);
@@ -116,12 +118,17 @@ export async function generateResponsesAsync(args: GenerateResponsesArgs): Promi
 function mergeRows(rows: GenerationOutputSpec[], padId: number): GenerationOutputSpec {
   const width = Math.max(...rows.map((r) => r.output_ids[0]?.length ?? 0));
   // A row already as wide as the widest is used as it is (one sample's turn, the async path: no copy).
-  const pad = (row: number[], value: number) => (row.length === width ? row : row.concat(new Array(width - row.length).fill(value)));
+  const pad = <T extends Int32Array | Float64Array>(row: T, wide: T, value: number): T => {
+    if (row.length === width) return row;
+    wide.set(row);
+    wide.fill(value, row.length);
+    return wide;
+  };
   const hasErrors = rows.some((r) => r.errors?.[0]);
   const hasWorker = rows.some((r) => r.gen_leader_worker_idx);
   return {
-    output_ids: rows.map((r) => pad(r.output_ids[0]!, padId)),
-    logprobs: rows.map((r) => pad(r.logprobs[0]!, 0)),
+    output_ids: rows.map((r) => pad(r.output_ids[0]!, new Int32Array(width), padId)),
+    logprobs: rows.map((r) => pad(r.logprobs[0]!, new Float64Array(width), 0)),
     generation_lengths: rows.map((r) => r.generation_lengths[0]!),
     unpadded_sequence_lengths: rows.map((r) => r.unpadded_sequence_lengths[0]!),
     truncated: rows.map((r) => Boolean(r.truncated[0])),
@@ -137,44 +144,36 @@ export function flattenTokenIds(log: readonly Message[]): number[] {
   return ids;
 }
 
-const paddingRows = new Map<number, number[]>();
-
-/** A row of `width` pad ids, sliced from a kept one (copying an array is cheaper than filling a new one). */
-function paddingRow(padTokenId: number, width: number): number[] {
-  let row = paddingRows.get(padTokenId);
-  if (!row || row.length < width) {
-    row = new Array<number>(Math.max(width, 2 * (row?.length ?? 0), 1024)).fill(padTokenId);
-    paddingRows.set(padTokenId, row);
-  }
-  return row.slice(0, width);
+export interface GenerationInputOptions {
+  padTokenId: number;
+  maxSeqLen: number;
+  maxNewTokens?: number;
+  /** The lab's row identity (batch position, turn), passed on to the policy. */
+  sampleIds?: readonly number[];
+  turns?: readonly number[];
+  /**
+   * The rollout's kept contexts, keyed by `sampleIds`: each row is then a view of its sample's context, which costs
+   * only the tokens added since its last turn. Without it the rows are built afresh.
+   */
+  contexts?: ContextRows;
 }
 
 /** The generation input for some logs: right-padded ids, lengths, stop strings and the new-token budget. */
 export function buildGenerationInput(
   logs: readonly MessageLog[],
   stopStrings: readonly (string[] | null)[],
-  padTokenId: number,
-  maxSeqLen: number,
-  maxNewTokens: number | undefined,
-  rows?: { sampleIds: number[]; turns: number[] },
+  options: GenerationInputOptions,
 ): GenerationDatumSpec {
-  const lengths = logs.map((log) => log.reduce((n, m) => n + m.token_ids.length, 0));
-  let width = 0;
-  for (const n of lengths) width = Math.max(width, n);
-  // One array per row, allocated once (a turn's prompts are the whole contexts so far: every copy adds up), the
-  // tokens written over a row of padding.
-  const input_ids = logs.map((log) => {
-    const row = paddingRow(padTokenId, width);
-    let k = 0;
-    for (const m of log) for (let j = 0; j < m.token_ids.length; j++) row[k++] = m.token_ids[j]!;
-    return row;
-  });
+  const { padTokenId, maxSeqLen, maxNewTokens, sampleIds, turns } = options;
+  if (options.contexts && !sampleIds) throw new Error("buildGenerationInput: kept contexts need sampleIds");
+  const contexts = options.contexts ?? new ContextRows(padTokenId);
+  const { rows, lengths } = contexts.rows(logs, sampleIds ?? logs.map((_, i) => i));
   return {
-    input_ids,
+    input_ids: rows,
     input_lengths: lengths,
     stop_strings: stopStrings.map((s) => (s ? [...s] : null)),
     max_new_tokens: lengths.map((n) => Math.max(0, Math.min(maxNewTokens ?? maxSeqLen, maxSeqLen - n))),
-    ...(rows ? { sample_ids: [...rows.sampleIds], turns: [...rows.turns] } : {}),
+    ...(sampleIds ? { sample_ids: [...sampleIds], turns: turns ? [...turns] : sampleIds.map(() => 0) } : {}),
   };
 }
 
@@ -191,20 +190,20 @@ export interface SampleTurnArgs {
   /** The lab's row identity (batch position, turn) passed on to the policy. */
   sampleId?: number;
   turn?: number;
+  /** The rollout's kept contexts (see `GenerationInputOptions.contexts`); needs `sampleId`. */
+  contexts?: ContextRows;
 }
 
 /** One sample's generation for one turn. Returns the extended log (the input log is left as it was). */
 export async function asyncGenerateResponseForSampleTurn(
   args: SampleTurnArgs,
 ): Promise<[MessageLog, number[], number, GenerationMetrics]> {
-  const input = buildGenerationInput(
-    [args.sampleMessageLog],
-    [args.sampleStopStrings],
-    args.tokenizer.padTokenId,
-    args.maxSeqLen,
-    args.maxNewTokens,
-    args.sampleId !== undefined ? { sampleIds: [args.sampleId], turns: [args.turn ?? 0] } : undefined,
-  );
+  const input = buildGenerationInput([args.sampleMessageLog], [args.sampleStopStrings], {
+    padTokenId: args.tokenizer.padTokenId,
+    maxSeqLen: args.maxSeqLen,
+    maxNewTokens: args.maxNewTokens,
+    ...(args.sampleId !== undefined ? { sampleIds: [args.sampleId], turns: [args.turn ?? 0], contexts: args.contexts } : {}),
+  });
   const batch = new BatchedDataDict({ message_log: [args.sampleMessageLog], stop_strings: [args.sampleStopStrings] });
   const [updated, genIds, metrics] = await generateResponsesAsync({
     policyGeneration: args.policyGeneration,

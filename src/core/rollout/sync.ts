@@ -24,6 +24,7 @@ import { violationRateMetrics } from "../assessment/penalty.js";
 import type { Message, MessageLog, Metadata } from "../types.js";
 import { isAbortError } from "./control.js";
 import type { RolloutEvent, TerminationReason } from "./events.js";
+import { ContextRows } from "./context-rows.js";
 import { buildGenerationInput, generateResponses } from "./generate.js";
 import { DEFAULT_MAX_ROLLOUT_TURNS, type RolloutOptions } from "./options.js";
 import { stepEnvironments } from "./rewards.js";
@@ -71,7 +72,10 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
   const violationCounts: Record<string, number> = {};
   let assistantMessages = 0;
 
+  // Each sample's context as the policy is given it, kept from turn to turn (only what is new is added).
+  const contexts = new ContextRows(tokenizer.padTokenId);
   const endSample = (g: number, reason: TerminationReason, error: string | null = null) => {
+    contexts.release(g);
     termination[g] = reason;
     errors[g] = error;
     emit({ type: "sample_end", t: now(), sample: g, idx: idxs[g]!, termination: reason, error, totalReward: totalRewards[g]!, turns: turnCounts[g]! });
@@ -110,10 +114,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
       const input = buildGenerationInput(
         activeLogs,
         active.map((g) => stopStrings[g]!),
-        tokenizer.padTokenId,
-        maxSeqLen,
-        args.maxNewTokens,
-        { sampleIds: active, turns: active.map(() => turn) },
+        { padTokenId: tokenizer.padTokenId, maxSeqLen, maxNewTokens: args.maxNewTokens, sampleIds: active, turns: active.map(() => turn), contexts },
       );
       active.forEach((g, i) => emit({ type: "turn_start", t: now(), sample: g, turn, inputTokens: input.input_lengths[i]! }));
 

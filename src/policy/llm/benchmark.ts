@@ -74,15 +74,12 @@ export async function runPolicyBenchmark(options: PolicyBenchmarkOptions): Promi
     buildGenerationInput(
       texts.map((t) => [{ role: "user", content: chat(t), token_ids: encode(chat(t)) }]),
       texts.map(() => null),
-      policy.tokenizer.padTokenId,
-      1 << 20,
-      newTokens,
-      { sampleIds: texts.map((_, i) => i), turns: texts.map(() => 0) },
+      { padTokenId: policy.tokenizer.padTokenId, maxSeqLen: 1 << 20, maxNewTokens: newTokens, sampleIds: texts.map((_, i) => i), turns: texts.map(() => 0) },
     );
 
   const single = input([PROMPTS[0]!]);
   const bare = async () => {
-    const ids = single.input_ids[0]!;
+    const ids = Array.from(single.input_ids[0]!);
     const started = performance.now();
     const out = (await model.generate({
       input_ids: new runtime.Tensor("int64", BigInt64Array.from(ids.map(BigInt)), [1, ids.length]),

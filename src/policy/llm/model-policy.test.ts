@@ -24,16 +24,19 @@ const chat = (text: string) => `<|im_start|>user\n${text}<|im_end|>\n<|im_start|
 
 function input(prompts: string[], opts: { stops?: (string[] | null)[]; maxNew?: number; maxSeqLen?: number; ids?: number[] } = {}) {
   const logs = prompts.map((p) => [{ role: "user", content: p, token_ids: byteLevelTokenizer.encode(p) }]);
-  return buildGenerationInput(logs, opts.stops ?? prompts.map(() => null), byteLevelTokenizer.padTokenId, opts.maxSeqLen ?? 4096, opts.maxNew ?? 24, {
+  return buildGenerationInput(logs, opts.stops ?? prompts.map(() => null), {
+    padTokenId: byteLevelTokenizer.padTokenId,
+    maxSeqLen: opts.maxSeqLen ?? 4096,
+    maxNewTokens: opts.maxNew ?? 24,
     sampleIds: opts.ids ?? prompts.map((_, i) => i),
     turns: prompts.map(() => 0),
   });
 }
 
 const generated = (out: GenerationOutputSpec, data: { input_lengths: number[] }, row = 0) =>
-  out.output_ids[row]!.slice(data.input_lengths[row], out.unpadded_sequence_lengths[row]);
+  Array.from(out.output_ids[row]!.subarray(data.input_lengths[row], out.unpadded_sequence_lengths[row]));
 const logprobsOf = (out: GenerationOutputSpec, data: { input_lengths: number[] }, row = 0) =>
-  out.logprobs[row]!.slice(data.input_lengths[row], out.unpadded_sequence_lengths[row]);
+  Array.from(out.logprobs[row]!.subarray(data.input_lengths[row], out.unpadded_sequence_lengths[row]));
 
 describe("the model policy on the built-in tiny model (Node, onnxruntime-node)", () => {
   it("uses the byte-level tokenizer's ids and special tokens", () => {
@@ -57,7 +60,7 @@ describe("the model policy on the built-in tiny model (Node, onnxruntime-node)",
     for (const greedy of [true, false]) {
       const data = input([chat("Score me.")], { maxNew: 20 });
       const out = await policy.generate(data, greedy);
-      const ids = out.output_ids[0]!.slice(0, out.unpadded_sequence_lengths[0]);
+      const ids = Array.from(out.output_ids[0]!.subarray(0, out.unpadded_sequence_lengths[0]));
       const forward = (await policy.model({
         input_ids: new Tensor("int64", BigInt64Array.from(ids.map(BigInt)), [1, ids.length]),
         attention_mask: new Tensor("int64", BigInt64Array.from(ids.map(() => 1n)), [1, ids.length]),
@@ -71,7 +74,7 @@ describe("the model policy on the built-in tiny model (Node, onnxruntime-node)",
       const actual = logprobsOf(out, data);
       expect(actual).toHaveLength(expected.length);
       actual.forEach((lp, k) => expect(Math.abs(lp - expected[k]!)).toBeLessThan(1e-5));
-      expect(out.logprobs[0]!.slice(0, data.input_lengths[0])).toEqual(new Array(data.input_lengths[0]).fill(0));
+      expect(Array.from(out.logprobs[0]!.subarray(0, data.input_lengths[0]))).toEqual(new Array(data.input_lengths[0]).fill(0));
     }
   });
 
@@ -144,7 +147,7 @@ describe("the model policy on the built-in tiny model (Node, onnxruntime-node)",
     try {
       const turn1 = input([chat("turn one")], { maxNew: 12 });
       const out1 = await fresh.generate(turn1, true);
-      const history = byteLevelTokenizer.decode(out1.output_ids[0]!.slice(0, out1.unpadded_sequence_lengths[0]));
+      const history = byteLevelTokenizer.decode(Array.from(out1.output_ids[0]!.subarray(0, out1.unpadded_sequence_lengths[0])));
       const turn2 = input([`${history}\n<|im_start|>user\nmore<|im_end|>\n<|im_start|>assistant\n`], { maxNew: 12 });
       const withCache = generated(await fresh.generate(turn2, true), turn2);
       expect(fresh.cacheStats.cacheHits).toBe(1);

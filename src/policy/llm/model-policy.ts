@@ -163,7 +163,7 @@ export class ModelPolicy implements GenerationInterface {
     const rows: RowState[] = data.input_lengths.map((len, i) => ({
       sampleId: data.sample_ids?.[i] ?? i,
       turn: data.turns?.[i] ?? 0,
-      promptIds: data.input_ids[i]!.slice(0, len),
+      promptIds: Array.from(data.input_ids[i]!.subarray(0, len)),
       maxNew: data.max_new_tokens[i]!,
       stops: (data.stop_strings[i] ?? []).filter((s) => s.length > 0),
       keep: null,
@@ -423,10 +423,20 @@ function abortError(): Error {
 
 function assemble(rows: RowState[], padId: number, generated = false): GenerationOutputSpec {
   const width = Math.max(0, ...rows.map((r) => r.promptIds.length));
-  const pad = (xs: number[], value: number) => [...xs, ...new Array(width - xs.length).fill(value)];
+  const outputRow = (r: RowState) => {
+    const row = new Int32Array(width).fill(padId);
+    row.set(r.promptIds);
+    return row;
+  };
+  // Zeros over the prompt and the padding, the recorded log-probabilities over what was generated.
+  const logprobRow = (r: RowState) => {
+    const row = new Float64Array(width);
+    if (generated) row.set(r.logprobs, r.promptIds.length - r.keep!);
+    return row;
+  };
   return {
-    output_ids: rows.map((r) => pad(r.promptIds, padId)),
-    logprobs: rows.map((r) => pad([...new Array(r.promptIds.length - (generated ? r.keep! : 0)).fill(0), ...(generated ? r.logprobs : [])], 0)),
+    output_ids: rows.map(outputRow),
+    logprobs: rows.map(logprobRow),
     generation_lengths: rows.map((r) => (generated ? r.keep! : 0)),
     unpadded_sequence_lengths: rows.map((r) => r.promptIds.length),
     truncated: rows.map((r) => r.truncated),
