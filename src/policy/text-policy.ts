@@ -176,10 +176,18 @@ function mergeRows(rows: RowOutput[], padId: number): GenerationOutputSpec {
   return {
     output_ids: rows.map(outputRow),
     // Every token's log-probability is 0, and so is the padding's: the rows share one (read-only) row of zeros.
-    logprobs: new Array<Float64Array>(rows.length).fill(new Float64Array(width)),
+    logprobs: new Array<Float64Array>(rows.length).fill(zeros(width)),
     generation_lengths: rows.map((r) => r.ids.length),
     unpadded_sequence_lengths: rows.map((r) => r.promptLength + r.ids.length),
     truncated: rows.map((r) => r.truncated),
     ...(rows.some((r) => r.error) ? { errors: rows.map((r) => r.error) } : {}),
   };
+}
+
+let keptZeros = new Float64Array(1024);
+
+/** A read-only row of `n` zeros: a view of one kept row (grown as needed), not a new allocation each turn. */
+function zeros(n: number): Float64Array {
+  if (keptZeros.length < n) keptZeros = new Float64Array(Math.max(n, 2 * keptZeros.length));
+  return keptZeros.subarray(0, n);
 }

@@ -118,23 +118,26 @@ export async function generateResponsesAsync(args: GenerateResponsesArgs): Promi
 function mergeRows(rows: GenerationOutputSpec[], padId: number): GenerationOutputSpec {
   const width = Math.max(...rows.map((r) => r.output_ids[0]?.length ?? 0));
   // A row already as wide as the widest is used as it is (one sample's turn, the async path: no copy).
-  const pad = <T extends Int32Array | Float64Array>(row: T, wide: T, value: number): T => {
-    if (row.length === width) return row;
-    wide.set(row);
-    wide.fill(value, row.length);
-    return wide;
-  };
+  const ids = (row: Int32Array) => (row.length === width ? row : widened(new Int32Array(width), row, padId));
+  const logprobs = (row: Float64Array) => (row.length === width ? row : widened(new Float64Array(width), row, 0));
   const hasErrors = rows.some((r) => r.errors?.[0]);
   const hasWorker = rows.some((r) => r.gen_leader_worker_idx);
   return {
-    output_ids: rows.map((r) => pad(r.output_ids[0]!, new Int32Array(width), padId)),
-    logprobs: rows.map((r) => pad(r.logprobs[0]!, new Float64Array(width), 0)),
+    output_ids: rows.map((r) => ids(r.output_ids[0]!)),
+    logprobs: rows.map((r) => logprobs(r.logprobs[0]!)),
     generation_lengths: rows.map((r) => r.generation_lengths[0]!),
     unpadded_sequence_lengths: rows.map((r) => r.unpadded_sequence_lengths[0]!),
     truncated: rows.map((r) => Boolean(r.truncated[0])),
     ...(hasErrors ? { errors: rows.map((r) => r.errors?.[0] ?? null) } : {}),
     ...(hasWorker ? { gen_leader_worker_idx: rows.map((r) => r.gen_leader_worker_idx?.[0] ?? 0) } : {}),
   };
+}
+
+/** `row` written into the start of `wide`, the rest `value`. */
+function widened<T extends Int32Array | Float64Array>(wide: T, row: T, value: number): T {
+  wide.set(row);
+  wide.fill(value, row.length);
+  return wide;
 }
 
 /** Concatenated token ids of a log: the model's prompt. */
