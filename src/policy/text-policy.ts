@@ -70,6 +70,8 @@ export class TextPolicy implements GenerationInterface {
    * text as decoding at once.
    */
   private readonly decoded = new Map<number, { ids: Int32Array; length: number; text: string }>();
+  /** Each sample's output row buffer (see `mergeRows`). */
+  private readonly outputs = new Map<number, Int32Array>();
 
   constructor(
     private readonly tokenizer: TokenizerInterface,
@@ -78,7 +80,7 @@ export class TextPolicy implements GenerationInterface {
 
   async generate(data: GenerationDatumSpec, _greedy: boolean, options: GenerateOptions = {}): Promise<GenerationOutputSpec> {
     const rows = await Promise.all(data.input_lengths.map((_, row) => this.generateRow(data, row, options)));
-    return mergeRows(rows, this.tokenizer.padTokenId);
+    return this.mergeRows(rows);
   }
 
   async *generateAsync(
@@ -88,7 +90,7 @@ export class TextPolicy implements GenerationInterface {
   ): AsyncIterable<[number, GenerationOutputSpec]> {
     for (let row = 0; row < data.input_lengths.length; row++) {
       const one = await this.generateRow(data, row, options);
-      yield [row, mergeRows([one], this.tokenizer.padTokenId)];
+      yield [row, this.mergeRows([one])];
     }
     void greedy;
   }
@@ -141,10 +143,39 @@ export class TextPolicy implements GenerationInterface {
       if (options.signal?.aborted) throw e;
       text = e instanceof Error ? e : new Error(String(e));
     }
-    if (text instanceof Error) return { input, promptLength, ids: [], truncated: false, error: text.message };
+    if (text instanceof Error) return { sampleId, input, promptLength, ids: [], truncated: false, error: text.message };
     const { ids, truncated } = textToGeneration(text, request.stopStrings, data.max_new_tokens[row]!, this.tokenizer);
     if (options.onToken) for (const id of ids) options.onToken(row, id, this.tokenizer.decode([id]));
-    return { input, promptLength, ids, truncated, error: null };
+    return { sampleId, input, promptLength, ids, truncated, error: null };
+  }
+  /**
+   * The rows' output: each row is a view of a buffer kept for its sample (valid until the sample's next call, as the
+   * interface allows), so a turn allocates no context-sized array per sample.
+   */
+  private mergeRows(rows: RowOutput[]): GenerationOutputSpec {
+    const padId = this.tokenizer.padTokenId;
+    let width = 0;
+    for (const r of rows) width = Math.max(width, r.promptLength + r.ids.length);
+    const outputRow = (r: RowOutput) => {
+      let kept = this.outputs.get(r.sampleId);
+      if (!kept || kept.length < width) {
+        kept = new Int32Array(Math.max(width, 2 * (kept?.length ?? 0), 256));
+        this.outputs.set(r.sampleId, kept);
+      }
+      kept.set(r.input.subarray(0, r.promptLength));
+      kept.set(r.ids, r.promptLength);
+      kept.fill(padId, r.promptLength + r.ids.length, width);
+      return kept.subarray(0, width);
+    };
+    return {
+      output_ids: rows.map(outputRow),
+      // Every token's log-probability is 0, and so is the padding's: the rows share one (read-only) row of zeros.
+      logprobs: new Array<Float64Array>(rows.length).fill(zeros(width)),
+      generation_lengths: rows.map((r) => r.ids.length),
+      unpadded_sequence_lengths: rows.map((r) => r.promptLength + r.ids.length),
+      truncated: rows.map((r) => r.truncated),
+      ...(rows.some((r) => r.error) ? { errors: rows.map((r) => r.error) } : {}),
+    };
   }
 }
 
@@ -155,33 +186,13 @@ function startsWith(ids: Int32Array, prefix: Int32Array, length: number): boolea
 }
 
 interface RowOutput {
+  sampleId: number;
   /** The row of the generation input (the prompt, maybe right-padded), and the prompt's length. */
   input: Int32Array;
   promptLength: number;
   ids: number[];
   truncated: boolean;
   error: string | null;
-}
-
-function mergeRows(rows: RowOutput[], padId: number): GenerationOutputSpec {
-  let width = 0;
-  for (const r of rows) width = Math.max(width, r.promptLength + r.ids.length);
-  const outputRow = (r: RowOutput) => {
-    const row = new Int32Array(width);
-    row.set(r.input.subarray(0, r.promptLength));
-    row.set(r.ids, r.promptLength);
-    row.fill(padId, r.promptLength + r.ids.length);
-    return row;
-  };
-  return {
-    output_ids: rows.map(outputRow),
-    // Every token's log-probability is 0, and so is the padding's: the rows share one (read-only) row of zeros.
-    logprobs: new Array<Float64Array>(rows.length).fill(zeros(width)),
-    generation_lengths: rows.map((r) => r.ids.length),
-    unpadded_sequence_lengths: rows.map((r) => r.promptLength + r.ids.length),
-    truncated: rows.map((r) => r.truncated),
-    ...(rows.some((r) => r.error) ? { errors: rows.map((r) => r.error) } : {}),
-  };
 }
 
 let keptZeros = new Float64Array(1024);

@@ -78,6 +78,8 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
   const detectInvalid = Boolean(args.invalidActionCfg?.enabled);
   const now = args.now ?? clock();
   const emit = (event: RolloutEvent) => args.onEvent?.(event);
+  // Per-turn events are made only for a listener (a rollout without one makes tens of thousands for nobody).
+  const listening = args.onEvent !== undefined;
   const initial = structuredClone(args.initialSampleState);
 
   let log = initial.message_log;
@@ -121,7 +123,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
     }
     turnCount += 1;
     const promptLength = log.reduce((n, m) => n + m.token_ids.length, 0);
-    emit({ type: "turn_start", t: now(), sample: sampleIdx, turn, inputTokens: promptLength });
+    if (listening) emit({ type: "turn_start", t: now(), sample: sampleIdx, turn, inputTokens: promptLength });
 
     let gen: number[];
     let inputLength: number;
@@ -170,7 +172,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
     turnGen.push(gen.length);
     turnInput.push(inputLength);
     turnTotal.push(inputLength + gen.length);
-    emit({ type: "assistant_message", t: now(), sample: sampleIdx, turn, message: log.at(-1)!, truncated: responseTruncated });
+    if (listening) emit({ type: "assistant_message", t: now(), sample: sampleIdx, turn, message: log.at(-1)!, truncated: responseTruncated });
 
     const [step] = (await stepEnvironments(
       new BatchedDataDict({ message_log: [log], extra_env_info: [info], task_name: [task] }),
@@ -218,7 +220,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
       if (step.nextStopStrings !== null) stop = step.nextStopStrings; // D5: a null entry keeps them in async.
       if (verdict.metadata !== null) info = verdict.metadata;
     }
-    emit({
+    if (listening) emit({
       type: "env_step",
       t: now(),
       sample: sampleIdx,

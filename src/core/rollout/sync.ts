@@ -46,6 +46,8 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
   const detectInvalid = Boolean(args.invalidActionCfg?.enabled);
   const now = clock();
   const emit = (event: RolloutEvent) => args.onEvent?.(event);
+  // Per-turn events are made only for a listener (a rollout without one makes tens of thousands for nobody).
+  const listening = args.onEvent !== undefined;
 
   const B = inputBatch.size;
   if (B === 0) throw new RolloutFailure("cannot run a rollout on an empty batch");
@@ -116,7 +118,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
         active.map((g) => stopStrings[g]!),
         { padTokenId: tokenizer.padTokenId, maxSeqLen, maxNewTokens: args.maxNewTokens, sampleIds: active, turns: active.map(() => turn), contexts },
       );
-      active.forEach((g, i) => emit({ type: "turn_start", t: now(), sample: g, turn, inputTokens: input.input_lengths[i]! }));
+      if (listening) active.forEach((g, i) => emit({ type: "turn_start", t: now(), sample: g, turn, inputTokens: input.input_lengths[i]! }));
 
       let generated: Awaited<ReturnType<typeof generateResponses>>;
       try {
@@ -159,7 +161,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
         assistantTokens[g]! += genIds[i]!.length;
         tokenCounts[g]! += genIds[i]!.length;
         stepping.push(i);
-        emit({ type: "assistant_message", t: now(), sample: g, turn, message: logs[g]!.at(-1)!, truncated: Boolean(responseTruncated[i]) });
+        if (listening) emit({ type: "assistant_message", t: now(), sample: g, turn, message: logs[g]!.at(-1)!, truncated: Boolean(responseTruncated[i]) });
       });
 
       const steps = await stepEnvironments(
@@ -217,7 +219,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
           if (verdict.metadata !== null) infos[g] = verdict.metadata;
           continuing.push(g);
         }
-        emit({
+        if (listening) emit({
           type: "env_step",
           t: now(),
           sample: g,
