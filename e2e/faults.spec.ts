@@ -5,8 +5,9 @@
  * - Model load faults: copies of the built-in tiny model with one file broken, served by a stand-in hub on
  *   localhost (e2e/faulty-hub.ts); the error names the model, the file and the reason, and the page runs again.
  * - Mid-run faults: the test hook of `?faults=1` (src/app/faults-debug.ts) crashes the rollout worker, closes it
- *   silently, or loses the WebGPU device (simulated here: this project's Chromium has no WebGPU; the real loss,
- *   `destroy()` on onnxruntime's device, is in faults.webgpu.spec.ts).
+ *   silently, hangs it in one synchronous loop (Stop then terminates it after the grace period), or loses the WebGPU
+ *   device (simulated here: this project's Chromium has no WebGPU; the real loss, `destroy()` on onnxruntime's
+ *   device, is in faults.webgpu.spec.ts).
  * - The tab: reload or close it mid-run and the run comes back from IndexedDB; Stop keeps the partial run.
  *
  * Runs use the built-in tiny model on WASM, greedy: three puzzle samples, the first of which may make no move (it
@@ -37,7 +38,7 @@ const scenario = ({ model = "builtin:tiny", device = "wasm", dtype = "fp32", tur
 
 const status = (page: Page) => page.getByTestId("run-status");
 const endings = (page: Page) => page.getByTestId("termination").allTextContents();
-type Hook = "crashWorker" | "closeWorker" | "loseDevice";
+type Hook = "crashWorker" | "closeWorker" | "loseDevice" | "hangWorker";
 const inject = (page: Page, hook: Hook) =>
   page.evaluate((name) => (window as unknown as Record<string, Record<string, () => Promise<string | null>>>).__rolloutLabFaults![name]!(), hook);
 
@@ -134,6 +135,35 @@ test.describe("faults mid-run", () => {
     expect(samples.map(assistantTurns)).toEqual([1, 1, 1]);
     await page.getByText(/Saved runs/).click();
     await expect(page.getByTestId("saved-runs")).toContainText("failed · sync · 1 of 3 samples finished");
+    await runsAgain(page);
+  });
+
+  test("the rollout worker hangs in one long call: Stop terminates it after 3 s with the reason; what finished stays, is exported and saved; the next run starts a fresh worker", async ({ page }) => {
+    const stuck = "the rollout worker did not stop within 3 s (busy in one long call); it was terminated — finished samples are kept";
+    await page.goto("/?faults=1");
+    await pausedAfterFirstTurn(page, longRun());
+    await page.getByRole("button", { name: "Resume" }).click();
+    await expect(status(page)).toHaveText("running");
+    // The worker busy-loops for a minute (as inside one long WASM call): it reads no message, Stop included.
+    await inject(page, "hangWorker");
+    const stoppedAt = Date.now();
+    await page.getByRole("button", { name: "Stop" }).click();
+    await expect(page.getByTestId("run-error")).toHaveText(stuck, { timeout: 10_000 });
+    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(2_900);
+    expect(Date.now() - stoppedAt).toBeLessThan(8_000);
+    await expect(status(page)).toHaveText("failed");
+    const words = await endings(page);
+    expect(words[0]).toMatch(/^terminated by the environment/);
+    for (const w of words.slice(1)) expect(w).toBe(`cancelled: the run ended before this sample finished: ${stuck}`);
+    // The finished turns of the samples under way are still there.
+    await page.locator('[data-testid="sample-row"][data-sample="1"] [data-turn="0"]').click();
+    await expect(page.getByTestId("assistant-message").first()).toBeVisible();
+    const { samples } = await exported(page);
+    expect(samples.map((s) => s.termination)).toEqual(["terminated", "cancelled", "cancelled"]);
+    for (const s of samples) expect(assistantTurns(s)).toBeGreaterThanOrEqual(1);
+    await page.getByText(/Saved runs/).click();
+    await expect(page.getByTestId("saved-runs")).toContainText("failed · sync · 1 of 3 samples finished");
+    await expect.poll(() => checkpoints(page)).toEqual([]);
     await runsAgain(page);
   });
 

@@ -1,9 +1,13 @@
 /**
  * Importing a JSONL file with bad lines: the page shows the first problems with their line numbers and field paths
  * and imports nothing; "Import the N valid lines" imports the rest. A clean file imports at once, as before. The
- * same in the comparison view's "Add a JSONL file".
+ * same in the comparison view's "Add a JSONL file", and for runs kept in this browser whose stored JSONL is damaged
+ * (a saved run reopened, a recovered checkpoint): "Open the N valid lines".
  */
 
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Page } from "@playwright/test";
 import { expect, test } from "./fixtures.js";
 
@@ -112,4 +116,302 @@ test("the comparison view's JSONL file: problems first, the valid lines on reque
   await problems.getByTestId("import-valid-anyway").click();
   await expect(page.getByTestId("compare-message")).toHaveText("added other.jsonl: 2 samples (3 lines with problems left out)");
   await expect(view.getByTestId("compare-label-b")).toContainText("file other.jsonl");
+});
+
+/** The one saved run's record in this browser's IndexedDB, its JSONL changed by `damage` (as storage might). */
+const damageSavedRun = (page: Page) =>
+  page.evaluate(
+    () =>
+      new Promise<string>((resolve, reject) => {
+        const open = indexedDB.open("rollout-lab", 1);
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const db = open.result;
+          const all = db.transaction("runs").objectStore("runs").getAll();
+          all.onsuccess = async () => {
+            const [run] = all.result as { id: string; title: string; jsonl: string | Blob }[];
+            const text = typeof run!.jsonl === "string" ? run!.jsonl : await run!.jsonl.text();
+            const lines = text.trimEnd().split("\n");
+            // One corrupted line (a wrong type), and the last line cut short.
+            const second = JSON.parse(lines[1]!);
+            second.message_log[0].content = 5;
+            lines[1] = JSON.stringify(second);
+            lines[lines.length - 1] = lines.at(-1)!.slice(0, 25);
+            const put = db.transaction("runs", "readwrite").objectStore("runs").put({ ...run, jsonl: new Blob([lines.join("\n")]) });
+            put.onsuccess = () => {
+              db.close();
+              resolve(run!.title);
+            };
+            put.onerror = () => reject(put.error);
+          };
+        };
+      }),
+  );
+
+test("a saved run whose stored JSONL is damaged: reopening shows its problems and opens its valid lines only on request", async ({ page }) => {
+  await page.goto("/");
+  await importFile(page, "good.jsonl", [sample(0, "the first answer"), sample(1, "the second answer"), sample(2, "the third answer"), footer].join("\n"));
+  await expect(page.getByTestId("keep-message")).toHaveText("imported good.jsonl: 3 samples");
+  const saved = page.getByTestId("saved-runs");
+  await page.getByText(/Saved runs/).click();
+  await expect(saved.getByRole("button")).toHaveCount(2); // the run and its delete button
+
+  // Clean, it opens at once, as before.
+  await page.reload();
+  await page.getByText(/Saved runs/).click();
+  await saved.getByRole("button").first().click();
+  await expect(page.getByTestId("sample-row")).toHaveCount(3);
+  await expect(page.getByTestId("import-problems")).toHaveCount(0);
+
+  const title = await damageSavedRun(page);
+  await page.reload();
+  await page.getByText(/Saved runs/).click();
+  await saved.getByRole("button", { name: title, exact: true }).click();
+  const problems = page.getByTestId("import-problems");
+  await expect(problems).toContainText(`${title}: 2 of 4 lines have problems; 2 valid (2 samples). Nothing was opened.`);
+  await expect(problems.getByTestId("import-problem")).toHaveText([
+    "line 2: message_log[0].content: expected a string",
+    /^line 4: truncated: the file ends inside this line/,
+  ]);
+  await expect(page.getByTestId("sample-row")).toHaveCount(0);
+
+  await problems.getByRole("button", { name: "Open the 2 valid lines" }).click();
+  await expect(problems).toHaveCount(0);
+  await expect(page.getByTestId("keep-message")).toHaveText(`opened ${title}: 2 samples (2 lines with problems left out)`);
+  await expect(page.getByTestId("sample-row")).toHaveCount(2);
+  await expect(page.getByTestId("transcript")).toContainText("the first answer");
+  await page.getByTestId("sample-row").nth(1).click();
+  await expect(page.getByTestId("transcript")).toContainText("the third answer");
+  // Opened, not saved again: the damaged run stays as it was stored.
+  await expect(saved.getByRole("button")).toHaveCount(2);
+});
+
+test("a recovered checkpoint whose stored JSONL is damaged: its problems, then its valid lines as a recovered run on request", async ({ page }) => {
+  await page.goto("/");
+  const underWay = (idx: number) => JSON.stringify({ ...JSON.parse(sample(idx, `answer ${idx} so far`)), termination: null });
+  const jsonl = [sample(0, "the finished answer"), "{\"idx\": 1, \"task_name\": \"t\", \"message_log\": [{\"role\": \"user\", \"content\": 7}]}", underWay(2), footer.slice(0, 40)].join("\n");
+  // A checkpoint as a page closed mid-run leaves it (src/app/run/checkpoints.ts), damaged.
+  await page.evaluate(
+    (text) =>
+      new Promise<void>((resolve, reject) => {
+        const open = indexedDB.open("rollout-lab-recovery", 1);
+        open.onupgradeneeded = () => open.result.createObjectStore("checkpoints", { keyPath: "id" });
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const tx = open.result.transaction("checkpoints", "readwrite");
+          tx.objectStore("checkpoints").put({ id: "damaged-1", startedAt: Date.now() - 5000, updatedAt: Date.now(), mode: "sync", finished: 1, total: 3, jsonl: text });
+          tx.oncomplete = () => {
+            open.result.close();
+            resolve();
+          };
+          tx.onerror = () => reject(tx.error);
+        };
+      }),
+    jsonl,
+  );
+  await page.reload();
+  const recovered = page.getByRole("region", { name: "Recovered runs" });
+  await expect(recovered.getByTestId("recovered-run")).toHaveCount(1);
+  await recovered.getByRole("button", { name: "Show recovered run" }).click();
+  const problems = recovered.getByTestId("import-problems");
+  await expect(problems).toContainText(/^recovered · sync · 1 of 3 samples finished · .+: 2 of 4 lines have problems; 2 valid \(2 samples\)\. Nothing was opened\./);
+  await expect(problems.getByTestId("import-problem")).toHaveText([
+    "line 2: message_log[0].content: expected a string",
+    /^line 4: truncated: the file ends inside this line/,
+  ]);
+  await expect(page.getByTestId("sample-row")).toHaveCount(0);
+
+  // Declined: nothing opened, the run is still offered.
+  await problems.getByTestId("import-cancel").click();
+  await expect(recovered.getByTestId("recovered-run")).toHaveCount(1);
+  await recovered.getByRole("button", { name: "Show recovered run" }).click();
+  await recovered.getByRole("button", { name: "Open the 2 valid lines" }).click();
+
+  await expect(page.getByTestId("recovered-run")).toHaveCount(0);
+  await expect(page.getByTestId("sample-row")).toHaveCount(2);
+  await expect(page.getByTestId("termination")).toHaveText([
+    /^terminated by the environment/,
+    "cancelled: the run ended before this sample finished: the page was closed or reloaded mid-run (recovered from this browser's storage)",
+  ]);
+  await page.getByText(/Saved runs/).click();
+  await expect(page.getByTestId("saved-runs")).toContainText(/recovered · sync · 1 of 3 samples finished · .+ · 2 damaged lines left out/);
+  // Offered once: after a reload it is a saved run, not a recovered one.
+  await page.reload();
+  await expect(page.getByText(/Saved runs/)).toBeVisible();
+  await expect(page.getByTestId("recovered-run")).toHaveCount(0);
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// A big file (over the preview's 4 MB): its checked samples are shown while it is still read, as a preview that is
+// no import (a banner says so; not saved, exported or compared); the whole file checked, a clean one is imported
+// (the same run, saved), one with problems waits for the user: "Don't import" (or Stop) puts back the run shown
+// before, "Import the N valid lines" keeps the preview's samples.
+
+const BIG_SAMPLES = 1200;
+/** About 11 MB: each sample carries 1,500 token ids. */
+function bigText(badAt: number | null = null, samples = BIG_SAMPLES): string {
+  const ids = `[${Array.from({ length: 1500 }, (_, i) => (i * 7919) % 50000).join(",")}]`;
+  const lines: string[] = [];
+  for (let i = 0; i < samples; i++) {
+    if (i === badAt) {
+      lines.push(`{"idx": ${i}, "task_name": "t", "message_log": "oops"}`);
+      continue;
+    }
+    lines.push(
+      `{"idx":${i},"task_name":"t","message_log":[{"role":"user","content":"big question ${i}","token_ids":${ids}},` +
+        `{"role":"assistant","content":"big answer ${i}","token_ids":[1,2,3]},{"role":"environment","content":"big reply ${i}","token_ids":[4]}],` +
+        `"total_reward":${i % 3},"termination":"terminated"}`,
+    );
+  }
+  lines.push(footer);
+  return `${lines.join("\n")}\n`;
+}
+
+let tmp = "";
+const bigFiles: Record<"clean" | "bad" | "huge", string> = { clean: "", bad: "", huge: "" };
+const BAD_AT = BIG_SAMPLES - 3; // line 1,198: near the end
+
+test.beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), "rollout-lab-import-"));
+  bigFiles.clean = join(tmp, "big-clean.jsonl");
+  bigFiles.bad = join(tmp, "big-bad.jsonl");
+  bigFiles.huge = join(tmp, "big-huge.jsonl");
+  writeFileSync(bigFiles.clean, bigText());
+  writeFileSync(bigFiles.bad, bigText(BAD_AT));
+  writeFileSync(bigFiles.huge, bigText(null, BIG_SAMPLES * 4));
+});
+test.afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+interface FirstRows {
+  rows: number;
+  samples: number;
+  text: string;
+  exportDisabled: boolean;
+  compareDisabled: boolean;
+  status: string;
+}
+
+/** Records, in the page, what it looks like when rows first show under the preview banner. */
+async function watchFirstRows(page: Page) {
+  await page.evaluate(() => {
+    const w = window as unknown as { __firstRows: FirstRows | null };
+    w.__firstRows = null;
+    const observer = new MutationObserver(() => {
+      const banner = document.querySelector<HTMLElement>('[data-testid="preview-banner"][data-phase="reading"]');
+      const rows = document.querySelectorAll('[data-testid="sample-row"]').length;
+      if (!banner || rows === 0 || w.__firstRows) return;
+      const button = (name: string) => [...document.querySelectorAll("button")].find((b) => b.textContent?.startsWith(name));
+      w.__firstRows = {
+        rows,
+        samples: Number(banner.dataset.samples),
+        text: banner.textContent ?? "",
+        exportDisabled: button("Export JSONL")?.disabled ?? false,
+        compareDisabled: button("Compare")?.disabled ?? false,
+        status: document.querySelector('[data-testid="run-status"]')?.textContent ?? "",
+      };
+      observer.disconnect();
+    });
+    observer.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+  });
+}
+
+const firstRows = (page: Page) => page.evaluate(() => (window as unknown as { __firstRows: FirstRows | null }).__firstRows);
+const row = (page: Page, n: number) => page.locator(`[data-testid="sample-row"][data-sample="${n}"]`);
+
+test("a big file shows its first rows while it is still read (a preview, with its banner); clean, it ends imported and saved", async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.goto("/");
+  await watchFirstRows(page);
+  await page.getByLabel("Import JSONL").setInputFiles(bigFiles.clean);
+  await expect(page.getByTestId("keep-message")).toHaveText(`imported big-clean.jsonl: ${BIG_SAMPLES} samples`, { timeout: 90_000 });
+  const first = await firstRows(page);
+  expect(first, "rows shown under the preview banner").not.toBeNull();
+  // Shown before the read was over: fewer samples than the file has.
+  expect(first!.samples).toBeGreaterThan(0);
+  expect(first!.samples).toBeLessThan(BIG_SAMPLES);
+  expect(first!.text).toContain("Preview of big-clean.jsonl, still being read");
+  expect(first!.text).toContain("Nothing is imported until the whole file is checked");
+  // A preview is no run yet: not exported, not compared, not finished (so not saved).
+  expect(first!.exportDisabled).toBe(true);
+  expect(first!.compareDisabled).toBe(true);
+  expect(first!.status).toBe("idle");
+
+  await expect(page.getByTestId("preview-banner")).toHaveCount(0);
+  await expect(page.getByTestId("run-status")).toHaveText("finished");
+  await expect(page.getByRole("button", { name: "Export JSONL" })).toBeEnabled();
+  await expect(page.getByRole("tab", { name: "Compare" })).toBeEnabled();
+  await expect(page.getByText("Saved runs (1)")).toBeVisible({ timeout: 60_000 });
+  await row(page, 2).click();
+  await expect(page.getByTestId("transcript")).toContainText("big answer 2");
+});
+
+test("a big file with a bad line near the end: its problems once read; Don't import puts back the run shown before", async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.goto("/");
+  await importFile(page, "good.jsonl", [sample(0, "kept answer"), sample(1, "another kept answer"), footer].join("\n"));
+  await expect(page.getByTestId("keep-message")).toHaveText("imported good.jsonl: 2 samples");
+  await expect(page.getByText("Saved runs (1)")).toBeVisible({ timeout: 30_000 });
+  await row(page, 1).click();
+  await expect(page.getByTestId("transcript")).toContainText("another kept answer");
+
+  await page.getByLabel("Import JSONL").setInputFiles(bigFiles.bad);
+  const problems = page.getByTestId("import-problems");
+  await expect(problems).toBeVisible({ timeout: 90_000 });
+  await expect(problems.getByTestId("import-problem")).toHaveText([`line ${BAD_AT + 1}: message_log: expected a list of messages`]);
+  const n = (x: number) => x.toLocaleString("en");
+  await expect(problems).toContainText(
+    `big-bad.jsonl: 1 of ${n(BIG_SAMPLES + 1)} lines has a problem; ${n(BIG_SAMPLES)} valid (${n(BIG_SAMPLES - 1)} samples). Nothing was imported (the samples shown are a preview).`,
+  );
+  // The preview is still shown (its samples, the banner), and is no import.
+  const banner = page.getByTestId("preview-banner");
+  await expect(banner).toHaveAttribute("data-phase", "problems");
+  await expect(banner).toContainText("1 line has a problem");
+  await expect(page.getByTestId("transcript")).toContainText("big answer 0");
+  await expect(page.getByTestId("run-status")).toHaveText("idle");
+  await expect(page.getByRole("button", { name: "Export JSONL" })).toBeDisabled();
+
+  await problems.getByRole("button", { name: "Don't import" }).click();
+  await expect(problems).toHaveCount(0);
+  await expect(banner).toHaveCount(0);
+  // The run shown before, as it was: its samples, its selection, finished.
+  await expect(page.getByTestId("sample-row")).toHaveCount(2);
+  await expect(page.getByRole("tab", { name: "Transcript · sample 1" })).toBeVisible();
+  await expect(page.getByTestId("transcript")).toContainText("another kept answer");
+  await expect(page.getByTestId("run-status")).toHaveText("finished");
+  await row(page, 0).click();
+  await expect(page.getByTestId("transcript")).toContainText("kept answer");
+  await expect(page.getByText("Saved runs (1)")).toBeVisible();
+});
+
+test("a big file with a bad line: Import the valid lines keeps the preview's samples (the same run, the selection kept)", async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.goto("/");
+  await page.getByLabel("Import JSONL").setInputFiles(bigFiles.bad);
+  const problems = page.getByTestId("import-problems");
+  await expect(problems).toBeVisible({ timeout: 90_000 });
+  await row(page, 5).click();
+  await expect(page.getByTestId("transcript")).toContainText("big answer 5");
+
+  await problems.getByRole("button", { name: `Import the ${BIG_SAMPLES.toLocaleString("en")} valid lines` }).click();
+  await expect(page.getByTestId("keep-message")).toHaveText(`imported big-bad.jsonl: ${BIG_SAMPLES - 1} samples (1 line with problems left out)`);
+  await expect(page.getByTestId("preview-banner")).toHaveCount(0);
+  await expect(page.getByTestId("run-status")).toHaveText("finished");
+  // Not rebuilt: the sample chosen in the preview is still the one shown.
+  await expect(page.getByRole("tab", { name: "Transcript · sample 5" })).toBeVisible();
+  await expect(page.getByTestId("transcript")).toContainText("big answer 5");
+  await expect(page.getByText("Saved runs (1)")).toBeVisible({ timeout: 60_000 });
+});
+
+test("Stop while a big file is read: the preview goes, the run shown before comes back", async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.goto("/");
+  await importFile(page, "good.jsonl", [sample(0, "kept answer"), sample(1, "another"), footer].join("\n"));
+  await expect(page.getByTestId("keep-message")).toHaveText("imported good.jsonl: 2 samples");
+  await page.getByLabel("Import JSONL").setInputFiles(bigFiles.huge);
+  await page.getByTestId("preview-stop").click({ timeout: 60_000 });
+  await expect(page.getByTestId("keep-message")).toHaveText("stopped reading big-huge.jsonl");
+  await expect(page.getByTestId("preview-banner")).toHaveCount(0);
+  await expect(page.getByTestId("sample-row")).toHaveCount(2);
+  await expect(page.getByTestId("transcript")).toContainText("kept answer");
+  await expect(page.getByTestId("run-status")).toHaveText("finished");
 });

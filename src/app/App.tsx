@@ -9,6 +9,7 @@ import { KeepAndShare } from "./KeepAndShare.js";
 import { ModelPanel } from "./ModelPanel.js";
 import { ModelStatusLine } from "./ModelStatusLine.js";
 import { PRESETS } from "./presets.js";
+import { PreviewBanner } from "./PreviewBanner.js";
 import { RecoveredRuns } from "./RecoveredRuns.js";
 import { RunControls } from "./RunControls.js";
 import { SetupForm } from "./setup/SetupForm.js";
@@ -61,8 +62,10 @@ const ResultJson = memo(function ResultJson() {
 });
 
 export function App() {
-  const { status, error, model, version, runScenario, selected, selectedTurn, scenarioText, setScenarioText, loadPreset, select, run } = useLab();
-  const [tab, setTab] = useState<Tab>("transcript");
+  const { status, error, model, version, runScenario, selected, selectedTurn, scenarioText, setScenarioText, loadPreset, select, run, preview } = useLab();
+  const [chosenTab, setTab] = useState<Tab>("transcript");
+  // A preview (a big file still being read) is no run yet: not compared (nor forked, saved, exported) as the current run.
+  const tab: Tab = preview && chosenTab === "compare" ? "transcript" : chosenTab;
   useKeyboardNavigation();
   // Forks: "Fork from here" on a transcript turn, notes on forked turns, and the forks list's "compare" opening the tab.
   const forks = useForks((s) => s.forks);
@@ -141,6 +144,7 @@ export function App() {
           <KeepAndShare />
         </aside>
         <main className="views">
+          <PreviewBanner />
           {!model && <p className="empty">Set up a run and press Run. Keys: ↑/↓ or j/k move between samples, ←/→ or h/l between turns.</p>}
           <HumanTurns />
           {model && (
@@ -154,7 +158,14 @@ export function App() {
                 <section className="panel">
                   <div className="tabs" role="tablist">
                     {(["transcript", "tokens", "environment", "compare"] as const).map((t) => (
-                      <button key={t} role="tab" aria-selected={tab === t} className={tab === t ? "tab active" : "tab"} onClick={() => setTab(t)}>
+                      <button
+                        key={t}
+                        role="tab"
+                        aria-selected={tab === t}
+                        className={tab === t ? "tab active" : "tab"}
+                        disabled={t === "compare" && preview !== null}
+                        onClick={() => setTab(t)}
+                      >
                         {t === "transcript" ? `Transcript · sample ${selected}` : t === "tokens" ? "Tokens" : t === "environment" ? "Environment" : "Compare"}
                       </button>
                     ))}
@@ -168,7 +179,7 @@ export function App() {
                       onSelectTurn={(turn) => select(selected, turn)}
                       structured={structured}
                       onFork={useForks.getState().openEditor}
-                      canFork={status !== "running" && status !== "paused" && sample.state === "done" && runScenario !== null}
+                      canFork={status !== "running" && status !== "paused" && !preview && sample.state === "done" && runScenario !== null}
                       turnNotes={turnNotes}
                     />
                   )}

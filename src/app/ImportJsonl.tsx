@@ -2,41 +2,120 @@
  * Importing a JSONL file in the page: the file is streamed through the checker (`readJsonl`, in a Worker:
  * `readJsonlOffThread`), with the lines read so far shown for a big one. A clean file is handed on at once; a file with problems imports nothing: the first
  * problems are shown with their lines and field paths, with how many there are, and the valid lines are imported
- * only when the user asks ("Import the N valid lines").
+ * only when the user asks ("Import the N valid lines"). Runs kept in this browser (a saved run, a recovered
+ * checkpoint) are opened the same way: `importFile(file, { verb: "open", accept })` ("Open the N valid lines").
+ *
+ * With `options.preview`, a big file (`PREVIEW_MIN_BYTES` or more) is previewed while it is read
+ * (./run/preview-import.ts): its checked samples are shown as they come, as a preview that is no import; when the
+ * whole file is checked, the same run model is handed to `accept` (clean, or its valid lines asked for), or given
+ * up ("Don't import", Stop, an error), which puts back the run the preview set aside.
  */
 
-import { useRef, useState, type ReactNode } from "react";
+import { useEffect, useRef, useState, type ReactNode } from "react";
 import { formatProblem, type JsonlReadResult } from "./run/jsonl.js";
-import { readJsonlOffThread } from "./run/jsonl-offthread.js";
+import { readJsonlOffThread, warmJsonlReader } from "./run/jsonl-offthread.js";
+import { PREVIEW_MIN_BYTES, PreviewImport, type PreviewTarget } from "./run/preview-import.js";
+import type { RunModel } from "./run/run-model.js";
 
 type ImportState =
   | { phase: "reading"; name: string; linesRead: number; bytesRead: number; totalBytes: number | null; abort: AbortController }
-  | { phase: "problems"; name: string; read: JsonlReadResult };
+  | { phase: "problems"; name: string; read: JsonlReadResult; abort: AbortController; preview: PreviewImport | null };
+
+/** The run model a preview built of the read's valid samples (ended as `buildRun` of the read would be). */
+export type BuiltRun = { model: RunModel; scenario: unknown };
+
+export interface JsonlImportOptions {
+  /**
+   * The page's side of a preview of a big file (`labPreview` in ./store.ts): where its model is shown. `controls.stop`
+   * stops the reading; `controls.replaced` is to be called when the page shows another run instead.
+   */
+  preview?: (name: string, controls: { stop(): void; replaced(): void }) => PreviewTarget;
+  /** Files at least this big are previewed. Default `PREVIEW_MIN_BYTES`. */
+  previewMinBytes?: number;
+}
+
+/** When the page is idle: the reader's Worker is started ahead of the next import (its first samples come sooner). */
+function warmWhenIdle(): () => void {
+  const idle = (globalThis as { requestIdleCallback?: (f: () => void, o?: { timeout: number }) => number }).requestIdleCallback;
+  if (idle) {
+    const id = idle(warmJsonlReader, { timeout: 2000 });
+    return () => (globalThis as { cancelIdleCallback?: (id: number) => void }).cancelIdleCallback?.(id);
+  }
+  const id = setTimeout(warmJsonlReader, 500);
+  return () => clearTimeout(id);
+}
+
+/** What `accept` is: a clean read, or the valid lines of a read with problems once the user asked for them. */
+export type AcceptRead = (read: JsonlReadResult, name: string, skipped: number, built?: BuiltRun) => void | Promise<void>;
 
 /**
- * `accept(read, name, skipped)` gets a clean read, or the read of a file with problems once the user chose to import
- * its valid lines (`skipped`: how many lines were left out). It may throw; its message goes to `onError`.
+ * One `importFile` call's own ways: opening a run kept in this browser (a saved run, a recovered checkpoint, read
+ * as a file named by its title) goes through the same checks and the same problems panel as an import.
+ */
+export interface ImportCall {
+  /** The panel's words: "open" (`Nothing was opened`, `Open the N valid lines`). Default "import". */
+  verb?: "import" | "open";
+  /** What takes this file's read, instead of the hook's `accept`. */
+  accept?: AcceptRead;
+}
+
+/**
+ * `accept(read, name, skipped, built)` gets a clean read, or the read of a file with problems once the user chose to
+ * import its valid lines (`skipped`: how many lines were left out); `built`: the run model its preview built, if it
+ * had one. It may throw; its message goes to `onError`.
  */
 export function useJsonlImport(
-  accept: (read: JsonlReadResult, name: string, skipped: number) => void | Promise<void>,
+  accept: AcceptRead,
   onError: (message: string) => void,
-): { importFile: (file: File) => Promise<void>; panel: ReactNode } {
+  options: JsonlImportOptions = {},
+): { importFile: (file: File, how?: ImportCall) => Promise<void>; panel: ReactNode } {
   const [state, setState] = useState<ImportState | null>(null);
-  const current = useRef<AbortController | null>(null);
+  /** The import under way (reading, or its problems on show): a new one ends it. */
+  const active = useRef<{ abort: AbortController; preview: PreviewImport | null } | null>(null);
+  const previewing = Boolean(options.preview);
+  const reading = state?.phase === "reading";
+  // The lab's import (the one that previews big files) keeps a reader Worker started, for the next file.
+  useEffect(() => (previewing && !reading ? warmWhenIdle() : undefined), [previewing, reading]);
 
-  const hand = (read: JsonlReadResult, name: string, skipped: number) => {
-    const failed = (e: unknown) => onError(`could not import ${name}: ${(e as Error).message}`);
+  /** The current call's own ways (one import at a time: a new one ends the last). */
+  const call = useRef<ImportCall>({});
+
+  const hand = (read: JsonlReadResult, name: string, skipped: number, built?: BuiltRun | null) => {
+    const { verb = "import", accept: own } = call.current;
+    const failed = (e: unknown) => onError(`could not ${verb} ${name}: ${(e as Error).message}`);
     try {
-      void Promise.resolve(accept(read, name, skipped)).catch(failed);
+      void Promise.resolve((own ?? accept)(read, name, skipped, built ?? undefined)).catch(failed);
     } catch (e) {
       failed(e);
     }
   };
 
-  const importFile = async (file: File) => {
-    current.current?.abort();
+  const importFile = async (file: File, how: ImportCall = {}) => {
+    const previous = active.current;
+    active.current = null;
+    if (previous) {
+      previous.abort.abort();
+      previous.preview?.discard();
+    }
+    call.current = how;
     const abort = new AbortController();
-    current.current = abort;
+    const me: { abort: AbortController; preview: PreviewImport | null } = { abort, preview: null };
+    active.current = me;
+    if (options.preview && file.size >= (options.previewMinBytes ?? PREVIEW_MIN_BYTES)) {
+      me.preview = new PreviewImport(
+        options.preview(file.name, {
+          stop: () => abort.abort(),
+          replaced: () => {
+            if (active.current !== me) return;
+            active.current = null;
+            me.preview?.supersede();
+            abort.abort();
+            setState((s) => (s?.abort === abort ? null : s));
+          },
+        }),
+      );
+    }
+    const preview = me.preview;
     let last = 0;
     setState({ phase: "reading", name: file.name, linesRead: 0, bytesRead: 0, totalBytes: file.size, abort });
     let read: JsonlReadResult;
@@ -48,22 +127,29 @@ export function useJsonlImport(
           if (now - last < 100) return;
           last = now;
           setState({ phase: "reading", name: file.name, ...p, abort });
+          preview?.progress({ ...p, phase: "reading", badLines: 0 });
         },
+        ...(preview ? { onSamples: (samples) => preview.add(samples) } : {}),
       });
+      // The last samples handed are added to the preview's model (a few slices at most).
+      await preview?.drained();
+      if (abort.signal.aborted) throw abort.signal.reason;
     } catch (e) {
-      if (current.current !== abort) return;
-      current.current = null;
+      if (active.current !== me) return;
+      active.current = null;
+      preview?.discard();
       setState(null);
       onError(abort.signal.aborted ? `stopped reading ${file.name}` : `could not read ${file.name}: ${(e as Error).message}`);
       return;
     }
-    if (current.current !== abort) return;
-    current.current = null;
+    if (active.current !== me) return;
     if (read.problemCount === 0) {
+      active.current = null;
       setState(null);
-      hand(read, file.name, 0);
+      hand(read, file.name, 0, preview?.keep(read));
     } else {
-      setState({ phase: "problems", name: file.name, read });
+      preview?.progress({ linesRead: read.linesRead, bytesRead: read.bytesRead, totalBytes: file.size, phase: "problems", badLines: read.badLines });
+      setState({ phase: "problems", name: file.name, read, abort, preview });
     }
   };
 
@@ -79,15 +165,21 @@ export function useJsonlImport(
       </p>
     );
   } else if (state?.phase === "problems") {
-    const { name, read } = state;
+    const { name, read, preview } = state;
+    const done = () => {
+      if (active.current?.abort === state.abort) active.current = null;
+      setState(null);
+    };
     const more = read.problemCount - read.problems.length;
     const sampleCount = read.samples.length;
+    const opening = call.current.verb === "open";
     panel = (
       <div className="import-problems" data-testid="import-problems" role="alert">
         <p>
           <strong>{name}</strong>: {read.badLines.toLocaleString("en")} of {read.linesRead.toLocaleString("en")} lines{" "}
           {read.badLines === 1 ? "has a problem" : "have problems"}; {read.validLines.toLocaleString("en")} valid (
-          {sampleCount.toLocaleString("en")} {sampleCount === 1 ? "sample" : "samples"}). Nothing was imported.
+          {sampleCount.toLocaleString("en")} {sampleCount === 1 ? "sample" : "samples"}). Nothing was {opening ? "opened" : "imported"}
+          {preview?.state === "shown" ? " (the samples shown are a preview)" : ""}.
         </p>
         <ul>
           {read.problems.map((p, i) => (
@@ -106,14 +198,21 @@ export function useJsonlImport(
             <button
               data-testid="import-valid-anyway"
               onClick={() => {
-                setState(null);
-                hand(read, name, read.badLines);
+                done();
+                hand(read, name, read.badLines, preview?.keep(read));
               }}
             >
-              Import the {read.validLines.toLocaleString("en")} valid {read.validLines === 1 ? "line" : "lines"}
+              {opening ? "Open" : "Import"} the {read.validLines.toLocaleString("en")} valid {read.validLines === 1 ? "line" : "lines"}
             </button>
           )}
-          <button className="secondary" data-testid="import-cancel" onClick={() => setState(null)}>
+          <button
+            className="secondary"
+            data-testid="import-cancel"
+            onClick={() => {
+              done();
+              preview?.discard();
+            }}
+          >
             {sampleCount > 0 ? "Don't import" : "Close"}
           </button>
         </div>

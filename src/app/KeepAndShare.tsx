@@ -2,15 +2,13 @@ import { useEffect, useState } from "react";
 import { JsonlFileButton, useJsonlImport } from "./ImportJsonl.js";
 import { exportJsonlInSlices } from "./run/export-slices.js";
 import { buildRunInSlices } from "./run/build-slices.js";
-import { formatProblem } from "./run/jsonl.js";
-import { readJsonlOffThread } from "./run/jsonl-offthread.js";
 import { deleteRun, listRuns, loadRunBlob, onSavedRunsChange, saveRun, type SavedRunSummary } from "./run/saved-runs.js";
 import { shareHash } from "./share-url.js";
-import { useLab } from "./store.js";
+import { labPreview, useLab } from "./store.js";
 
 /** Share the configuration as a link, export and import runs as JSONL, and reopen runs saved in this browser. */
 export function KeepAndShare() {
-  const { status, model, runScenario, scenarioText, show } = useLab();
+  const { status, model, runScenario, scenarioText, show, preview } = useLab();
   const [saved, setSaved] = useState<SavedRunSummary[]>([]);
   const [message, setMessage] = useState<string | null>(null);
 
@@ -50,15 +48,17 @@ export function KeepAndShare() {
     URL.revokeObjectURL(a.href);
   };
 
-  // The file is streamed and checked; one with problems imports nothing until the user asks for its valid lines.
+  // The file is streamed and checked; one with problems imports nothing until the user asks for its valid lines. A big
+  // one is shown as a preview while it is read (the run model it builds is the import's, once there is one).
   const { importFile, panel: importPanel } = useJsonlImport(
-    async (read, name, skipped) => {
+    async (read, name, skipped, built) => {
       // Rebuilt a few samples at a time (a large run is no long task of the page).
-      const { model: imported, scenario } = await buildRunInSlices(read);
+      const { model: imported, scenario } = built ?? (await buildRunInSlices(read));
       show(imported, scenario as never);
       setMessage(`imported ${name}: ${imported.samples.length} samples${skipped ? ` (${skipped} ${skipped === 1 ? "line" : "lines"} with problems left out)` : ""}`);
     },
     setMessage,
+    { preview: labPreview },
   );
 
   const copyLink = () => {
@@ -81,7 +81,7 @@ export function KeepAndShare() {
         <button className="secondary" onClick={copyLink}>
           Share link
         </button>
-        <button className="secondary" onClick={download} disabled={!model || status === "running"}>
+        <button className="secondary" onClick={download} disabled={!model || status === "running" || preview !== null} title={preview ? "A preview is no run yet: export it once it is imported" : undefined}>
           Export JSONL
         </button>
         <JsonlFileButton label="Import JSONL" ariaLabel="Import JSONL" onFile={(file) => (setMessage(null), void importFile(file))} />
@@ -97,17 +97,20 @@ export function KeepAndShare() {
                 <button
                   className="link"
                   onClick={async () => {
-                    // Read in a Worker and rebuilt in slices, as an imported file is.
+                    // Read and checked as an imported file is (in a Worker, rebuilt in slices): a damaged one shows
+                    // its problems and opens its valid lines only when asked (it stays saved as it is).
+                    setMessage(null);
                     const stored = await loadRunBlob(run.id);
-                    if (!stored) return;
-                    const read = await readJsonlOffThread(stored);
-                    if (read.problemCount > 0) {
-                      setMessage(`could not open ${run.title}: ${formatProblem(read.problems[0]!)}`);
-                      return;
-                    }
-                    const { model: restored, scenario } = await buildRunInSlices(read);
-                    (restored as { savedAs?: string }).savedAs = run.id;
-                    show(restored, scenario as never);
+                    if (!stored) return setMessage(`could not open ${run.title}: it is no longer saved in this browser`);
+                    await importFile(new File([stored], run.title, { type: "application/x-ndjson" }), {
+                      verb: "open",
+                      accept: async (read, name, skipped, built) => {
+                        const { model: restored, scenario } = built ?? (await buildRunInSlices(read));
+                        (restored as { savedAs?: string }).savedAs = run.id;
+                        show(restored, scenario as never);
+                        if (skipped) setMessage(`opened ${name}: ${restored.samples.length} samples (${skipped} ${skipped === 1 ? "line" : "lines"} with problems left out)`);
+                      },
+                    });
                   }}
                 >
                   {run.title}

@@ -1,21 +1,37 @@
 import { useEffect, useState } from "react";
+import { useJsonlImport } from "./ImportJsonl.js";
 import type { CheckpointSummary } from "./run/checkpoints.js";
-import { discardRecovered, listRecoverable, onRecoverableChange, openRecovered } from "./run/recovery.js";
+import { discardRecovered, listRecoverable, onRecoverableChange, openRecoveredRead, readRecovered } from "./run/recovery.js";
 
 /**
  * Runs a closed or reloaded page interrupted (their last checkpoint in this browser): each can be shown (and then
- * exported, forked and compared like a saved run; it joins the saved runs) or discarded.
+ * exported, forked and compared like a saved run; it joins the saved runs) or discarded. A checkpoint is read and
+ * checked as an imported file is: a damaged one (a line cut short, a corrupted line) shows its problems with their
+ * lines and field paths, and opens its valid lines only when the user asks.
  */
 export function RecoveredRuns() {
   const [runs, setRuns] = useState<CheckpointSummary[]>([]);
   const [problem, setProblem] = useState<string | null>(null);
+  const { importFile, panel } = useJsonlImport(
+    () => undefined, // every call brings its own `accept`
+    (message) => setProblem(message),
+  );
   useEffect(() => {
     const refresh = () => void listRecoverable().then(setRuns, () => setRuns([]));
     refresh();
     return onRecoverableChange(refresh);
   }, []);
-  if (runs.length === 0 && !problem) return null;
+  if (runs.length === 0 && !problem && !panel) return null;
   const act = (what: Promise<void>) => what.catch((e: Error) => setProblem(`could not recover the run: ${e.message}`));
+  const open = async (id: string) => {
+    setProblem(null);
+    const found = await readRecovered(id);
+    if (!found) return;
+    await importFile(found.file, {
+      verb: "open",
+      accept: (read, _name, skipped, built) => openRecoveredRead(found.recovered, read, skipped, built),
+    });
+  };
   return (
     <section className="recovered" aria-label="Recovered runs">
       {runs.map((run) => (
@@ -23,7 +39,7 @@ export function RecoveredRuns() {
           <span data-testid="recovered-run-summary">
             Recovered run from {new Date(run.updatedAt).toLocaleString()}: {run.finished} of {run.total} samples finished
           </span>{" "}
-          <button className="secondary" onClick={() => void act(openRecovered(run.id))}>
+          <button className="secondary" onClick={() => void act(open(run.id))}>
             Show recovered run
           </button>{" "}
           <button className="link" onClick={() => void act(discardRecovered(run.id))}>
@@ -31,6 +47,7 @@ export function RecoveredRuns() {
           </button>
         </p>
       ))}
+      {panel}
       {problem && <p className="error">{problem}</p>}
     </section>
   );

@@ -11,13 +11,29 @@ import type { Preset } from "./presets.js";
 import { environmentPortsFor, userEnvironmentsSettled } from "./envs/user-environments.js";
 import type { DeviceLossAction } from "../policy/llm/device-loss.js";
 import { endUnfinished } from "./run/interrupted.js";
+import type { JsonlProgress } from "./run/jsonl-reader.js";
+import type { PreviewProgress, PreviewTarget } from "./run/preview-import.js";
 import { renderBudget } from "./run/render-budget.js";
 import { RunModel } from "./run/run-model.js";
 import { DEFAULT_SETUP, scenarioFromSetup, type Setup } from "./setup/setup.js";
-import { RolloutWorkerClient, type RunHandle } from "./worker/client.js";
+import { RolloutWorkerClient, StopTimeoutError, type RunHandle } from "./worker/client.js";
 import type { HumanRequest, ModelStatus } from "./worker/protocol.js";
 
 export type RunStatus = "idle" | "running" | "paused" | "finished" | "failed";
+
+/**
+ * A big file shown while it is read (./run/preview-import.ts): what the page's banner says about it. How far the
+ * reading is (lines, bytes) is in `usePreviewProgress`, apart: it changes often, and every change of this store
+ * draws the whole page again.
+ */
+export interface PreviewInfo extends Pick<PreviewProgress, "phase" | "badLines"> {
+  name: string;
+  /** Stops reading: the preview goes, the run set aside comes back. */
+  stop(): void;
+}
+
+/** How far the previewed file is read (`LabState.preview`). */
+export const usePreviewProgress = create<JsonlProgress>(() => ({ linesRead: 0, bytesRead: 0, totalBytes: null }));
 
 export interface LocalFolder {
   name: string;
@@ -30,8 +46,14 @@ interface LabState {
   scenarioText: string;
   status: RunStatus;
   error: string | null;
-  /** The live run (null before the first). */
+  /** The live run (null before the first); while `preview` is set, the preview's model (not the current run). */
   model: RunModel | null;
+  /**
+   * Set while a big file's samples are shown as they are read (`labPreview`): that is no run yet (status `idle`: not
+   * saved, checkpointed or exported; not forked or compared as the current run), and the run it replaced is set
+   * aside, as it was, until the file is imported (then it goes) or not (then it comes back).
+   */
+  preview: PreviewInfo | null;
   version: number;
   /** The scenario the current run was started with. */
   runScenario: Scenario | null;
@@ -95,6 +117,7 @@ export const useLab = create<LabState>((set, get) => ({
   status: "idle",
   error: null,
   model: null,
+  preview: null,
   version: 0,
   runScenario: null,
   result: null,
@@ -152,6 +175,7 @@ export const useLab = create<LabState>((set, get) => ({
       return;
     }
     current?.stop();
+    dropPreview();
     const model = new RunModel();
     const bump = frameScheduler(() => {
       if (get().model === model) set({ version: model.version });
@@ -211,9 +235,12 @@ export const useLab = create<LabState>((set, get) => ({
           });
         },
         (e: Error) => {
+          // What finished stays; the samples still under way end with the reason (a crashed worker, a lost device);
+          // after a Stop the worker did not act on in time (it was terminated), they end `cancelled`, as a Stop's do.
+          // A run another one replaced (Run again, a saved run shown: both stop it) ends so too, though not shown: a
+          // run left "running" would keep its checkpoint written (./run/recovery.ts).
+          endUnfinished(model, e.message, e instanceof StopTimeoutError ? "cancelled" : "error");
           if (current !== handle) return;
-          // What finished stays; the samples still under way end with the reason (a crashed worker, a lost device).
-          endUnfinished(model, e.message);
           set({ status: "failed", error: e.message, version: model.version, humanRequests: [] });
         },
       );
@@ -246,9 +273,91 @@ export const useLab = create<LabState>((set, get) => ({
   show(model, scenario, status = "finished") {
     current?.stop();
     current = null;
+    if (preview && preview.model === model) {
+      // The preview imported: the same model becomes the current run, drawn as it is (the selection stays).
+      preview = null;
+      const selected = Math.min(get().selected, Math.max(0, model.samples.length - 1));
+      set({ model, version: model.version, runScenario: scenario, status, error: null, result: null, preview: null, selected, modelStatus: null });
+      return;
+    }
+    dropPreview();
     set({ model, version: model.version, runScenario: scenario, status, error: null, selected: 0, selectedTurn: null, modelStatus: null });
   },
 }));
+
+/** What a preview set aside (the page's run as it was), and how to end the preview when the page replaces it. */
+interface Preview {
+  model: RunModel;
+  aside: Pick<LabState, "model" | "version" | "runScenario" | "status" | "error" | "result" | "selected" | "selectedTurn" | "modelStatus">;
+  bump: () => void;
+  replaced: () => void;
+}
+let preview: Preview | null = null;
+
+/** Another run replaces the preview (run, a saved or recovered run shown): the reading stops, nothing comes back. */
+function dropPreview(): void {
+  const was = preview;
+  if (!was) return;
+  preview = null;
+  useLab.setState({ preview: null });
+  was.replaced();
+}
+
+/**
+ * The page's side of a preview (./run/preview-import.ts) of file `name`: `begin` shows the preview's model, with
+ * the current run set aside (refused while a run is live: it would have to stop), `discard` puts that run back as it
+ * was, and the import of the previewed model (`show` of that model) makes it the current run. `controls.stop` is the
+ * banner's Stop; `controls.replaced` is called when the page shows another run instead (the preview then ends).
+ */
+export function labPreview(name: string, controls: { stop(): void; replaced(): void }): PreviewTarget {
+  let model: RunModel | null = null;
+  const mine = () => preview !== null && preview.model === model;
+  return {
+    begin(m) {
+      const state = useLab.getState();
+      if (preview || state.status === "running" || state.status === "paused") return false;
+      model = m;
+      const { version, runScenario, status, error, result, selected, selectedTurn, modelStatus } = state;
+      preview = {
+        model: m,
+        aside: { model: state.model, version, runScenario, status, error, result, selected, selectedTurn, modelStatus },
+        // Drawn less often than a live run (a tenth of the main thread, at least twice a second): the main thread also
+        // takes in the file's samples, and the sooner it has them all, the sooner the file is imported.
+        bump: renderBudget(() => mine() && useLab.setState({ version: m.version }), { share: 0.1, maxWaitMs: 500 }),
+        replaced: controls.replaced,
+      };
+      useLab.setState({
+        model: m,
+        version: m.version,
+        runScenario: null,
+        status: "idle",
+        error: null,
+        result: null,
+        selected: 0,
+        selectedTurn: null,
+        modelStatus: null,
+        preview: { name, phase: "reading", badLines: 0, stop: controls.stop },
+      });
+      usePreviewProgress.setState({ linesRead: 0, bytesRead: 0, totalBytes: null });
+      return true;
+    },
+    changed() {
+      if (mine()) preview!.bump();
+    },
+    progress({ phase, badLines, linesRead, bytesRead, totalBytes }) {
+      const shown = useLab.getState().preview;
+      if (!mine() || !shown) return;
+      usePreviewProgress.setState({ linesRead, bytesRead, totalBytes });
+      if (shown.phase !== phase || shown.badLines !== badLines) useLab.setState({ preview: { ...shown, phase, badLines } });
+    },
+    discard() {
+      if (!mine()) return;
+      const { aside } = preview!;
+      preview = null;
+      useLab.setState({ ...aside, preview: null });
+    },
+  };
+}
 
 /**
  * For runs the page starts beside the set-up's own (forks, src/app/fork/): the lab's worker (so a model loaded for

@@ -1,20 +1,36 @@
 /**
  * `readJsonl` in a Worker (./jsonl-worker.ts): the same checks and the same result, with the parsing and checking of
  * a large file off the page's main thread (a 1,000 × 20 run's export, 150 MB, took seconds of main-thread tasks
- * there). The samples arrive a few megabytes at a time; their messages are compact (./compact-messages.ts: they
- * read as plain arrays). Where there is no Worker (Node, tests), it is `readJsonl` itself.
+ * there). The samples arrive a megabyte of the file at a time, each batch acknowledged once handled (the Worker keeps
+ * at most two waiting: no backlog of batches ahead of the page's own work); their messages are compact
+ * (./compact-messages.ts: they read as plain arrays). `onSamples` gets each batch as it comes (a big file's preview:
+ * ../ImportJsonl.tsx). Where there is no Worker (Node, tests), it is `readJsonl` itself.
  */
 
 import type { Message } from "../../core/index.js";
 import { compactMessage, TokenPack } from "./compact-messages.js";
 import { readJsonl, type JsonlReadOptions, type JsonlReadResult, type JsonlSource, type SampleLine } from "./jsonl-reader.js";
-import type { JsonlWorkerMessage, JsonlWorkerRequest } from "./jsonl-worker.js";
+import type { JsonlWorkerAck, JsonlWorkerMessage, JsonlWorkerRequest } from "./jsonl-worker.js";
+
+const startWorker = () => new Worker(new URL("./jsonl-worker.ts", import.meta.url), { type: "module" });
+let spare: Worker | null = null;
+
+/**
+ * Starts the reader's Worker ahead of the next read (call it when the page is idle): starting one and loading its
+ * module takes a couple of hundred milliseconds on a busy machine, which a big file's first samples would wait for.
+ * The next `readJsonlOffThread` takes it; one is kept at most.
+ */
+export function warmJsonlReader(): void {
+  if (typeof Worker === "undefined" || spare) return;
+  spare = startWorker();
+}
 
 export async function readJsonlOffThread(source: JsonlSource, options: JsonlReadOptions = {}): Promise<JsonlReadResult> {
   if (typeof Worker === "undefined" || typeof Blob === "undefined" || !(source instanceof Blob)) return readJsonl(source, options);
-  const { onProgress, signal, ...checks } = options;
+  const { onProgress, onSamples, signal, ...checks } = options;
   if (signal?.aborted) throw signal.reason ?? new DOMException("The import was cancelled", "AbortError");
-  const worker = new Worker(new URL("./jsonl-worker.ts", import.meta.url), { type: "module" });
+  const worker = spare ?? startWorker();
+  spare = null;
   const samples: SampleLine[] = [];
   try {
     return await new Promise<JsonlReadResult>((resolve, reject) => {
@@ -26,6 +42,7 @@ export async function readJsonlOffThread(source: JsonlSource, options: JsonlRead
       worker.onmessage = (e: MessageEvent<JsonlWorkerMessage>) => {
         const message = e.data;
         if (message.type === "samples") {
+          const first = samples.length;
           for (const s of message.samples) {
             let ids = 0;
             let logprobs = 0;
@@ -37,6 +54,9 @@ export async function readJsonlOffThread(source: JsonlSource, options: JsonlRead
             samples.push({ ...s, message_log: s.message_log.map((m) => (m && typeof m === "object" ? compactMessage(m as Message, pack) : m)) });
             pack.trim();
           }
+          // Handled: the worker may send another batch (it keeps only a couple waiting for the page).
+          worker.postMessage({ type: "ack" } satisfies JsonlWorkerAck);
+          onSamples?.(samples.slice(first));
         } else if (message.type === "progress") {
           onProgress?.({ linesRead: message.linesRead, bytesRead: message.bytesRead, totalBytes: message.totalBytes });
         } else if (message.type === "done") {

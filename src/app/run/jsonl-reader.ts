@@ -137,6 +137,11 @@ export interface JsonlReadOptions {
   maxLineLength?: number;
   /** Called after each chunk read (and once at the end). */
   onProgress?: (progress: JsonlProgress) => void;
+  /**
+   * Called with the valid samples read since the last call, as they are read (before the whole file is checked: a
+   * preview, not an import). They are the same objects the result's `samples` ends with.
+   */
+  onSamples?: (samples: SampleLine[]) => void;
   signal?: AbortSignal;
 }
 
@@ -407,7 +412,15 @@ export async function readJsonl(source: JsonlSource, options: JsonlReadOptions =
   const reader = stream.getReader();
   const decoder = new TextDecoder("utf-8");
   const acc = new JsonlAccumulator(options);
-  const progress = () => options.onProgress?.({ linesRead: acc.result.linesRead, bytesRead: acc.result.bytesRead, totalBytes });
+  let handed = 0;
+  const progress = () => {
+    if (options.onSamples && acc.result.samples.length > handed) {
+      const fresh = acc.result.samples.slice(handed);
+      handed = acc.result.samples.length;
+      options.onSamples(fresh);
+    }
+    options.onProgress?.({ linesRead: acc.result.linesRead, bytesRead: acc.result.bytesRead, totalBytes });
+  };
   try {
     for (;;) {
       if (options.signal?.aborted) throw options.signal.reason ?? new DOMException("The import was cancelled", "AbortError");

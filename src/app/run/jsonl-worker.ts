@@ -12,6 +12,9 @@ declare const self: DedicatedWorkerGlobalScope;
 
 export type JsonlWorkerRequest = { source: Blob; options: Pick<JsonlReadOptions, "maxProblems" | "maxProblemsPerLine" | "maxLineLength"> };
 
+/** The page has handled a batch of samples (see IN_FLIGHT). */
+export type JsonlWorkerAck = { type: "ack" };
+
 export type JsonlWorkerMessage =
   | { type: "samples"; samples: SampleLine[] }
   | { type: "progress"; linesRead: number; bytesRead: number; totalBytes: number | null }
@@ -19,43 +22,84 @@ export type JsonlWorkerMessage =
   | { type: "error"; message: string };
 
 /** Samples go to the page once this many bytes of the file have been read since the last batch (each batch is one
- * task of the page's main thread: it must stay short). */
+ * task of the page's main thread: it must stay short). The page shows a big file's samples as they come
+ * (../ImportJsonl.tsx): the first batch is a screenful of a 1,000 × 20 run's samples. */
 const BATCH_BYTES = 1024 * 1024;
+/**
+ * At most this many batches wait for the page at once (it acknowledges each one it has handled): the page's task
+ * queue never holds a backlog of batches ahead of what the user does (a click, a frame), whatever the speed of its
+ * main thread against this one's. The file is read on meanwhile, up to HIGH_WATER_BYTES of samples ahead of it.
+ */
+const IN_FLIGHT = 2;
+const HIGH_WATER_BYTES = 16 * 1024 * 1024;
 
-self.onmessage = async (e: MessageEvent<JsonlWorkerRequest>) => {
-  const { source, options } = e.data;
+let onAck: (() => void) | null = null;
+
+self.onmessage = (e: MessageEvent<JsonlWorkerRequest | JsonlWorkerAck>) => {
+  if ("type" in e.data) onAck?.();
+  else void read(e.data);
+};
+
+async function read({ source, options }: JsonlWorkerRequest): Promise<void> {
   const post = (message: JsonlWorkerMessage, transfer: Transferable[] = []) => self.postMessage(message, transfer);
   try {
     const acc = new JsonlAccumulator(options);
     const reader = (source.stream() as ReadableStream<Uint8Array>).getReader();
     const decoder = new TextDecoder("utf-8");
-    let sentAt = 0;
-    const send = () => {
-      const samples = acc.result.samples;
-      if (samples.length) {
-        const transfer: ArrayBuffer[] = [];
-        const packed = samples.map((s) => ({ ...s, message_log: packLog(s.message_log, transfer) as SampleLine["message_log"] }));
-        // What was sent is not kept here (the accumulator only ever appends to its list).
-        samples.length = 0;
-        post({ type: "samples", samples: packed }, transfer);
-      }
+    /** Samples are read and kept (`acc.result.samples`) until sent; what was sent is not kept here. */
+    const queued = acc.result.samples;
+    let sent = 0;
+    let inFlight = 0;
+    let ended = false;
+    let progressAt = -1;
+    let wake: (() => void) | null = null;
+    const bytesPerSample = () => acc.result.bytesRead / Math.max(1, sent + queued.length);
+    const queuedBytes = () => queued.length * bytesPerSample();
+    const progress = () => {
+      progressAt = acc.result.bytesRead;
       post({ type: "progress", linesRead: acc.result.linesRead, bytesRead: acc.result.bytesRead, totalBytes: source.size });
-      sentAt = acc.result.bytesRead;
+    };
+    const send = () => {
+      while (inFlight < IN_FLIGHT && queued.length > 0 && (ended || queuedBytes() >= BATCH_BYTES)) {
+        const batch = queued.splice(0, sent === 0 ? queued.length : Math.max(1, Math.round(BATCH_BYTES / bytesPerSample())));
+        const transfer: ArrayBuffer[] = [];
+        const packed = batch.map((s) => ({ ...s, message_log: packLog(s.message_log, transfer) as SampleLine["message_log"] }));
+        sent += batch.length;
+        inFlight += 1;
+        post({ type: "samples", samples: packed }, transfer);
+        progress();
+      }
+      if (acc.result.bytesRead - progressAt >= BATCH_BYTES) progress();
+    };
+    const room = () => new Promise<void>((resolve) => (wake = resolve));
+    onAck = () => {
+      inFlight -= 1;
+      send();
+      wake?.();
+      wake = null;
     };
     for (;;) {
+      // Far enough ahead of the page: wait for it.
+      while (queuedBytes() >= HIGH_WATER_BYTES) await room();
       const { done, value } = await reader.read();
       if (done) break;
       acc.result.bytesRead += value.byteLength;
       acc.push(decoder.decode(value, { stream: true }));
-      if (acc.result.bytesRead - sentAt >= BATCH_BYTES) send();
+      send();
     }
     const rest = decoder.decode();
     if (rest) acc.push(rest);
     acc.end();
+    ended = true;
     send();
+    while (queued.length > 0) {
+      await room();
+      send();
+    }
+    progress();
     const { samples: _sent, ...result } = acc.result;
     post({ type: "done", result });
   } catch (err) {
     post({ type: "error", message: err instanceof Error ? err.message : String(err) });
   }
-};
+}

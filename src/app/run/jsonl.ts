@@ -139,68 +139,83 @@ export function buildRun(read: Pick<JsonlReadResult, "samples" | "footer">): { m
 export function* runEvents(read: Pick<JsonlReadResult, "samples" | "footer">): Generator<RolloutEvent> {
   const samples = read.samples;
   if (samples.length === 0) throw new ImportError("no sample lines (objects with a message_log)");
-  const meta = read.footer ?? {};
-  const promptOf = (s: SampleLine) => {
-    const at = s.message_log.findIndex((m) => m.role === "assistant");
-    return Math.min(s["lab/prompt_messages"] ?? (at < 0 ? s.message_log.length : at), s.message_log.length);
+  yield { ...runStart(read.footer), samples: samples.map(sampleStart) };
+  for (let sample = 0; sample < samples.length; sample++) yield* sampleEvents(samples[sample]!, sample);
+  yield runEnd(samples, read.footer);
+}
+
+/** The number of prompt messages of a sample line. */
+function promptOf(s: SampleLine): number {
+  const at = s.message_log.findIndex((m) => m.role === "assistant");
+  return Math.min(s["lab/prompt_messages"] ?? (at < 0 ? s.message_log.length : at), s.message_log.length);
+}
+
+type RolloutStart = Extract<RolloutEvent, { type: "rollout_start" }>;
+
+/** The `rollout_start` event of a read (its samples aside: `sampleStart` each), from its last line's settings. */
+export function runStart(footer: JsonlReadResult["footer"]): RolloutStart {
+  const meta = footer ?? {};
+  return { type: "rollout_start", t: 0, mode: meta.mode ?? "sync", maxRolloutTurns: meta.max_rollout_turns ?? 0, maxSeqLen: meta.max_seq_len ?? 0, samples: [] };
+}
+
+/** Sample line `s` (the run's sample `sample`) as the `rollout_start` event lists it: its prompt and first state. */
+export function sampleStart(s: SampleLine, sample: number): RolloutStart["samples"][number] {
+  return {
+    sample,
+    idx: s.idx,
+    task_name: s.task_name,
+    message_log: s.message_log.slice(0, promptOf(s)),
+    extra_env_info: s["lab/initial_env_info"] ?? null,
+    ...(s["lab/initial_stop_strings"] !== undefined ? { stop_strings: s["lab/initial_stop_strings"] } : {}),
   };
-  yield {
-    type: "rollout_start",
-    t: 0,
-    mode: meta.mode ?? "sync",
-    maxRolloutTurns: meta.max_rollout_turns ?? 0,
-    maxSeqLen: meta.max_seq_len ?? 0,
-    samples: samples.map((s, sample) => ({
-      sample,
-      idx: s.idx,
-      task_name: s.task_name,
-      message_log: s.message_log.slice(0, promptOf(s)),
-      extra_env_info: s["lab/initial_env_info"] ?? null,
-      ...(s["lab/initial_stop_strings"] !== undefined ? { stop_strings: s["lab/initial_stop_strings"] } : {}),
-    })),
-  };
-  for (let sample = 0; sample < samples.length; sample++) {
-    const s = samples[sample]!;
-    const rest = s.message_log.slice(promptOf(s));
-    const records = s["lab/turns"] ?? [];
-    for (let k = 0, turn = 0; k < rest.length; turn++) {
-      const record = records[turn];
-      const assistant = rest[k]!;
-      const observation = rest[k + 1];
-      yield { type: "turn_start", t: record?.gen_start ?? 0, sample, turn, inputTokens: record?.input_tokens ?? 0 };
-      yield { type: "assistant_message", t: record?.gen_end ?? 0, sample, turn, message: assistant, truncated: record?.response_truncated ?? false };
-      if (observation) {
-        yield {
-          type: "env_step",
-          t: record?.env_end ?? 0,
-          sample,
-          turn,
-          observation,
-          reward: record?.reward ?? 0,
-          rewardComponents: record?.reward_components ?? null,
-          terminated: record?.terminated ?? false,
-          truncatedContext: record?.truncated_context ?? false,
-          violations: assistant.invalid_action_violations ?? [],
-          metadata: record?.metadata ?? null,
-          ...(record?.stop_strings !== undefined ? { stopStrings: record.stop_strings } : {}),
-        };
-      }
-      k += 2;
+}
+
+/** The events of one sample line after the run's start: each turn's, then its end. */
+export function* sampleEvents(s: SampleLine, sample: number): Generator<RolloutEvent> {
+  const rest = s.message_log.slice(promptOf(s));
+  const records = s["lab/turns"] ?? [];
+  for (let k = 0, turn = 0; k < rest.length; turn++) {
+    const record = records[turn];
+    const assistant = rest[k]!;
+    const observation = rest[k + 1];
+    yield { type: "turn_start", t: record?.gen_start ?? 0, sample, turn, inputTokens: record?.input_tokens ?? 0 };
+    yield { type: "assistant_message", t: record?.gen_end ?? 0, sample, turn, message: assistant, truncated: record?.response_truncated ?? false };
+    if (observation) {
+      yield {
+        type: "env_step",
+        t: record?.env_end ?? 0,
+        sample,
+        turn,
+        observation,
+        reward: record?.reward ?? 0,
+        rewardComponents: record?.reward_components ?? null,
+        terminated: record?.terminated ?? false,
+        truncatedContext: record?.truncated_context ?? false,
+        violations: assistant.invalid_action_violations ?? [],
+        metadata: record?.metadata ?? null,
+        ...(record?.stop_strings !== undefined ? { stopStrings: record.stop_strings } : {}),
+      };
     }
-    yield {
-      type: "sample_end",
-      t: 0,
-      sample,
-      idx: s.idx,
-      termination: (s.termination ?? "max_turns") as TerminationReason,
-      error: s.error ?? null,
-      totalReward: s.total_reward ?? 0,
-      turns: records.length,
-    };
+    k += 2;
   }
+  yield {
+    type: "sample_end",
+    t: 0,
+    sample,
+    idx: s.idx,
+    termination: (s.termination ?? "max_turns") as TerminationReason,
+    error: s.error ?? null,
+    totalReward: s.total_reward ?? 0,
+    turns: records.length,
+  };
+}
+
+/** The `rollout_end` event of a read: the final batch (the sample lines' keys, per sample) and the metrics. */
+export function runEnd(samples: readonly SampleLine[], footer: JsonlReadResult["footer"]): RolloutEvent {
+  const meta = footer ?? {};
   const batch: Record<string, unknown[]> = {};
   for (const key of new Set(samples.flatMap((s) => Object.keys(s).filter((k) => !k.startsWith("lab/"))))) {
     batch[key] = samples.map((s) => s[key] ?? null);
   }
-  yield { type: "rollout_end", t: 0, batch, metrics: meta.metrics ?? {}, partial: meta.partial ?? false };
+  return { type: "rollout_end", t: 0, batch, metrics: meta.metrics ?? {}, partial: meta.partial ?? false };
 }

@@ -3,16 +3,17 @@
  * is rewritten at most about once a second, and at once when the page is hidden or left; a run that ends deletes
  * it. A run that failed (a crashed worker, a lost device) is saved like a finished one, with what finished.
  * Checkpoints a closed or reloaded page left behind are offered by src/app/RecoveredRuns.tsx, through
- * `openRecovered` and `discardRecovered`.
+ * `readRecovered` (then read and checked as an import is), `openRecoveredRead` and `discardRecovered`.
  *
  * Imported once, by main.tsx, for its side effects (it watches the store).
  */
 
 import { useLab } from "../store.js";
-import { deleteCheckpoint, listInterrupted, lockName, readCheckpoint, writeCheckpoint, type CheckpointSummary } from "./checkpoints.js";
-import { endUnfinished, markInterrupted, runProgress } from "./interrupted.js";
+import { buildRunInSlices } from "./build-slices.js";
+import { deleteCheckpoint, listInterrupted, lockName, readCheckpoint, writeCheckpoint, type Checkpoint, type CheckpointSummary } from "./checkpoints.js";
+import { endUnfinished, markInterrupted, runProgress, type RunProgress } from "./interrupted.js";
 import { exportJsonlInSlices } from "./export-slices.js";
-import { exportJsonl, importJsonl } from "./jsonl.js";
+import { exportJsonl, type JsonlReadResult } from "./jsonl.js";
 import type { RunModel } from "./run-model.js";
 import { saveRun } from "./saved-runs.js";
 
@@ -156,21 +157,65 @@ export async function listRecoverable(): Promise<CheckpointSummary[]> {
   return listInterrupted();
 }
 
-/**
- * Shows an interrupted run like a saved one: its unfinished samples marked cancelled with the reason, saved among
- * the saved runs (where it stays), and its checkpoint deleted.
- */
-export async function openRecovered(id: string): Promise<void> {
-  const checkpoint = await readCheckpoint(id);
-  if (!checkpoint) return;
+/** An interrupted run's checkpoint made ready to open: its export with the samples under way ended, and its title. */
+export interface RecoveredRun {
+  id: string;
+  title: string;
+  /** The checkpoint's export after `markInterrupted` (lines that do not parse are left as they are). */
+  jsonl: string;
+  progress: RunProgress;
+}
+
+export function prepareRecovered(checkpoint: Checkpoint): RecoveredRun {
   const { jsonl, progress } = markInterrupted(checkpoint.jsonl);
-  const { model, scenario } = importJsonl(jsonl);
-  const mean = model.samples.length ? model.samples.reduce((a, s) => a + s.totalReward, 0) / model.samples.length : null;
   const title = `recovered · ${checkpoint.mode ?? "run"} · ${progress.finished} of ${progress.total} samples finished · ${new Date(checkpoint.updatedAt).toLocaleTimeString()}`;
-  const summary = await saveRun({ title, samples: progress.total, meanReward: mean }, jsonl);
+  return { id: checkpoint.id, title, jsonl, progress };
+}
+
+/**
+ * The checkpoint `id` ready to open, as a file named by its title: the page reads it as an import is read
+ * (src/app/ImportJsonl.tsx: every line checked; a damaged one shows its problems and opens its valid lines only
+ * when the user asks), then hands the read to `openRecoveredRead`. Null when the checkpoint is gone.
+ */
+export async function readRecovered(id: string): Promise<{ recovered: RecoveredRun; file: File } | null> {
+  const checkpoint = await readCheckpoint(id);
+  if (!checkpoint) return null;
+  const recovered = prepareRecovered(checkpoint);
+  return { recovered, file: new File([recovered.jsonl], recovered.title, { type: "application/x-ndjson" }) };
+}
+
+/**
+ * The run of a recovered checkpoint's read (all of it, or its valid lines: `skipped` lines were left out) and what
+ * it is saved as. The export is saved as it was read, damaged lines included (nothing of the checkpoint is lost);
+ * the title says how many lines were left out.
+ */
+export async function recoveredRun(
+  recovered: RecoveredRun,
+  read: Pick<JsonlReadResult, "samples" | "footer">,
+  skipped = 0,
+  built?: { model: RunModel; scenario: unknown },
+): Promise<{ model: RunModel; scenario: unknown; title: string; meanReward: number | null }> {
+  const { model, scenario } = built ?? (await buildRunInSlices(read));
+  const meanReward = model.samples.length ? model.samples.reduce((a, s) => a + s.totalReward, 0) / model.samples.length : null;
+  const title = skipped ? `${recovered.title} · ${skipped} damaged ${skipped === 1 ? "line" : "lines"} left out` : recovered.title;
+  return { model, scenario, title, meanReward };
+}
+
+/**
+ * Shows an interrupted run like a saved one, from the read of its checkpoint (`readRecovered`): its unfinished
+ * samples marked cancelled with the reason, saved among the saved runs (where it stays), and its checkpoint deleted.
+ */
+export async function openRecoveredRead(
+  recovered: RecoveredRun,
+  read: Pick<JsonlReadResult, "samples" | "footer">,
+  skipped = 0,
+  built?: { model: RunModel; scenario: unknown },
+): Promise<void> {
+  const { model, scenario, title, meanReward } = await recoveredRun(recovered, read, skipped, built);
+  const summary = await saveRun({ title, samples: recovered.progress.total, meanReward }, recovered.jsonl);
   (model as WithSavedAs).savedAs = summary.id;
   useLab.getState().show(model, scenario as never, "finished");
-  await deleteCheckpoint(id);
+  await deleteCheckpoint(recovered.id);
   changed();
 }
 

@@ -30,10 +30,54 @@ export interface RunHandle {
   answer(requestId: number, text: string): void;
 }
 
+/** How long a stopped run may take to end before its worker is terminated (`RolloutWorkerClient`'s default). */
+export const DEFAULT_STOP_GRACE_MS = 3000;
+
+export interface RolloutWorkerClientOptions {
+  /**
+   * After Stop, how long the run may take to end before the worker is terminated (ms; default
+   * `DEFAULT_STOP_GRACE_MS`). Stop is a message the worker reads between turns: a worker stuck inside one long
+   * synchronous call (a WASM generate call, a user's busy loop) never reads it.
+   */
+  stopGraceMs?: number;
+}
+
+const seconds = (ms: number) => `${Number((ms / 1000).toFixed(3))} s`;
+
+/**
+ * The error of a stopped run whose worker did not end it within the grace period and was terminated. `responsive`:
+ * the worker had read the Stop (so it was not stuck, only waiting on something Stop cannot cut short, such as a
+ * model load); otherwise it never read it (busy in one long synchronous call).
+ */
+export class StopTimeoutError extends Error {
+  override name = "StopTimeoutError";
+  constructor(
+    readonly graceMs: number,
+    readonly responsive = false,
+  ) {
+    super(
+      responsive
+        ? `the run did not end within ${seconds(graceMs)} of Stop (the rollout worker was waiting on work Stop cannot interrupt, such as a model load); it was terminated — finished samples are kept`
+        : `the rollout worker did not stop within ${seconds(graceMs)} (busy in one long call); it was terminated — finished samples are kept`,
+    );
+  }
+}
+
 export class RolloutWorkerClient {
   private worker: Worker | null = null;
   private nextRunId = 1;
   private readonly listeners = new Map<number, (message: WorkerMessage) => void>();
+  /** The worker each run was posted to (a run waiting for a stopped one to end has none yet). */
+  private readonly runWorkers = new Map<number, Worker>();
+  /** How each run's result is rejected (the watchdog ends a run with a `StopTimeoutError`). */
+  private readonly rejects = new Map<number, (error: Error) => void>();
+  /** Runs stopped and not ended yet: the watchdog's timer of each. */
+  private readonly stopTimers = new Map<number, ReturnType<typeof setTimeout>>();
+  /** Stopped runs whose worker said it read the Stop (it is not stuck in a synchronous call). */
+  private readonly stopsRead = new Set<number>();
+  /** Runs waiting to start until the stopped runs of the current worker have ended (or it was terminated). */
+  private waiting: (() => void)[] = [];
+  readonly stopGraceMs: number;
   private tokenListener: ((ids: number[], texts: string[], special: boolean[]) => void) | null = null;
   /**
    * A worker whose model failed (to load, to generate) or whose WebGPU device was lost is replaced before the next
@@ -42,13 +86,18 @@ export class RolloutWorkerClient {
   private retire = false;
   private faultReplies: ((detail: string) => void)[] = [];
 
+  constructor(options: RolloutWorkerClientOptions = {}) {
+    this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+  }
+
   /**
    * The test hook (src/app/faults-debug.ts): crash the worker (an uncaught error in its global scope), close it
-   * silently, or lose its WebGPU device. Resolves with what the worker did, for a device loss.
+   * silently, keep it busy in one synchronous loop for `ms` (a hang), or lose its WebGPU device. Resolves with what
+   * the worker did, for a device loss.
    */
-  injectFault(fault: InjectedFault): Promise<string | null> {
+  injectFault(fault: InjectedFault, ms?: number): Promise<string | null> {
     if (!this.worker) return Promise.resolve(null);
-    this.worker.postMessage({ type: "debug_fault", runId: 0, fault } satisfies PageMessage);
+    this.worker.postMessage({ type: "debug_fault", runId: 0, fault, ...(ms !== undefined ? { ms } : {}) } satisfies PageMessage);
     if (fault !== "device_lost") return Promise.resolve(null);
     return new Promise((resolve) => this.faultReplies.push(resolve));
   }
@@ -63,27 +112,27 @@ export class RolloutWorkerClient {
   }
 
   run(scenario: unknown, handlers: RunHandlers = {}, modelSettings: ModelSettings = {}, environments: UserEnvironmentPort[] = []): RunHandle {
-    if (this.retire && this.listeners.size === 0 && this.worker) {
-      const old = this.worker;
-      this.worker = null;
-      old.terminate();
-    }
-    const worker = this.ensureWorker();
     const runId = this.nextRunId++;
-    const send = (message: PageMessage) => worker.postMessage(message);
+    // Until the run is posted (it waits while a stopped run of the current worker has not ended), its controls queue.
+    let worker: Worker | null = null;
+    const queued: PageMessage[] = [];
+    const send = (message: PageMessage) => (worker ? worker.postMessage(message) : queued.push(message));
+    let stopAsked = false;
     const result = new Promise<RolloutResultJson>((resolve, reject) => {
+      this.rejects.set(runId, reject);
       this.listeners.set(runId, (message) => {
         if (message.type === "events") {
           if (handlers.onEvent) for (const event of message.events) handlers.onEvent(event);
         } else if (message.type === "event") handlers.onEvent?.(message.event);
         else if (message.type === "model") handlers.onModel?.(message.status);
+        else if (message.type === "stop_received") this.stopsRead.add(runId);
         else if (message.type === "human_request") handlers.onHumanRequest?.(message.request);
         else if (message.type === "device_lost") {
           this.retire = true;
           handlers.onDeviceLost?.(message.loss, message.action);
         }
         else if (message.type === "result" || message.type === "failed") {
-          this.listeners.delete(runId);
+          this.ended(runId);
           if (message.type === "result") {
             // Compact messages (plain arrays when read), built a few samples at a time; the JSON text as written.
             const text = message.text;
@@ -96,24 +145,99 @@ export class RolloutWorkerClient {
         }
       });
     });
-    worker.postMessage({ type: "run", runId, scenario, modelSettings, environments } satisfies PageMessage, environments.map((e) => e.port));
+    const start = () => {
+      if (!this.listeners.has(runId)) return;
+      if (this.retire && this.worker && !this.busy(this.worker)) {
+        const old = this.worker;
+        this.worker = null;
+        old.terminate();
+      }
+      const w = this.ensureWorker();
+      worker = w;
+      this.runWorkers.set(runId, w);
+      w.postMessage({ type: "run", runId, scenario, modelSettings, environments } satisfies PageMessage, environments.map((e) => e.port));
+      for (const message of queued.splice(0)) w.postMessage(message);
+      if (stopAsked) this.watchStop(runId);
+    };
+    // A worker with a stopped run that has not ended may be stuck: this run starts once that run ended (the same
+    // worker, its model kept) or the watchdog terminated the worker (a fresh one).
+    if (this.worker && this.stopping(this.worker)) this.waiting.push(start);
+    else start();
     return {
       result,
       pause: () => send({ type: "pause", runId }),
       resume: () => send({ type: "resume", runId }),
       step: () => send({ type: "step", runId }),
-      stop: () => send({ type: "stop", runId }),
+      stop: () => {
+        send({ type: "stop", runId });
+        // The watchdog runs from when the worker has the Stop (a run still waiting to start gets it with its start).
+        if (worker) this.watchStop(runId);
+        else stopAsked = true;
+      },
       answer: (requestId, text) => send({ type: "human_response", runId, requestId, text }),
     };
   }
 
-  /** Fails every run the worker held and lets it go; the next run starts a fresh one. */
-  private fail(worker: Worker, error: string): void {
+  /** Whether a run was posted to `worker` and has not ended. */
+  private busy(worker: Worker): boolean {
+    for (const w of this.runWorkers.values()) if (w === worker) return true;
+    return false;
+  }
+
+  /** Whether a run of `worker` was stopped and has not ended. */
+  private stopping(worker: Worker): boolean {
+    for (const runId of this.stopTimers.keys()) if (this.runWorkers.get(runId) === worker) return true;
+    return false;
+  }
+
+  /**
+   * The watchdog of a stopped run: the worker reads Stop between turns, so one stuck inside a long synchronous call
+   * never does. If the run has not ended `stopGraceMs` after Stop, the worker is terminated: the run fails with a
+   * `StopTimeoutError` (what finished is kept by the page, as for a crash), and the next run gets a fresh worker.
+   */
+  private watchStop(runId: number): void {
+    if (this.stopTimers.has(runId) || !this.listeners.has(runId)) return;
+    this.stopTimers.set(
+      runId,
+      setTimeout(() => {
+        this.stopTimers.delete(runId);
+        const worker = this.runWorkers.get(runId);
+        if (!worker || !this.listeners.has(runId)) return;
+        const timedOut = new StopTimeoutError(this.stopGraceMs, this.stopsRead.has(runId));
+        this.fail(worker, `the rollout worker was terminated: a stopped run did not end within ${seconds(this.stopGraceMs)}`, new Map([[runId, timedOut]]));
+      }, this.stopGraceMs),
+    );
+  }
+
+  /** The run has ended (its result or failure arrived, or it was failed here): forget it; start runs that waited. */
+  private ended(runId: number): void {
+    this.listeners.delete(runId);
+    this.rejects.delete(runId);
+    this.runWorkers.delete(runId);
+    const timer = this.stopTimers.get(runId);
+    if (timer !== undefined) clearTimeout(timer);
+    this.stopTimers.delete(runId);
+    this.stopsRead.delete(runId);
+    if (this.waiting.length && !(this.worker && this.stopping(this.worker))) for (const start of this.waiting.splice(0)) start();
+  }
+
+  /**
+   * Fails every run the worker held (with `error`, or the run's own error in `errors`) and lets it go; the next run
+   * starts a fresh one.
+   */
+  private fail(worker: Worker, error: string, errors?: Map<number, Error>): void {
     if (this.worker !== worker) return;
-    for (const [runId, listener] of this.listeners) listener({ type: "failed", runId, error });
-    this.listeners.clear();
     worker.terminate();
     this.worker = null;
+    const held = [...this.runWorkers].filter(([, w]) => w === worker).map(([runId]) => runId);
+    for (const runId of held) {
+      const own = errors?.get(runId);
+      const reject = this.rejects.get(runId);
+      if (own) {
+        this.ended(runId);
+        reject?.(own);
+      } else this.listeners.get(runId)?.({ type: "failed", runId, error });
+    }
   }
 
   private ensureWorker(): Worker {

@@ -23,7 +23,7 @@ export interface ModelSettings {
 }
 
 /** Faults the test hook (`?faults=1`, src/app/faults-debug.ts) injects into the worker; no control of the page sends them. */
-export type InjectedFault = "crash" | "close" | "device_lost";
+export type InjectedFault = "crash" | "close" | "device_lost" | "hang";
 
 /** A user environment the run may step: what it is, and a port to its host Worker (transferred). */
 export interface UserEnvironmentPort {
@@ -52,7 +52,8 @@ export type PageMessage =
   | { type: "describe_tokens"; runId: number; ids: number[] }
   /** The worker holds this Web Lock for as long as it lives: the page learns of a worker that stopped silently. */
   | { type: "hold_lock"; runId: number; name: string }
-  | { type: "debug_fault"; runId: number; fault: InjectedFault };
+  /** `ms`: how long a "hang" keeps the worker busy in one synchronous loop. */
+  | { type: "debug_fault"; runId: number; fault: InjectedFault; ms?: number };
 
 export interface ModelStatus {
   phase: "choosing_device" | "loading" | "ready";
@@ -86,4 +87,6 @@ export type WorkerMessage =
    */
   | { type: "retire"; runId: number; reason: string }
   | { type: "fault_injected"; runId: number; fault: InjectedFault; detail: string }
+  /** The worker read the run's Stop (the page's watchdog then knows it is not stuck in a synchronous call). */
+  | { type: "stop_received"; runId: number }
   | { type: "failed"; runId: number; error: string };

@@ -13,7 +13,7 @@ import { browserModelPolicy, describeTokens, injectDeviceLoss, onDeviceLost } fr
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
 import { forkPolicy } from "../fork/fork-policy.js";
-import type { ModelSettings, PageMessage, UserEnvironmentPort, WorkerMessage } from "./protocol.js";
+import type { InjectedFault, ModelSettings, PageMessage, UserEnvironmentPort, WorkerMessage } from "./protocol.js";
 import { RemoteModelPolicy } from "./remote-model.js";
 import { EventBatcher, packResult } from "./event-batch.js";
 
@@ -77,7 +77,7 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
     return;
   }
   if (message.type === "debug_fault") {
-    injectFault(message.fault);
+    injectFault(message.fault, message.ms);
     return;
   }
   if (message.type === "describe_tokens") {
@@ -95,12 +95,22 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
   if (message.type === "pause") active.pause.pause();
   else if (message.type === "resume") active.pause.resume();
   else if (message.type === "step") active.pause.step();
-  else if (message.type === "stop") active.controller.abort();
+  else if (message.type === "stop") {
+    active.controller.abort();
+    post({ type: "stop_received", runId: message.runId });
+  }
 };
 
 /** The test hook's faults (sent only by src/app/faults-debug.ts, which exists only under `?faults=1`). */
-function injectFault(fault: "crash" | "close" | "device_lost"): void {
-  if (fault === "crash") {
+function injectFault(fault: InjectedFault, ms = 60_000): void {
+  if (fault === "hang") {
+    // One long synchronous call, as a WASM generate call or a user's busy loop would be: nothing else of this worker
+    // runs meanwhile, its message queue included (Stop is not read; the page's watchdog terminates it).
+    const end = Date.now() + ms;
+    while (Date.now() < end) {
+      // busy
+    }
+  } else if (fault === "crash") {
     // An uncaught error in the worker's global scope, as a bug or a runtime abort would throw.
     setTimeout(() => {
       throw new Error("injected fault: the rollout worker crashed (test hook)");
