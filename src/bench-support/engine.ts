@@ -13,10 +13,11 @@
  * assessment, the events and the result batch with its metrics.
  *
  * A fourth contender, "bare + rows", is the bare loop that also builds, each turn, what the generation interface
- * passes whatever the engine does: every running sample's whole context as a row of token ids padded to the batch's
- * widest (`buildGenerationInput`), and the policy's answer row (prompt and response, padded), both kept to the end of
- * the turn as a batched call keeps them. It does nothing with them: its time over the bare loop's is what that
- * interface costs by itself, the floor under any engine that uses it.
+ * passes whatever the engine does, as cheaply as the engine does it: every running sample's context as a row of
+ * token ids padded to the batch's widest (views of each sample's kept context, `ContextRows`, as the rollouts hand
+ * them), and the answer row of each (prompt and response, padded) written into a buffer kept per sample, as the text
+ * policy does; both held to the end of the turn as a batched call holds them. It does nothing with them: its time
+ * over the bare loop's is what that interface costs by itself.
  *
  * Each contender's tokenizer, oracle solver and environment are wrapped in counters, and its transcript is hashed:
  * the benchmark fails unless every contender made the same number of oracle calls, sample steps and encode calls
@@ -26,6 +27,7 @@
 import {
   buildGenerationInput,
   byteLevelTokenizer,
+  ContextRows,
   Rng,
   runAsyncMultiTurnRollout,
   runMultiTurnRollout,
@@ -33,6 +35,7 @@ import {
   type BatchedDataDict,
   type EnvironmentInterface,
   type EnvMessage,
+  type GenerationDatumSpec,
   type Message,
   type Metadata,
   type TokenizerInterface,
@@ -183,11 +186,18 @@ export async function bareLoop(
   const turns = new Array<number>(B).fill(0);
   const terminations = new Array<string>(B).fill("max_turns");
 
+  const keptContexts = parts.rows ? new ContextRows(tokenizer.padTokenId) : null;
+  const answers = new Map<number, Int32Array>();
   let active = Array.from({ length: B }, (_, i) => i);
   for (let turn = 0; turn < cfg.turns && active.length > 0; turn++) {
     // "bare + rows": the interface's rows, built and held for the turn, never read.
-    const input = parts.rows
-      ? buildGenerationInput(active.map((g) => logs[g]!), active.map((g) => stops[g]!), { padTokenId: tokenizer.padTokenId, maxSeqLen: cfg.maxSeqLen })
+    const input = keptContexts
+      ? buildGenerationInput(active.map((g) => logs[g]!), active.map((g) => stops[g]!), {
+          padTokenId: tokenizer.padTokenId,
+          maxSeqLen: cfg.maxSeqLen,
+          sampleIds: active,
+          contexts: keptContexts,
+        })
       : null;
     const generated: number[][] = [];
     for (const g of active) {
@@ -203,7 +213,7 @@ export async function bareLoop(
       contexts[g] += skipSpecialTokens ? tokenizer.decode(ids) : content;
       lengths[g]! += ids.length;
     }
-    const outputRows = input ? answerRows(input.input_ids, input.input_lengths, generated, tokenizer.padTokenId) : null;
+    const outputRows = input ? answerRows(input, active, generated, answers, tokenizer.padTokenId) : null;
     const ret = await env.step(
       active.map((g) => envLogs[g]!),
       active.map((g) => infos[g]!),
@@ -237,18 +247,20 @@ export async function bareLoop(
 }
 
 /**
- * The answer rows of a batched generation: each prompt and its response, right-padded to the widest; each row one
- * allocation, as lean as the text policy's own.
+ * The answer rows of a batched generation: each prompt and its response, right-padded to the widest, written into a
+ * buffer kept per sample (as the text policy writes them).
  */
-function answerRows(inputs: Int32Array[], lengths: number[], generated: number[][], padId: number): Int32Array[] {
+function answerRows(input: GenerationDatumSpec, samples: number[], generated: number[][], kept: Map<number, Int32Array>, padId: number): Int32Array[] {
+  const lengths = input.input_lengths;
   let width = 0;
   lengths.forEach((n, i) => (width = Math.max(width, n + generated[i]!.length)));
-  return inputs.map((input, i) => {
-    const row = new Int32Array(width);
-    row.set(input.subarray(0, lengths[i]!));
+  return input.input_ids.map((prompt, i) => {
+    let row = kept.get(samples[i]!);
+    if (!row || row.length < width) kept.set(samples[i]!, (row = new Int32Array(Math.max(width, 2 * (row?.length ?? 0), 256))));
+    row.set(prompt.subarray(0, lengths[i]!));
     row.set(generated[i]!, lengths[i]!);
-    row.fill(padId, lengths[i]! + generated[i]!.length);
-    return row;
+    row.fill(padId, lengths[i]! + generated[i]!.length, width);
+    return row.subarray(0, width);
   });
 }
 
