@@ -49,3 +49,99 @@ test("the built lab is served with its Content-Security-Policy, and the policy h
   await page.getByRole("button", { name: "Run" }).click();
   await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 60_000 });
 });
+
+const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script><a href="javascript:window.__pwned=3">x</a>';
+
+/** Nothing ran, and nothing of the hostile text became an element: only text. */
+async function expectInert(page: import("@playwright/test").Page) {
+  expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  await expect(page.locator("body img, body script, body a[href^='javascript']")).toHaveCount(0);
+}
+
+test("hostile text from an environment and from imported files is shown as text in every view, and never runs", async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.goto("/");
+  // An environment whose title, description, observations, state, view and errors are all hostile text.
+  const module = `
+const H = ${JSON.stringify(HOSTILE)};
+export default {
+  name: "hostile_env",
+  title: "Hostile " + H,
+  description: "described as " + H,
+  create() {
+    return {
+      step(logs, metadata) {
+        if (metadata.some((m) => m.n === 1)) throw new Error("failed with " + H);
+        return { observations: logs.map(() => ({ role: "environment", content: "<environment>" + H + "</environment>" })),
+          metadata: metadata.map((m) => ({ ...m, note: H })), next_stop_strings: [[H]], rewards: logs.map(() => 1),
+          terminateds: logs.map(() => false), answers: null };
+      },
+    };
+  },
+  view(metadata) {
+    return { kind: "steps", title: H, problem: H, steps: [{ label: H, value: H }], caption: H };
+  },
+  generateDataset({ size, taskName }) {
+    return Array.from({ length: size }, (_, n) => ({ task_name: taskName, message_log: [{ role: "user", content: H }], extra_env_info: { n, note: H }, stop_strings: [H] }));
+  },
+};`;
+  await page.getByLabel("Environment module file").setInputFiles({ name: "hostile_env.js", mimeType: "text/javascript", buffer: Buffer.from(module) });
+  await expect(page.locator('[data-testid="user-environment"][data-name="hostile_env"]')).toHaveAttribute("data-status", "ready");
+  await expect(page.locator('[data-testid="user-environment"][data-name="hostile_env"]')).toContainText("<script>");
+  await page.getByLabel("Environment", { exact: true }).selectOption("hostile_env");
+  await page.getByLabel("Samples").fill("2");
+  await page.getByLabel("Mode", { exact: true }).selectOption("async");
+  await page.getByLabel("max_rollout_turns").fill("2");
+  await page.getByLabel("Policy", { exact: true }).selectOption("scripted");
+  await page.getByLabel("Scripted responses").fill(JSON.stringify([[HOSTILE, `${HOSTILE}<think>${HOSTILE}</think>`], [HOSTILE]]));
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 30_000 });
+  await expect(page.getByTestId("transcript")).toContainText("<environment><img src=x onerror=");
+  for (const sample of [0, 1]) {
+    await page.getByTestId("sample-row").nth(sample).click();
+    await page.getByTestId("turn").first().click();
+    for (const tab of ["Tokens", "Environment", "Transcript"]) {
+      const control = page.getByRole("tab", { name: tab });
+      if (await control.count()) await control.click();
+    }
+  }
+  await expect(page.getByTestId("termination").nth(1)).toContainText("failed with <img src=x");
+  await expectInert(page);
+
+  // A run export whose name and content are hostile, with a bad line: the problems panel, the import, the saved
+  // runs, the overview, the metrics and the comparison.
+  const line = (idx: number) =>
+    JSON.stringify({
+      idx,
+      task_name: HOSTILE,
+      message_log: [
+        { role: "user", content: HOSTILE },
+        { role: "assistant", content: `${HOSTILE}<tool_call>{"name": "x", "arguments": {"a": ${JSON.stringify(HOSTILE)}}}</tool_call>` },
+        { role: "environment", content: HOSTILE },
+      ],
+      extra_env_info: { note: HOSTILE },
+      total_reward: idx,
+      termination: "terminated",
+      error: HOSTILE,
+    });
+  const text = [line(0), `{"idx": 1, "task_name": ${JSON.stringify(HOSTILE)}, "message_log": 5}`, HOSTILE, line(3)].join("\n");
+  await page.getByLabel("Import JSONL", { exact: false }).first().setInputFiles({ name: `${HOSTILE}.jsonl`, mimeType: "application/x-ndjson", buffer: Buffer.from(text) });
+  await expect(page.getByTestId("import-problems")).toContainText("<img src=x");
+  await expectInert(page);
+  await page.getByTestId("import-valid-anyway").click();
+  await expect(page.getByTestId("sample-row")).toHaveCount(2);
+  for (const sample of [0, 1]) {
+    await page.getByTestId("sample-row").nth(sample).click();
+    await page.getByTestId("turn").first().click();
+    for (const tab of ["Tokens", "Environment", "Transcript"]) {
+      const control = page.getByRole("tab", { name: tab });
+      if (await control.count()) await control.click();
+    }
+  }
+  await expect(page.getByTestId("transcript")).toContainText("<script>window.__pwned=2</script>");
+  await page.getByText(/Saved runs/).click();
+  await expect(page.getByTestId("saved-runs")).toContainText("2 samples");
+  const compare = page.getByRole("tab", { name: "Compare" });
+  if (await compare.count()) await compare.click();
+  await expectInert(page);
+});

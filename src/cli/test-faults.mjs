@@ -8,6 +8,6 @@ import { ensureChromium, ensureDependencies, mustRun } from "./setup.mjs";
 ensureDependencies();
 const chromium = ensureChromium();
 mustRun("npm", ["run", "test:faults:node"]);
-mustRun("npx", ["vitest", "run", "src/policy/llm/device-loss", "src/policy/llm/load-errors", "src/app/run/interrupted"]);
+mustRun("npx", ["vitest", "run", "src/policy/llm/device-loss", "src/policy/llm/load-errors", "src/app/run/interrupted", "src/app/worker/client.test.ts", "src/scenario/result.test.ts"]);
 mustRun("npm", ["run", "build"]);
 mustRun("npx", ["playwright", "test", "e2e/faults.spec.ts", "e2e/faults.webgpu.spec.ts"], { env: { ...process.env, CHROMIUM_PATH: chromium } });
