@@ -74,10 +74,10 @@ function appendResponses(
       continue;
     }
     // `gen_ids[i] = output_ids[i, input_len:unpadded_len]`, as the plain arrays a message holds.
-    const ids = Array.from(out.output_ids[i]!.subarray(inputLengths[i], out.unpadded_sequence_lengths[i]));
+    const ids = plainSlice(out.output_ids[i]!, inputLengths[i]!, out.unpadded_sequence_lengths[i]!);
     const message: Message = { role: "assistant", content: tokenizer.decode(ids, { skipSpecialTokens }), token_ids: ids };
     if (includeLogprobs && out.logprobs) {
-      message.generation_logprobs = Array.from(out.logprobs[i]!.subarray(inputLengths[i], out.unpadded_sequence_lengths[i]));
+      message.generation_logprobs = plainSlice(out.logprobs[i]!, inputLengths[i]!, out.unpadded_sequence_lengths[i]!);
     }
     genIds.push(ids);
     newLogs.push([...logs[i]!, message]);
@@ -131,6 +131,14 @@ function mergeRows(rows: GenerationOutputSpec[], padId: number): GenerationOutpu
     ...(hasErrors ? { errors: rows.map((r) => r.errors?.[0] ?? null) } : {}),
     ...(hasWorker ? { gen_leader_worker_idx: rows.map((r) => r.gen_leader_worker_idx?.[0] ?? 0) } : {}),
   };
+}
+
+/** `row[start:end]` as a plain array (a loop: `Array.from` of a typed array goes through its iterator). */
+function plainSlice(row: Int32Array | Float64Array, start: number, end: number): number[] {
+  const to = Math.min(end, row.length);
+  const out = new Array<number>(Math.max(0, to - start));
+  for (let i = start; i < to; i++) out[i - start] = row[i]!;
+  return out;
 }
 
 /** `row` written into the start of `wide`, the rest `value`. */
