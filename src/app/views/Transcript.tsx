@@ -4,9 +4,16 @@
  *
  * The sample is a mutable object that the store re-renders by `version`; finished turns are memoized on what can
  * still change about them, so a long transcript stays cheap while a run streams.
+ *
+ * A transcript of more than VIRTUALIZE_AFTER_TURNS turns renders only the turns near the screen (the document
+ * scrolls them in; `@tanstack/react-virtual`, measured heights): drawing 200 turns at once took the main thread for
+ * a third of a second. Selecting a turn that is not rendered (a click elsewhere, the keys, "Go to turn") scrolls it
+ * in; "Render all turns" draws every turn as a short transcript does (for the browser's find in page, or selecting
+ * text across distant turns).
  */
 
-import { memo, useCallback, useEffect, useMemo, useRef } from "react";
+import { useWindowVirtualizer } from "@tanstack/react-virtual";
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type ReactNode, type RefObject } from "react";
 import type { Message } from "../../core/index.js";
 import type { SampleView, TurnView } from "../run/run-model.js";
 import { TERMINATION_WORDS } from "../termination.js";
@@ -39,6 +46,13 @@ export interface TurnNote {
 
 const NO_NOTES: readonly TurnNote[] = [];
 
+/** Transcripts with more turns than this render only the turns near the screen (unless the reader asks for all). */
+export const VIRTUALIZE_AFTER_TURNS = 40;
+/** A turn's height before it is measured (a turn with a thinking text and an observation; as in views.css). */
+const ESTIMATED_TURN_PX = 260;
+/** The turn list's gap (views.css: `.tx-log { gap: 0.5rem }`). */
+const TURN_GAP_PX = 8;
+
 type Tokenizer = TranscriptProps["tokenizer"];
 
 export function Transcript(props: TranscriptProps) {
@@ -61,20 +75,80 @@ export function Transcript(props: TranscriptProps) {
   const fork = useCallback((turn: number) => onForkRef.current?.(turn), []);
   const canFork = Boolean(props.onFork && props.canFork);
   const turnElements = useRef(new Map<number, HTMLLIElement>());
+  // While the turn list is virtual: its measurer (each rendered turn's element carries its list index).
+  const measureRef = useRef<((el: HTMLLIElement) => void) | null>(null);
   const register = useCallback((turn: number, el: HTMLLIElement | null) => {
-    if (el) turnElements.current.set(turn, el);
-    else turnElements.current.delete(turn);
+    if (el) {
+      turnElements.current.set(turn, el);
+      if (el.dataset.index !== undefined) measureRef.current?.(el);
+    } else turnElements.current.delete(turn);
   }, []);
+
+  const turns = sample.turns.filter((t): t is TurnView => Boolean(t));
+  const [renderAll, setRenderAll] = useState(false);
+  const long = turns.length > VIRTUALIZE_AFTER_TURNS;
+  const virtual = long && !renderAll;
+  const virtualApi = useRef<VirtualTurnsApi | null>(null);
+
+  // A rendered turn scrolls into view smoothly; one that is not (a virtual list's) is brought in by the list.
+  const scrollToTurn = useCallback((turn: number) => {
+    const el = turnElements.current.get(turn);
+    if (el) el.scrollIntoView({ block: "nearest", behavior: "smooth" });
+    else virtualApi.current?.scrollToTurn(turn);
+  }, []);
+  // "Go to turn" scrolls to its turn even when that turn is already the selected one.
+  const [goRequest, setGoRequest] = useState(0);
+  const goToTurn = (turn: number) => {
+    onSelectRef.current(turn);
+    setGoRequest((n) => n + 1);
+  };
 
   const selectedExists = selectedTurn !== null && sample.turns[selectedTurn] !== undefined;
   useEffect(() => {
     if (selectedTurn === null || !selectedExists) return;
-    turnElements.current.get(selectedTurn)?.scrollIntoView({ block: "nearest", behavior: "smooth" });
-  }, [sample, selectedTurn, selectedExists]);
+    scrollToTurn(selectedTurn);
+  }, [sample, selectedTurn, selectedExists, goRequest, scrollToTurn]);
+
+  const renderTurn = (t: TurnView, index?: number) => (
+    <TurnBlock
+      key={t.turn}
+      index={index}
+      turn={t}
+      stamp={turnStamp(t)}
+      assistant={t.assistantIndex === null ? null : (sample.messages[t.assistantIndex] ?? null)}
+      observation={t.observationIndex === null ? null : (sample.messages[t.observationIndex] ?? null)}
+      total={totals[t.turn] ?? 0}
+      selected={t.turn === selectedTurn}
+      structured={structured}
+      thinkingStyle={thinkingStyle}
+      tokenizer={tokenizer}
+      onSelect={select}
+      register={register}
+      onFork={canFork ? fork : null}
+      notes={props.turnNotes?.get(t.turn) ?? NO_NOTES}
+    />
+  );
 
   const prompt = sample.messages.slice(0, sample.promptMessages);
   return (
-    <div className="tx" data-testid="transcript">
+    <div className="tx" data-testid="transcript" data-virtual={virtual ? "" : undefined}>
+      {long && (
+        <div className="tx-tools" data-testid="transcript-tools">
+          <span className="tx-muted">
+            {turns.length} turns{virtual ? ", drawn as they scroll into view" : ", all drawn"}
+          </span>
+          <TurnJump turns={turns} selectedTurn={selectedTurn} onGo={goToTurn} />
+          <button
+            type="button"
+            className="link"
+            aria-pressed={renderAll}
+            title="Drawing every turn makes them all findable with the browser's find in page and selectable at once, but costs time with each change"
+            onClick={() => setRenderAll(!renderAll)}
+          >
+            {renderAll ? "Draw only the turns in view" : "Render all turns (for find in page)"}
+          </button>
+        </div>
+      )}
       {/* Keyed by sample: expanders and toggles start over when another sample is shown. */}
       <ol className="tx-log" key={sample.sample}>
         {prompt.map((m, i) => (
@@ -82,29 +156,115 @@ export function Transcript(props: TranscriptProps) {
             <PromptMessage message={m} />
           </li>
         ))}
-        {sample.turns.map((t) =>
-          t ? (
-            <TurnBlock
-              key={t.turn}
-              turn={t}
-              stamp={turnStamp(t)}
-              assistant={t.assistantIndex === null ? null : (sample.messages[t.assistantIndex] ?? null)}
-              observation={t.observationIndex === null ? null : (sample.messages[t.observationIndex] ?? null)}
-              total={totals[t.turn] ?? 0}
-              selected={t.turn === selectedTurn}
-              structured={structured}
-              thinkingStyle={thinkingStyle}
-              tokenizer={tokenizer}
-              onSelect={select}
-              register={register}
-              onFork={canFork ? fork : null}
-              notes={props.turnNotes?.get(t.turn) ?? NO_NOTES}
-            />
-          ) : null,
-        )}
+        {!virtual && turns.map((t) => renderTurn(t))}
       </ol>
+      {virtual && <VirtualTurns key={sample.sample} turns={turns} render={renderTurn} api={virtualApi} measureRef={measureRef} />}
       <SampleEnd sample={sample} />
     </div>
+  );
+}
+
+interface VirtualTurnsApi {
+  scrollToTurn(turn: number): void;
+}
+
+/**
+ * The turns of a long transcript, only those near the screen rendered: the page (the document) scrolls them, so the
+ * list starts `scrollMargin` px down the document; each rendered turn is measured as it mounts or changes size.
+ */
+function VirtualTurns(props: {
+  turns: readonly TurnView[];
+  render(turn: TurnView, index: number): ReactNode;
+  api: RefObject<VirtualTurnsApi | null>;
+  measureRef: RefObject<((el: HTMLLIElement) => void) | null>;
+}) {
+  const { turns, render, api, measureRef } = props;
+  const listRef = useRef<HTMLDivElement>(null);
+  const [scrollMargin, setScrollMargin] = useState(0);
+  const virtualizer = useWindowVirtualizer({
+    count: turns.length,
+    estimateSize: () => ESTIMATED_TURN_PX,
+    gap: TURN_GAP_PX,
+    overscan: 3,
+    scrollMargin,
+    scrollPaddingStart: TURN_GAP_PX,
+    getItemKey: (i) => turns[i]?.turn ?? i,
+    // The turns that scroll in are rendered in a task of their own, not inside the scroll event (which runs in the
+    // frame, with its style, layout and paint): two shorter tasks instead of one. The overscan covers a wheel step.
+    useFlushSync: false,
+  });
+  measureRef.current = virtualizer.measureElement;
+  const turnsRef = useRef(turns);
+  turnsRef.current = turns;
+  useLayoutEffect(() => {
+    api.current = {
+      scrollToTurn(turn) {
+        const index = turnsRef.current.findIndex((t) => t.turn === turn);
+        if (index >= 0) virtualizer.scrollToIndex(index, { align: "start" });
+      },
+    };
+    return () => {
+      api.current = null;
+      measureRef.current = null;
+    };
+  }, [api, measureRef, virtualizer]);
+  // Where the list starts in the document: now, and again whenever the document's size changes (what is above the
+  // list grew or shrank, the window was resized), read where the layout is fresh.
+  useLayoutEffect(() => {
+    const measure = () => {
+      const el = listRef.current;
+      if (!el) return;
+      const top = Math.round(el.getBoundingClientRect().top + window.scrollY);
+      setScrollMargin((m) => (Math.abs(m - top) >= 1 ? top : m));
+    };
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(document.body);
+    return () => observer.disconnect();
+  }, []);
+
+  const items = virtualizer.getVirtualItems();
+  const offset = (items[0]?.start ?? scrollMargin) - scrollMargin;
+  return (
+    <div ref={listRef} className="tx-virtual" style={{ height: virtualizer.getTotalSize() }}>
+      <ol className="tx-log" style={{ transform: `translateY(${offset}px)` }}>
+        {items.map((item) => render(turns[item.index]!, item.index))}
+      </ol>
+    </div>
+  );
+}
+
+/** "Go to turn N": selects the turn and scrolls to it (a long transcript's turns are not all rendered). */
+function TurnJump({ turns, selectedTurn, onGo }: { turns: readonly TurnView[]; selectedTurn: number | null; onGo(turn: number): void }) {
+  const [text, setText] = useState("");
+  const first = turns[0]?.turn ?? 0;
+  const last = turns[turns.length - 1]?.turn ?? 0;
+  return (
+    <form
+      className="tx-jump"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const n = Number(text.trim() === "" ? NaN : text);
+        if (!Number.isInteger(n)) return;
+        // The nearest turn there is (a hole in the list: the next one).
+        const target = turns.find((t) => t.turn >= Math.min(Math.max(n, first), last));
+        if (target) onGo(target.turn);
+      }}
+    >
+      <label>
+        Go to turn{" "}
+        <input
+          aria-label="Go to turn"
+          type="number"
+          min={first}
+          max={last}
+          placeholder={selectedTurn === null ? `${first}–${last}` : String(selectedTurn)}
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+        />
+      </label>
+      <button type="submit">Go</button>
+    </form>
   );
 }
 
@@ -114,6 +274,8 @@ function turnStamp(t: TurnView): string {
 }
 
 const TurnBlock = memo(function TurnBlock(props: {
+  /** The turn's position in a virtual list (absent: all turns are rendered). */
+  index?: number;
   turn: TurnView;
   stamp: string;
   assistant: Message | null;
@@ -128,7 +290,7 @@ const TurnBlock = memo(function TurnBlock(props: {
   onFork: ((turn: number) => void) | null;
   notes: readonly TurnNote[];
 }) {
-  const { turn: t, assistant, observation, total, selected, structured, thinkingStyle, tokenizer, onSelect, register, onFork, notes } = props;
+  const { index, turn: t, assistant, observation, total, selected, structured, thinkingStyle, tokenizer, onSelect, register, onFork, notes } = props;
   const n = t.turn;
   const wrapped =
     observation && structured?.enabled
@@ -144,6 +306,7 @@ const TurnBlock = memo(function TurnBlock(props: {
     <li
       data-testid="turn"
       data-turn={n}
+      data-index={index}
       className={selected ? "tx-turn selected" : "tx-turn"}
       aria-current={selected ? "step" : undefined}
       tabIndex={0}

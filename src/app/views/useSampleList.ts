@@ -16,8 +16,16 @@ export function useSampleList(count: number, rowHeight: number, viewportHeight: 
     useFlushSync: false,
   });
   useEffect(() => {
-    if (selected >= 0 && selected < count) virtualizer.scrollToIndex(selected, { align: "auto" });
-  }, [selected, count, virtualizer]);
+    if (selected < 0 || selected >= count) return;
+    // Already in view, by what the list knows without reading the layout: leave it. `scrollToIndex` would read the
+    // box's scroll height (a layout of the page in the middle of React's commit) and write the scroll position, at
+    // every change of the sample count too (a run's first events).
+    const start = selected * rowHeight;
+    const top = virtualizer.scrollOffset ?? 0;
+    const height = virtualizer.scrollRect?.height ?? viewportHeight;
+    if (start >= top && start + rowHeight <= top + height) return;
+    virtualizer.scrollToIndex(selected, { align: "auto" });
+  }, [selected, count, virtualizer, rowHeight, viewportHeight]);
   return { scrollRef, virtualizer };
 }
 
