@@ -5,7 +5,7 @@
  * (a saved run reopened, a recovered checkpoint): "Open the N valid lines".
  */
 
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "@playwright/test";
@@ -84,6 +84,33 @@ test("declining keeps the current run; a clean file imports at once; a file with
   await expect(page.getByTestId("import-problems")).toContainText("junk.jsonl: 2 of 2 lines have problems; 0 valid (0 samples)");
   await expect(page.getByTestId("import-valid-anyway")).toHaveCount(0);
   await expect(page.getByTestId("transcript")).toContainText("kept answer");
+});
+
+test("an imported file's numbers export as they were read (log-probabilities not rounded to float32); a token id outside int32 is a problem of its line", async ({ page }) => {
+  await page.goto("/");
+  const exact = {
+    idx: 0,
+    task_name: "t",
+    message_log: [
+      { role: "user", content: "q", token_ids: [1, 2147483647] },
+      { role: "assistant", content: "a", token_ids: [5, 6, 7], generation_logprobs: [-0.1, -1 / 3, Math.fround(-0.5)] },
+    ],
+    total_reward: 0,
+    termination: "terminated",
+  };
+  await importFile(page, "exact.jsonl", [JSON.stringify(exact), footer].join("\n"));
+  await expect(page.getByTestId("keep-message")).toContainText("imported exact.jsonl");
+  const download = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Export JSONL" }).click();
+  const exported = JSON.parse(readFileSync((await (await download).path())!, "utf8").split("\n")[0]!) as typeof exact;
+  expect(exported.message_log.map((m) => [m.token_ids, "generation_logprobs" in m ? m.generation_logprobs : null])).toEqual([
+    [[1, 2147483647], null],
+    [[5, 6, 7], [-0.1, -1 / 3, -0.5]],
+  ]);
+
+  const wide = { ...exact, message_log: [{ role: "user", content: "q", token_ids: [1, 3000000000] }] };
+  await importFile(page, "wide.jsonl", [JSON.stringify(wide), footer].join("\n"));
+  await expect(page.getByTestId("import-problem")).toHaveText(["line 1: message_log[0].token_ids[1]: expected a token id (an integer from 0 to 2147483647)"]);
 });
 
 test("a big file with many bad lines: the first 20 problems, the count of the rest, and its valid lines on request", async ({ page }) => {

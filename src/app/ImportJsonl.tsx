@@ -21,6 +21,9 @@ type ImportState =
   | { phase: "reading"; name: string; linesRead: number; bytesRead: number; totalBytes: number | null; abort: AbortController }
   | { phase: "problems"; name: string; read: JsonlReadResult; abort: AbortController; preview: PreviewImport | null };
 
+/** The import under way in a `useJsonlImport`: how to stop it, its preview, and how it lets go of its call's signal. */
+type ActiveImport = { abort: AbortController; preview: PreviewImport | null; release(): void };
+
 /** The run model a preview built of the read's valid samples (ended as `buildRun` of the read would be). */
 export type BuiltRun = { model: RunModel; scenario: unknown };
 
@@ -57,6 +60,11 @@ export interface ImportCall {
   verb?: "import" | "open";
   /** What takes this file's read, instead of the hook's `accept`. */
   accept?: AcceptRead;
+  /**
+   * Aborts when something newer supersedes this import (the page's `claimShow`, ./store.ts): its reading stops, its
+   * panel and preview go, and nothing is said of it (an `accept` that throws once it aborted is not reported).
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -71,7 +79,12 @@ export function useJsonlImport(
 ): { importFile: (file: File, how?: ImportCall) => Promise<void>; panel: ReactNode } {
   const [state, setState] = useState<ImportState | null>(null);
   /** The import under way (reading, or its problems on show): a new one ends it. */
-  const active = useRef<{ abort: AbortController; preview: PreviewImport | null } | null>(null);
+  const active = useRef<ActiveImport | null>(null);
+  /** The import under way ends (whatever ends it): it lets go of its call's signal. */
+  const deactivate = () => {
+    active.current?.release();
+    active.current = null;
+  };
   const previewing = Boolean(options.preview);
   const reading = state?.phase === "reading";
   // The lab's import (the one that previews big files) keeps a reader Worker started, for the next file.
@@ -80,26 +93,30 @@ export function useJsonlImport(
   /** The current call's own ways (one import at a time: a new one ends the last). */
   const call = useRef<ImportCall>({});
 
-  const hand = (read: JsonlReadResult, name: string, skipped: number, built?: BuiltRun | null) => {
-    const { verb = "import", accept: own } = call.current;
-    const failed = (e: unknown) => onError(`could not ${verb} ${name}: ${(e as Error).message}`);
+  /** The read to `accept`; `built`: the preview's model, ended as the import's (null: build it from the read). */
+  const hand = (read: JsonlReadResult, name: string, skipped: number, built: () => BuiltRun | null | undefined) => {
+    const { verb = "import", accept: own, signal } = call.current;
+    const failed = (e: unknown) => {
+      if (!signal?.aborted) onError(`could not ${verb} ${name}: ${(e as Error).message}`);
+    };
     try {
-      void Promise.resolve((own ?? accept)(read, name, skipped, built ?? undefined)).catch(failed);
+      void Promise.resolve((own ?? accept)(read, name, skipped, built() ?? undefined)).catch(failed);
     } catch (e) {
       failed(e);
     }
   };
 
   const importFile = async (file: File, how: ImportCall = {}) => {
+    if (how.signal?.aborted) return;
     const previous = active.current;
-    active.current = null;
+    deactivate();
     if (previous) {
       previous.abort.abort();
       previous.preview?.discard();
     }
     call.current = how;
     const abort = new AbortController();
-    const me: { abort: AbortController; preview: PreviewImport | null } = { abort, preview: null };
+    const me: ActiveImport = { abort, preview: null, release: () => undefined };
     active.current = me;
     if (options.preview && file.size >= (options.previewMinBytes ?? PREVIEW_MIN_BYTES)) {
       me.preview = new PreviewImport(
@@ -107,7 +124,7 @@ export function useJsonlImport(
           stop: () => abort.abort(),
           replaced: () => {
             if (active.current !== me) return;
-            active.current = null;
+            deactivate();
             me.preview?.supersede();
             abort.abort();
             setState((s) => (s?.abort === abort ? null : s));
@@ -116,6 +133,21 @@ export function useJsonlImport(
       );
     }
     const preview = me.preview;
+    // Superseded (another import, a run started, another run shown): it ends as a replaced preview's import does,
+    // putting back what its preview set aside (whatever supersedes it shows its own run when it has one).
+    const superseded = () => {
+      if (active.current !== me) return;
+      deactivate();
+      abort.abort();
+      me.preview?.discard();
+      setState((s) => (s?.abort === abort ? null : s));
+    };
+    if (how.signal) {
+      const signal = how.signal;
+      signal.addEventListener("abort", superseded, { once: true });
+      // Removed as the import ends: the signal (its claim) may outlive it, and must not keep its preview's model.
+      me.release = () => signal.removeEventListener("abort", superseded);
+    }
     let last = 0;
     setState({ phase: "reading", name: file.name, linesRead: 0, bytesRead: 0, totalBytes: file.size, abort });
     let read: JsonlReadResult;
@@ -136,7 +168,7 @@ export function useJsonlImport(
       if (abort.signal.aborted) throw abort.signal.reason;
     } catch (e) {
       if (active.current !== me) return;
-      active.current = null;
+      deactivate();
       preview?.discard();
       setState(null);
       onError(abort.signal.aborted ? `stopped reading ${file.name}` : `could not read ${file.name}: ${(e as Error).message}`);
@@ -144,9 +176,9 @@ export function useJsonlImport(
     }
     if (active.current !== me) return;
     if (read.problemCount === 0) {
-      active.current = null;
+      deactivate();
       setState(null);
-      hand(read, file.name, 0, preview?.keep(read));
+      hand(read, file.name, 0, () => preview?.keep(read));
     } else {
       preview?.progress({ linesRead: read.linesRead, bytesRead: read.bytesRead, totalBytes: file.size, phase: "problems", badLines: read.badLines });
       setState({ phase: "problems", name: file.name, read, abort, preview });
@@ -167,7 +199,7 @@ export function useJsonlImport(
   } else if (state?.phase === "problems") {
     const { name, read, preview } = state;
     const done = () => {
-      if (active.current?.abort === state.abort) active.current = null;
+      if (active.current?.abort === state.abort) deactivate();
       setState(null);
     };
     const more = read.problemCount - read.problems.length;
@@ -199,7 +231,7 @@ export function useJsonlImport(
               data-testid="import-valid-anyway"
               onClick={() => {
                 done();
-                hand(read, name, read.badLines, preview?.keep(read));
+                hand(read, name, read.badLines, () => preview?.keep(read));
               }}
             >
               {opening ? "Open" : "Import"} the {read.validLines.toLocaleString("en")} valid {read.validLines === 1 ? "line" : "lines"}

@@ -2,6 +2,7 @@ import { useEffect, useState } from "react";
 import { useJsonlImport } from "./ImportJsonl.js";
 import type { CheckpointSummary } from "./run/checkpoints.js";
 import { discardRecovered, listRecoverable, onRecoverableChange, openRecoveredRead, readRecovered } from "./run/recovery.js";
+import { claimShow } from "./store.js";
 
 /**
  * Runs a closed or reloaded page interrupted (their last checkpoint in this browser): each can be shown (and then
@@ -22,15 +23,24 @@ export function RecoveredRuns() {
     return onRecoverableChange(refresh);
   }, []);
   if (runs.length === 0 && !problem && !panel) return null;
-  const act = (what: Promise<void>) => what.catch((e: Error) => setProblem(`could not recover the run: ${e.message}`));
-  const open = async (id: string) => {
+  const act = (what: Promise<void>, claim?: AbortSignal) =>
+    what.catch((e: Error) => {
+      if (!claim?.aborted) setProblem(`could not recover the run: ${e.message}`);
+    });
+  // Claims what the page shows next (../store.ts `claimShow`): a newer import, open or run supersedes it.
+  const open = async (id: string, claim: AbortSignal) => {
     setProblem(null);
     const found = await readRecovered(id);
-    if (!found) return;
+    if (!found || claim.aborted) return;
     await importFile(found.file, {
       verb: "open",
-      accept: (read, _name, skipped, built) => openRecoveredRead(found.recovered, read, skipped, built),
+      signal: claim,
+      accept: (read, _name, skipped, built) => openRecoveredRead(found.recovered, read, skipped, built, claim),
     });
+  };
+  const openClaimed = (id: string) => {
+    const claim = claimShow();
+    void act(open(id, claim), claim);
   };
   return (
     <section className="recovered" aria-label="Recovered runs">
@@ -39,7 +49,7 @@ export function RecoveredRuns() {
           <span data-testid="recovered-run-summary">
             Recovered run from {new Date(run.updatedAt).toLocaleString()}: {run.finished} of {run.total} samples finished
           </span>{" "}
-          <button className="secondary" onClick={() => void act(open(run.id))}>
+          <button className="secondary" onClick={() => openClaimed(run.id)}>
             Show recovered run
           </button>{" "}
           <button className="link" onClick={() => void act(discardRecovered(run.id))}>

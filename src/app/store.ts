@@ -11,7 +11,7 @@ import type { Preset } from "./presets.js";
 import { environmentPortsFor, userEnvironmentsSettled } from "./envs/user-environments.js";
 import type { DeviceLossAction } from "../policy/llm/device-loss.js";
 import { endUnfinished } from "./run/interrupted.js";
-import type { JsonlProgress } from "./run/jsonl-reader.js";
+import type { JsonlProgress } from "../scenario/jsonl-reader.js";
 import type { PreviewProgress, PreviewTarget } from "./run/preview-import.js";
 import { renderBudget } from "./run/render-budget.js";
 import { RunModel } from "./run/run-model.js";
@@ -88,8 +88,11 @@ interface LabState {
   resume(): void;
   step(): void;
   stop(): void;
-  /** Shows a run that was saved or imported, without running anything. */
-  show(model: RunModel, scenario: Scenario | null, status?: RunStatus): void;
+  /**
+   * Shows a run that was saved or imported, without running anything. With `claim` (what `claimShow` gave the import
+   * or open that built it): only if nothing newer superseded it (false then, and nothing changes).
+   */
+  show(model: RunModel, scenario: Scenario | null, status?: RunStatus, claim?: AbortSignal): boolean;
 }
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
@@ -100,6 +103,29 @@ client.onTokens((ids, texts, special) => {
   useLab.setState({ tokenTextsVersion: tokenTextsVersion + 1 });
 });
 let current: RunHandle | null = null;
+
+/**
+ * The newest way of replacing the run the page shows wins. An import, or a saved or recovered run being opened,
+ * takes its time (reading and checking the file, building the run model in slices): it takes a claim first
+ * (`claimShow`), and shows its run with it (`show(…, claim)`). Any later claim, a run started (`run`, a fork's run),
+ * or another run shown without a claim supersedes it: its signal aborts (its reading and building stop), and its
+ * `show` shows nothing (so an older import never replaces a newer one, nor stops a run started meanwhile).
+ */
+let claim: AbortController | null = null;
+
+/** Supersedes any import or open under way; the signal aborts when something newer supersedes this one. */
+export function claimShow(): AbortSignal {
+  supersedeClaim();
+  claim = new AbortController();
+  return claim.signal;
+}
+
+function supersedeClaim(): void {
+  const was = claim;
+  claim = null;
+  was?.abort(new DOMException("superseded by a newer run, import or opened run", "AbortError"));
+}
+
 /** What the person typed in a human run, per sample and turn: the run's scripted responses. */
 let humanTyped: string[][] = [];
 
@@ -174,6 +200,7 @@ export const useLab = create<LabState>((set, get) => ({
       set({ status: "failed", error: (e as Error).message, result: null });
       return;
     }
+    supersedeClaim();
     current?.stop();
     dropPreview();
     const model = new RunModel();
@@ -270,7 +297,10 @@ export const useLab = create<LabState>((set, get) => ({
     current?.stop();
     if (status === "paused") current?.resume();
   },
-  show(model, scenario, status = "finished") {
+  show(model, scenario, status = "finished", shownFor) {
+    if (shownFor?.aborted) return false;
+    if (shownFor && claim?.signal === shownFor) claim = null;
+    else supersedeClaim();
     current?.stop();
     current = null;
     if (preview && preview.model === model) {
@@ -278,10 +308,11 @@ export const useLab = create<LabState>((set, get) => ({
       preview = null;
       const selected = Math.min(get().selected, Math.max(0, model.samples.length - 1));
       set({ model, version: model.version, runScenario: scenario, status, error: null, result: null, preview: null, selected, modelStatus: null });
-      return;
+      return true;
     }
     dropPreview();
     set({ model, version: model.version, runScenario: scenario, status, error: null, selected: 0, selectedTurn: null, modelStatus: null });
+    return true;
   },
 }));
 
@@ -366,6 +397,8 @@ export function labPreview(name: string, controls: { stop(): void; replaced(): v
 export const labRuns = {
   client,
   adopt(handle: RunHandle | null): void {
+    // A run started: it supersedes any import or open under way.
+    if (handle) supersedeClaim();
     current = handle;
   },
 };

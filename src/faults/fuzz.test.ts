@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { buildRun, ImportError, importJsonl, readJsonl } from "../app/run/jsonl.js";
-import { sampleLineSchema } from "../app/run/jsonl-reader.js";
+import { sampleLineSchema } from "../scenario/jsonl-reader.js";
 import { detectMalformedThinking } from "../core/assessment/invalid-action.js";
 import { parseHermesToolCalls } from "../core/protocol/hermes.js";
 import { SchemaError, validateAgainstSchema, validateArguments } from "../core/protocol/schema.js";

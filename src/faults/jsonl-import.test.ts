@@ -207,8 +207,8 @@ describe("the streaming importer on bad input", () => {
     expect(texts(read)).toEqual([
       "line 2: idx: expected a number",
       "line 3: message_log[1].content: expected a string",
-      "line 5: message_log[0].token_ids[1]: expected an integer",
-      "line 5: message_log[0].token_ids[2]: expected an integer",
+      "line 5: message_log[0].token_ids[1]: expected a token id (an integer from 0 to 2147483647)",
+      "line 5: message_log[0].token_ids[2]: expected a token id (an integer from 0 to 2147483647)",
       "line 6: lab/turns[1].reward: expected a number",
       "line 6: lab/turns[1].terminated: expected true or false",
       "line 7: message_log: missing (expected a list of messages)",

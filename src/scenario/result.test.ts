@@ -64,7 +64,7 @@ describe("parseSavedRun", () => {
       "line 3: message_log[0].content: expected a string",
       "line 4: not valid JSON at column 2 (Unexpected token 'h')",
       "line 5: idx: expected a number",
-      "line 5: message_log[0].token_ids[0]: expected an integer",
+      "line 5: message_log[0].token_ids[0]: expected a token id (an integer from 0 to 2147483647)",
       "line 8: truncated: the file ends inside this line (no newline at the end, and its JSON stops at column 35)",
     ]);
     expect(e.problems[0]).toEqual({ line: 3, path: "message_log[0].content", message: "expected a string" });

@@ -6,7 +6,8 @@
 import type { BatchedDataDict, Message } from "../core/index.js";
 import { z } from "zod";
 import type { SavedSample } from "../policy/replay.js";
-import { describeJsonError, jsonErrorOffset, jsonErrorWhat } from "./json-text.js";
+import { describeJsonError } from "./json-text.js";
+import { addProblems, checkValue, expected, JsonlAccumulator, SAMPLE_KEYS, tokenIdsSchema, type ProblemTally } from "./jsonl-reader.js";
 
 export interface ResultSample {
   idx: number;
@@ -89,10 +90,6 @@ export class SavedRunError extends Error {
   }
 }
 
-/** `expected …`, or `missing (expected …)` when the key is absent (the wording of the lab's JSONL import). */
-const expected = (what: string) => (issue: { input?: unknown }) =>
-  issue.input === undefined ? `missing (expected ${what})` : `expected ${what}`;
-
 /** What a replay reads of a saved sample: its `idx` and its messages (their text, and tokens where saved). */
 const savedSampleSchema = z.looseObject(
   {
@@ -102,7 +99,7 @@ const savedSampleSchema = z.looseObject(
         {
           role: z.string({ error: expected("a string") }),
           content: z.string({ error: expected("a string") }),
-          token_ids: z.array(z.number({ error: expected("an integer") }).int({ error: "expected an integer" }), { error: expected("a list of integers") }).optional(),
+          token_ids: tokenIdsSchema.optional(),
         },
         { error: expected("a message object {role, content}") },
       ),
@@ -110,54 +107,12 @@ const savedSampleSchema = z.looseObject(
     ),
   },
   { error: expected("a sample object {idx, message_log}") },
-);
+) as unknown as z.ZodType<SavedSample>;
 
-/** A line is a sample when it has one of these keys (as in the lab's import); other objects (the metrics line) are skipped. */
-const SAMPLE_KEYS = ["message_log", "idx", "task_name"];
-
-const jsonType = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "a list" : typeof v === "object" ? "an object" : `a ${typeof v}`);
-
-function fieldPath(path: readonly PropertyKey[]): string | null {
-  let out = "";
-  for (const part of path) out += typeof part === "number" ? `[${part}]` : `${out ? "." : ""}${String(part)}`;
-  return out || null;
-}
-
-class SavedRunProblems {
-  readonly problems: SavedRunProblem[] = [];
-  count = 0;
-  badLines = 0;
-  add(found: SavedRunProblem[], total = found.length): void {
-    this.badLines += 1;
-    this.count += total;
-    for (const p of found.slice(0, MAX_PROBLEMS_PER_LINE)) if (this.problems.length < SAVED_RUN_MAX_PROBLEMS) this.problems.push(p);
-  }
-  /** Checks one sample; its problems carry `line` and `prefix` (`samples[3]`) before their field path. */
-  check(value: unknown, line: number | null, prefix: string): SavedSample | null {
-    const parsed = savedSampleSchema.safeParse(value);
-    if (parsed.success) return parsed.data as SavedSample;
-    const issues = parsed.error.issues;
-    this.add(
-      issues.slice(0, MAX_PROBLEMS_PER_LINE).map((issue) => {
-        const path = fieldPath(issue.path);
-        return { line, path: prefix ? (path ? `${prefix}${path.startsWith("[") ? "" : "."}${path}` : prefix) : path, message: issue.message };
-      }),
-      issues.length,
-    );
-    return null;
-  }
-}
-
-/** What is wrong with a line that `JSON.parse` refused: where, and why (a last line cut short reads as truncated). */
-function badJsonLine(line: string, error: unknown, last: boolean): string {
-  const offset = jsonErrorOffset(line);
-  const what = jsonErrorWhat(error);
-  const shortWhat = what.length > 160 ? `${what.slice(0, 160)}…` : what;
-  if (offset === null || offset !== line.length) return `not valid JSON${offset !== null ? ` at column ${offset + 1}` : ""} (${shortWhat})`;
-  return last
-    ? `truncated: the file ends inside this line (no newline at the end, and its JSON stops at column ${offset + 1})`
-    : `not valid JSON: the line ends before its JSON does, at column ${offset + 1} (cut short?)`;
-}
+/** A saved run's problems so far (as the JSONL checker counts them: ./jsonl-reader.ts). */
+const tally = (): ProblemTally<SavedRunProblem> => ({ problems: [], problemCount: 0, badLines: 0 });
+const addSavedRunProblems = (into: ProblemTally<SavedRunProblem>, found: SavedRunProblem[], total: number) =>
+  addProblems(into, found, total, SAVED_RUN_MAX_PROBLEMS, MAX_PROBLEMS_PER_LINE);
 
 /**
  * Reads a saved run for replay: a result JSON (`{"samples": [...]}`) or the lab's JSONL export (one sample per
@@ -183,9 +138,16 @@ export function parseSavedRun(text: string): SavedSample[] {
   if (!Array.isArray(record.samples)) {
     throw new SavedRunError([{ line: null, path: "samples", message: `${expected("a list of samples")({ input: record.samples })} (a result JSON; or give the run's JSONL export)` }], 1, 1, null);
   }
-  const found = new SavedRunProblems();
-  const samples = record.samples.map((s, i) => found.check(s, null, `samples[${i}]`));
-  if (found.count > 0) throw new SavedRunError(found.problems, found.count, found.badLines, null);
+  const found = tally();
+  const samples = record.samples.map((s, i) => {
+    const prefix = `samples[${i}]`;
+    const checked = checkValue(savedSampleSchema, s, MAX_PROBLEMS_PER_LINE);
+    if (checked.ok) return checked.value;
+    const problems = checked.problems.map(({ path, message }) => ({ line: null, path: path ? `${prefix}${path.startsWith("[") ? "" : "."}${path}` : prefix, message }));
+    addSavedRunProblems(found, problems, checked.total);
+    return null;
+  });
+  if (found.problemCount > 0) throw new SavedRunError(found.problems, found.problemCount, found.badLines, null);
   return samples as SavedSample[];
 }
 
@@ -210,33 +172,19 @@ function looksLikeJsonl(trimmed: string): boolean {
   return false;
 }
 
+/** A JSONL saved run, every line through the JSONL checker (./jsonl-reader.ts) with the replay's sample schema. */
 function parseSavedRunLines(text: string): SavedSample[] {
-  const found = new SavedRunProblems();
-  const samples: SavedSample[] = [];
-  const lines = text.split("\n");
-  // A text ending in a newline has an empty last piece: the real last line is the one before it.
-  const endsWithNewline = lines.at(-1) === "";
-  let count = 0;
-  lines.forEach((raw, i) => {
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (!line.trim()) return;
-    count = i + 1;
-    const lineNo = i + 1;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (e) {
-      found.add([{ line: lineNo, path: null, message: badJsonLine(line, e, i === lines.length - 1 && !endsWithNewline) }]);
-      return;
-    }
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      found.add([{ line: lineNo, path: null, message: `expected an object (a sample or the metrics line), got ${jsonType(value)}` }]);
-      return;
-    }
-    if (!SAMPLE_KEYS.some((k) => Object.prototype.hasOwnProperty.call(value, k))) return;
-    const sample = found.check(value, lineNo, "");
-    if (sample) samples.push(sample);
+  const acc = new JsonlAccumulator<SavedSample>({
+    sampleSchema: savedSampleSchema,
+    // The metrics line, and any other object that is no sample, is not the replay's business.
+    otherLines: "skip",
+    maxProblems: SAVED_RUN_MAX_PROBLEMS,
+    maxProblemsPerLine: MAX_PROBLEMS_PER_LINE,
+    // The text is in memory already: no line is too long to hold.
+    maxLineLength: Number.POSITIVE_INFINITY,
   });
-  if (found.count > 0) throw new SavedRunError(found.problems, found.count, found.badLines, count);
-  return samples;
+  acc.push(text);
+  const read = acc.end();
+  if (read.problemCount > 0) throw new SavedRunError(read.problems, read.problemCount, read.badLines, read.linesRead);
+  return read.samples;
 }

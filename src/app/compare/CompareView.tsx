@@ -7,6 +7,7 @@
 
 import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { JsonlFileButton, useJsonlImport } from "../ImportJsonl.js";
+import { tokenCount } from "../run/compact-messages.js";
 import type { SampleView } from "../run/run-model.js";
 import { useLab } from "../store.js";
 import { TERMINATION_WORDS } from "../termination.js";
@@ -300,12 +301,13 @@ function MessageCell({ pair, side }: { pair: MessagePair; side: "a" | "b" }) {
   }
   const ranges = pair.diff ? pair.diff.hunks.slice(0, MAX_MARKS).map((h) => (side === "a" ? ([h.aStart, h.aEnd] as const) : ([h.bStart, h.bEnd] as const))) : null;
   const differs = ranges !== null || !other;
+  const tokens = tokenCount(message);
   return (
     <div className={`tx-msg ${message.role}${differs ? " cmp-msg-differs" : ""}`}>
       <div className="tx-msg-head">
         <span className="tx-role">{message.role}</span>
         {pair.kind === "prompt" && <span className="tx-chip tx-muted">prompt</span>}
-        <span className="tx-count">{message.token_ids.length ? `${message.token_ids.length} tokens` : `${message.content.length} chars`}</span>
+        <span className="tx-count">{tokens ? `${tokens} tokens` : `${message.content.length} chars`}</span>
       </div>
       {ranges ? (
         <pre className="tx-body" data-testid="compare-text">

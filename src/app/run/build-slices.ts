@@ -7,18 +7,32 @@ import { runEvents, type JsonlReadResult } from "./jsonl.js";
 import { yieldToPage } from "./export-slices.js";
 import { RunModel } from "./run-model.js";
 
-export async function buildRunInSlices(
-  read: Pick<JsonlReadResult, "samples" | "footer">,
-  options: { sliceMs?: number; yieldToPage?: () => Promise<void> } = {},
-): Promise<{ model: RunModel; scenario: unknown }> {
+export interface BuildOptions {
+  /** The longest stretch of work between two yields. Default 8 ms. */
+  sliceMs?: number;
+  yieldToPage?: () => Promise<void>;
+  /**
+   * Stops the building between slices (it rejects with the signal's reason): the import was superseded (the page's
+   * `claimShow`, ../store.ts), and its run is not wanted any more.
+   */
+  signal?: AbortSignal;
+}
+
+export async function buildRunInSlices(read: Pick<JsonlReadResult, "samples" | "footer">, options: BuildOptions = {}): Promise<{ model: RunModel; scenario: unknown }> {
   const sliceMs = options.sliceMs ?? 8;
   const pause = options.yieldToPage ?? yieldToPage;
+  const { signal } = options;
+  const stopIfAborted = () => {
+    if (signal?.aborted) throw signal.reason ?? new DOMException("The import was superseded", "AbortError");
+  };
+  stopIfAborted();
   const model = new RunModel();
   let start = performance.now();
   for (const event of runEvents(read)) {
     model.apply(event);
     if (performance.now() - start >= sliceMs) {
       await pause();
+      stopIfAborted();
       start = performance.now();
     }
   }

@@ -1,20 +1,35 @@
 /**
  * Compact messages for the run model: a sample's token ids and log-probabilities live end to end in two typed arrays
- * of its own (a `TokenPack`: Int32 ids, Float32 log-probabilities), not as JS arrays of numbers per message (in V8 an
- * array of doubles parsed from JSON or cloned from a Worker holds each value as a boxed number: 16–24 bytes a
- * log-probability instead of 4).
+ * of its own (a `TokenPack`: Int32 ids; Float32 log-probabilities, or Float64 where a value needs it), not as JS
+ * arrays of numbers per message (in V8 an array of doubles parsed from JSON or cloned from a Worker holds each value
+ * as a boxed number: 16–24 bytes a log-probability instead of 4).
  *
  * A compact message is still a `Message` for every reader: `token_ids` and `generation_logprobs` are own, enumerable
  * accessor properties that return a fresh plain array on each read, so `JSON.stringify`, spreading, `structuredClone`,
  * `postMessage`, zod and every array method see plain arrays, and nothing outside has to know. Readers that only need
- * a count or want to avoid the copy use `tokenCount`, `tokenIdsView` and `logprobsView`.
+ * a count or want to avoid the copy use `tokenCount`, `tokenIdsView` and `logprobsView`. Assigning either key
+ * replaces its accessor with a plain property holding exactly what was assigned (the run model never does it); the
+ * readers here, `withKeys` and `compactMessage` go by that property from then on.
  *
- * Log-probabilities are kept as float32: exactly what a model policy produces (its log-softmax runs on float32
- * logits) and what the text policies produce (0); a float64 value from elsewhere (an imported file) is rounded to the
- * nearest float32.
+ * Log-probabilities are stored exactly: a pack keeps them as float32 while every value is one (what a model policy
+ * produces: its log-softmax runs on float32 logits; the text policies' 0), and as float64 from the first value that
+ * is not (an imported file's -0.1), so an import exports the numbers it read.
  */
 
 import type { Message } from "../../core/index.js";
+import { isTokenId } from "../../scenario/jsonl-reader.js";
+
+export type LogprobArray = Float32Array | Float64Array;
+
+/** Whether every value of `values` is exactly a float32 (NaN counts as one). */
+export function fitsFloat32(values: ArrayLike<number>): boolean {
+  if (values instanceof Float32Array) return true;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (Math.fround(v) !== v && v === v) return false;
+  }
+  return true;
+}
 
 const EMPTY_IDS = new Int32Array(0);
 const EMPTY_LOGPROBS = new Float32Array(0);
@@ -28,13 +43,17 @@ export class TokenPack {
   owner: object | null = null;
   ids: Int32Array;
   idsUsed = 0;
-  logprobs: Float32Array;
+  /** Float32Array while every value appended is a float32; Float64Array from the first that is not. */
+  logprobs: LogprobArray;
   logprobsUsed = 0;
 
-  /** Room for this many ids and log-probabilities from the start (when they are known: no reallocation then). */
-  constructor(ids = 0, logprobs = 0) {
+  /**
+   * Room for this many ids and log-probabilities from the start (when they are known: no reallocation then);
+   * `wide`: the log-probabilities need float64 (some value is no float32).
+   */
+  constructor(ids = 0, logprobs = 0, wide = false) {
     this.ids = ids > 0 ? new Int32Array(ids) : EMPTY_IDS;
-    this.logprobs = logprobs > 0 ? new Float32Array(logprobs) : EMPTY_LOGPROBS;
+    this.logprobs = wide ? new Float64Array(Math.max(0, logprobs)) : logprobs > 0 ? new Float32Array(logprobs) : EMPTY_LOGPROBS;
   }
 
   /** Appends `values` to the ids; returns where they start. */
@@ -50,7 +69,18 @@ export class TokenPack {
   appendLogprobs(values: ArrayLike<number>): number {
     const at = this.logprobsUsed;
     const n = values.length;
-    if (at + n > this.logprobs.length) this.logprobs = grow(this.logprobs, at + n, (size) => new Float32Array(size));
+    if (this.logprobs instanceof Float32Array && !fitsFloat32(values)) {
+      // Exact from here on: what is there so far is copied as it is (a float32 is exactly a float64).
+      const wide = new Float64Array(Math.max(at + n, this.logprobs.length));
+      wide.set(this.logprobs.subarray(0, at));
+      this.logprobs = wide;
+    }
+    if (at + n > this.logprobs.length) {
+      this.logprobs =
+        this.logprobs instanceof Float64Array
+          ? grow(this.logprobs, at + n, (size) => new Float64Array(size))
+          : grow(this.logprobs, at + n, (size) => new Float32Array(size));
+    }
     this.logprobs.set(values, at);
     this.logprobsUsed = at + n;
     return at;
@@ -61,14 +91,9 @@ export class TokenPack {
     if (this.ids.length !== this.idsUsed) this.ids = this.ids.slice(0, this.idsUsed);
     if (this.logprobs.length !== this.logprobsUsed) this.logprobs = this.logprobs.slice(0, this.logprobsUsed);
   }
-
-  /** Bytes held by the two arrays (what the pack costs beyond its small objects). */
-  get byteLength(): number {
-    return this.ids.byteLength + this.logprobs.byteLength;
-  }
 }
 
-function grow<T extends Int32Array | Float32Array>(old: T, needed: number, make: (size: number) => T): T {
+function grow<T extends Int32Array | Float32Array | Float64Array>(old: T, needed: number, make: (size: number) => T): T {
   // Doubling from 4 Ki values: a sample of a long run reallocates a few times, not dozens (each new ArrayBuffer is
   // zeroed and counted against the heap's external memory, which brings garbage collections forward).
   const next = make(Math.max(needed, old.length * 2, 4096));
@@ -88,6 +113,7 @@ interface Slot {
 
 const SLOT: unique symbol = Symbol("rollout-lab compact token slot");
 type Compact = Message & { [SLOT]: Slot };
+type NumberKey = "token_ids" | "generation_logprobs";
 
 function getTokenIds(this: Compact): number[] {
   const { pack, at, n } = this[SLOT];
@@ -105,67 +131,128 @@ function getLogprobs(this: Compact): number[] {
   return out;
 }
 
-// Writing a compact message's arrays stores the new values in its pack (rare: the run model never does it).
-function setTokenIds(this: Compact, values: ArrayLike<number>): void {
-  const s = this[SLOT];
-  const ids = toNumbers(values, "token_ids");
-  this[SLOT] = { ...s, at: s.pack.appendIds(ids), n: ids.length };
+// Writing a compact message's `token_ids` or `generation_logprobs` (rare: the run model never does it) makes the key
+// a plain property holding exactly what was assigned: nothing is converted (a list of anything is not read as ids).
+function setTokenIds(this: Compact, value: unknown): void {
+  Object.defineProperty(this, "token_ids", { value, writable: true, enumerable: true, configurable: true });
 }
 
-function setLogprobs(this: Compact, values: ArrayLike<number>): void {
-  const s = this[SLOT];
-  const lp = toNumbers(values, "generation_logprobs");
-  this[SLOT] = { ...s, lpAt: s.pack.appendLogprobs(lp), lpN: lp.length };
+function setLogprobs(this: Compact, value: unknown): void {
+  Object.defineProperty(this, "generation_logprobs", { value, writable: true, enumerable: true, configurable: true });
 }
-
-function toNumbers(values: ArrayLike<number>, what: string): ArrayLike<number> {
-  if (!isNumberList(values)) throw new TypeError(`${what}: expected a list of numbers`);
-  return values;
-}
-
-const isNumberList = (v: unknown): v is ArrayLike<number> => Array.isArray(v) || v instanceof Int32Array || v instanceof Float32Array;
 
 // One descriptor each, shared by every compact message (so they share their hidden classes).
 const TOKEN_IDS: PropertyDescriptor = { get: getTokenIds, set: setTokenIds, enumerable: true, configurable: true };
 const LOGPROBS: PropertyDescriptor = { get: getLogprobs, set: setLogprobs, enumerable: true, configurable: true };
 
+/** How a compact message holds `key` now: in its pack (its accessor), as a plain value (assigned since), or not at all. */
+function holding(m: Compact, key: NumberKey): "pack" | { value: unknown } | undefined {
+  const d = Object.getOwnPropertyDescriptor(m, key);
+  if (!d) return undefined;
+  if (d.get === getTokenIds || d.get === getLogprobs) return "pack";
+  return { value: "value" in d ? d.value : d.get?.call(m) };
+}
+
+const isList = (v: unknown): v is ArrayLike<number> => Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView));
+
+/** The ids of a message as a pack stores them: an Int32Array, or a list of token ids (else null). */
+function idList(v: unknown): ArrayLike<number> | null {
+  if (v instanceof Int32Array) return v;
+  if (!Array.isArray(v)) return null;
+  for (let i = 0; i < v.length; i++) if (!isTokenId(v[i])) return null;
+  return v;
+}
+
+/** The log-probabilities of a message as a pack stores them: a Float32Array or Float64Array, or a list of numbers. */
+function logprobList(v: unknown): ArrayLike<number> | null {
+  if (v instanceof Float32Array || v instanceof Float64Array) return v;
+  if (!Array.isArray(v)) return null;
+  for (let i = 0; i < v.length; i++) if (typeof v[i] !== "number") return null;
+  return v;
+}
+
 export function isCompact(m: Message): boolean {
   return SLOT in m;
 }
 
+/** A compact message's `key` as it is stored: a view into its pack, its plain value, or undefined without the key. */
+function stored(m: Compact, key: NumberKey): unknown {
+  const h = holding(m, key);
+  if (h === undefined) return undefined;
+  if (h !== "pack") return h.value;
+  const { pack, at, n, lpAt, lpN } = m[SLOT];
+  return key === "token_ids" ? pack.ids.subarray(at, at + n) : pack.logprobs.subarray(lpAt, lpAt + lpN);
+}
+
 /**
  * A compact copy of `m` whose numbers are appended to `pack`; its other keys (role, content, violations, anything
- * else) are kept as they are, in their order. A message whose `token_ids` (or `generation_logprobs`) is not a list of
- * numbers is copied as it is.
+ * else) are kept as they are, in their order. A message whose `token_ids` is not a list of token ids (`isTokenId`:
+ * integers from 0 to 2^31 − 1, what an Int32Array holds as they are), or whose `generation_logprobs` is not a list
+ * of numbers, is copied as it is (a plain copy: nothing is converted).
  */
 export function compactMessage(m: Message, pack: TokenPack): Message {
+  let rawIds: unknown;
+  let rawLp: unknown;
   if (isCompact(m)) {
-    const source = (m as Compact)[SLOT];
-    // Already there (compact messages are never changed in place: `withKeys` makes a new one).
-    if (source.pack === pack) return m;
-    const ids = tokenIdsView(m);
-    const lp = logprobsView(m);
-    return build(m, { pack, at: pack.appendIds(ids), n: ids.length, lpAt: lp === undefined ? -1 : pack.appendLogprobs(lp), lpN: lp?.length ?? 0 }, null);
+    const c = m as Compact;
+    // Already there, numbers and all (compact messages are not changed in place: `withKeys` makes a new one).
+    const lpHeld = holding(c, "generation_logprobs");
+    if (c[SLOT].pack === pack && holding(c, "token_ids") === "pack" && (lpHeld === undefined || lpHeld === "pack")) return m;
+    rawIds = stored(c, "token_ids");
+    rawLp = stored(c, "generation_logprobs");
+  } else {
+    rawIds = (m as { token_ids?: unknown }).token_ids;
+    rawLp = (m as { generation_logprobs?: unknown }).generation_logprobs;
   }
-  const ids = (m as { token_ids?: unknown }).token_ids;
-  const lp = (m as { generation_logprobs?: unknown }).generation_logprobs;
-  if (!isNumberList(ids) || (lp !== undefined && !isNumberList(lp))) return { ...m };
-  return build(m, { pack, at: pack.appendIds(ids), n: ids.length, lpAt: lp === undefined ? -1 : pack.appendLogprobs(lp), lpN: lp === undefined ? 0 : lp.length }, null);
+  const ids = idList(rawIds);
+  const lp = rawLp === undefined ? undefined : logprobList(rawLp);
+  if (ids === null || lp === null) return { ...m };
+  return build(m, { pack, at: pack.appendIds(ids), n: ids.length, lpAt: lp === undefined ? -1 : pack.appendLogprobs(lp), lpN: lp?.length ?? 0 }, null, true);
+}
+
+/**
+ * The messages of one log compact, end to end in one pack of their own, sized from the start (an import's sample,
+ * a run's result); anything in the log that is no object is kept as it is.
+ */
+export function compactLog<T>(log: readonly T[]): T[] {
+  let ids = 0;
+  let logprobs = 0;
+  let wide = false;
+  for (const m of log) {
+    if (!m || typeof m !== "object") continue;
+    ids += tokenCount(m as unknown as Message);
+    const lp = logprobsView(m as unknown as Message);
+    if (lp) {
+      logprobs += lp.length;
+      wide ||= lp instanceof Float64Array;
+    }
+  }
+  const pack = new TokenPack(ids, logprobs, wide);
+  const out = log.map((m) => (m && typeof m === "object" ? (compactMessage(m as unknown as Message, pack) as T) : m));
+  pack.trim();
+  return out;
 }
 
 /** `m` (compact) with some keys changed or added, sharing its numbers. */
 export function withKeys(m: Message, changes: Partial<Omit<Message, "token_ids" | "generation_logprobs">>): Message {
   if (!isCompact(m)) return { ...m, ...changes };
-  return build(m, (m as Compact)[SLOT], changes);
+  return build(m, (m as Compact)[SLOT], changes, false);
 }
 
-function build(m: Message, slot: Slot, changes: Record<string, unknown> | null): Message {
+/**
+ * A compact message with `m`'s keys in their order. `fresh`: its numbers are all in `slot` (`compactMessage`);
+ * otherwise each number key is as `m` holds it: in the pack, or a plain value assigned since (`withKeys`).
+ */
+function build(m: Message, slot: Slot, changes: Record<string, unknown> | null, fresh: boolean): Message {
   const out = {} as Compact;
   Object.defineProperty(out, SLOT, { value: slot, writable: true, enumerable: false, configurable: false });
   for (const key of Object.keys(m)) {
-    if (key === "token_ids") Object.defineProperty(out, key, TOKEN_IDS);
-    else if (key === "generation_logprobs") {
-      if (slot.lpAt >= 0) Object.defineProperty(out, key, LOGPROBS);
+    if (key === "token_ids" || key === "generation_logprobs") {
+      const h = fresh ? "pack" : holding(m as Compact, key);
+      if (h === "pack") {
+        if (key === "token_ids") Object.defineProperty(out, key, TOKEN_IDS);
+        else if (slot.lpAt >= 0) Object.defineProperty(out, key, LOGPROBS);
+      } else if (h) (out as unknown as Record<string, unknown>)[key] = h.value;
     } else (out as unknown as Record<string, unknown>)[key] = changes && key in changes ? changes[key] : (m as unknown as Record<string, unknown>)[key];
   }
   if (changes) for (const key of Object.keys(changes)) if (!(key in out)) (out as unknown as Record<string, unknown>)[key] = changes[key];
@@ -179,19 +266,22 @@ export function packOf(m: Message): TokenPack | null {
 
 /** The number of token ids of a message, without copying them. */
 export function tokenCount(m: Message): number {
-  return isCompact(m) ? (m as Compact)[SLOT].n : (m.token_ids?.length ?? 0);
+  if (!isCompact(m)) return m.token_ids?.length ?? 0;
+  const h = holding(m as Compact, "token_ids");
+  if (h === "pack") return (m as Compact)[SLOT].n;
+  return h && isList(h.value) ? h.value.length : 0;
 }
 
 /** The token ids of a message as they are stored (a view into its pack, or its own array): read, don't write. */
 export function tokenIdsView(m: Message): ArrayLike<number> {
   if (!isCompact(m)) return m.token_ids ?? [];
-  const { pack, at, n } = (m as Compact)[SLOT];
-  return pack.ids.subarray(at, at + n);
+  const ids = stored(m as Compact, "token_ids");
+  return isList(ids) ? ids : [];
 }
 
 /** The log-probabilities of a message as they are stored (undefined when it has none). */
 export function logprobsView(m: Message): ArrayLike<number> | undefined {
   if (!isCompact(m)) return m.generation_logprobs;
-  const { pack, lpAt, lpN } = (m as Compact)[SLOT];
-  return lpAt < 0 ? undefined : pack.logprobs.subarray(lpAt, lpAt + lpN);
+  const lp = stored(m as Compact, "generation_logprobs");
+  return isList(lp) ? lp : undefined;
 }

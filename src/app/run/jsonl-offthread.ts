@@ -7,9 +7,8 @@
  * ../ImportJsonl.tsx). Where there is no Worker (Node, tests), it is `readJsonl` itself.
  */
 
-import type { Message } from "../../core/index.js";
-import { compactMessage, TokenPack } from "./compact-messages.js";
-import { readJsonl, type JsonlReadOptions, type JsonlReadResult, type JsonlSource, type SampleLine } from "./jsonl-reader.js";
+import { compactLog } from "./compact-messages.js";
+import { readJsonl, type JsonlReadOptions, type JsonlReadResult, type JsonlSource, type SampleLine } from "../../scenario/jsonl-reader.js";
 import type { JsonlWorkerAck, JsonlWorkerMessage, JsonlWorkerRequest } from "./jsonl-worker.js";
 
 const startWorker = () => new Worker(new URL("./jsonl-worker.ts", import.meta.url), { type: "module" });
@@ -32,9 +31,12 @@ export async function readJsonlOffThread(source: JsonlSource, options: JsonlRead
   const worker = spare ?? startWorker();
   spare = null;
   const samples: SampleLine[] = [];
+  // Removed once the read is over: a signal kept longer (the caller's) would keep the samples alive through it.
+  let onAbort: (() => void) | null = null;
   try {
     return await new Promise<JsonlReadResult>((resolve, reject) => {
-      signal?.addEventListener("abort", () => reject(signal.reason ?? new DOMException("The import was cancelled", "AbortError")), { once: true });
+      onAbort = () => reject(signal!.reason ?? new DOMException("The import was cancelled", "AbortError"));
+      signal?.addEventListener("abort", onAbort, { once: true });
       worker.onerror = (e) => {
         e.preventDefault();
         reject(new Error(e.message || "the JSONL reader stopped"));
@@ -43,17 +45,7 @@ export async function readJsonlOffThread(source: JsonlSource, options: JsonlRead
         const message = e.data;
         if (message.type === "samples") {
           const first = samples.length;
-          for (const s of message.samples) {
-            let ids = 0;
-            let logprobs = 0;
-            for (const m of s.message_log) {
-              ids += m?.token_ids?.length ?? 0;
-              logprobs += m?.generation_logprobs?.length ?? 0;
-            }
-            const pack = new TokenPack(ids, logprobs);
-            samples.push({ ...s, message_log: s.message_log.map((m) => (m && typeof m === "object" ? compactMessage(m as Message, pack) : m)) });
-            pack.trim();
-          }
+          for (const s of message.samples) samples.push({ ...s, message_log: compactLog(s.message_log) });
           // Handled: the worker may send another batch (it keeps only a couple waiting for the page).
           worker.postMessage({ type: "ack" } satisfies JsonlWorkerAck);
           onSamples?.(samples.slice(first));
@@ -68,6 +60,7 @@ export async function readJsonlOffThread(source: JsonlSource, options: JsonlRead
       worker.postMessage({ source, options: checks } satisfies JsonlWorkerRequest);
     });
   } finally {
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
     worker.terminate();
   }
 }

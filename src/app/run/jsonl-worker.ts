@@ -1,12 +1,12 @@
 /// <reference lib="webworker" />
 /**
  * Reads a run export (JSONL) off the page's main thread (./jsonl-offthread.ts starts it): the same streaming
- * checker as `readJsonl` (./jsonl-reader.ts), with the valid samples sent to the page as they are read, a few
+ * checker as `readJsonl` (src/scenario/jsonl-reader.ts), with the valid samples sent to the page as they are read, a few
  * megabytes at a time, their messages' numbers in transferred typed arrays.
  */
 
 import { packLog } from "../worker/event-batch.js";
-import { JsonlAccumulator, type JsonlReadOptions, type JsonlReadResult, type SampleLine } from "./jsonl-reader.js";
+import { JsonlAccumulator, type JsonlReadOptions, type JsonlReadResult, type SampleLine } from "../../scenario/jsonl-reader.js";
 
 declare const self: DedicatedWorkerGlobalScope;
 

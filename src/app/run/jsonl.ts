@@ -4,13 +4,13 @@
  * scenario. Importing rebuilds the same run model, so an imported run shows the same transcript; the replay
  * policy reads the same file (it takes the lines that have a `message_log`).
  *
- * Reading and checking the lines is `jsonl-reader.ts`: the page streams a file through `readJsonl` (every line
+ * Reading and checking the lines is src/scenario/jsonl-reader.ts: the page streams a file through `readJsonl` (every line
  * checked, the first problems kept with their lines and field paths) and builds the run of its valid lines with
  * `buildRun`; `importJsonl` reads a text in memory (a saved run) and rejects it at its first problem.
  */
 
 import type { Message, Metadata, RolloutEvent, TerminationReason } from "../../core/index.js";
-import { formatProblem, JsonlAccumulator, type JsonlReadResult, type SampleLine } from "./jsonl-reader.js";
+import { formatProblem, JsonlAccumulator, type JsonlReadResult, type SampleLine } from "../../scenario/jsonl-reader.js";
 import { RunModel } from "./run-model.js";
 
 export const JSONL_FORMAT = "rollout-lab-run/1";
@@ -100,7 +100,7 @@ export class ImportError extends Error {
   override name = "ImportError";
 }
 
-export { formatProblem, readJsonl, type ImportProblem, type JsonlReadResult } from "./jsonl-reader.js";
+export { formatProblem, readJsonl, type ImportProblem, type JsonlReadResult } from "../../scenario/jsonl-reader.js";
 
 /** The problems of a read in words: the first ones with their lines and fields, and how many there are in all. */
 export function describeProblems(read: Pick<JsonlReadResult, "problems" | "problemCount" | "badLines">): string {
@@ -210,11 +210,12 @@ export function* sampleEvents(s: SampleLine, sample: number): Generator<RolloutE
   };
 }
 
-/** The `rollout_end` event of a read: the final batch (the sample lines' keys, per sample) and the metrics. */
+/** The `rollout_end` event of a read: the final batch (the sample lines' keys but their message logs, per sample) and the metrics. */
 export function runEnd(samples: readonly SampleLine[], footer: JsonlReadResult["footer"]): RolloutEvent {
   const meta = footer ?? {};
   const batch: Record<string, unknown[]> = {};
-  for (const key of new Set(samples.flatMap((s) => Object.keys(s).filter((k) => !k.startsWith("lab/"))))) {
+  // The message logs are the samples' own (the run model keeps no second column of them).
+  for (const key of new Set(samples.flatMap((s) => Object.keys(s).filter((k) => !k.startsWith("lab/") && k !== "message_log")))) {
     batch[key] = samples.map((s) => s[key] ?? null);
   }
   return { type: "rollout_end", t: 0, batch, metrics: meta.metrics ?? {}, partial: meta.partial ?? false };

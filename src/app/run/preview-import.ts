@@ -17,7 +17,7 @@
 
 import { yieldToPage } from "./export-slices.js";
 import { runEnd, runStart, sampleEvents, sampleStart } from "./jsonl.js";
-import type { JsonlProgress, JsonlReadResult, SampleLine } from "./jsonl-reader.js";
+import type { JsonlProgress, JsonlReadResult, SampleLine } from "../../scenario/jsonl-reader.js";
 import { RunModel } from "./run-model.js";
 
 /** Files at least this big are previewed while they are read (a smaller one is read in well under a second). */

@@ -30,6 +30,8 @@ interface LiveRun {
   nextAt: number;
   /** A checkpoint is being written in slices. */
   writing?: boolean;
+  /** The kinds of failure already reported (`report`). */
+  reported: Set<string>;
   releaseLock: () => void;
 }
 
@@ -65,8 +67,19 @@ function checkpointInSlices(run: LiveRun): void {
   void exportJsonlInSlices(run.model, run.scenario)
     // A run that ended meanwhile is not written (its end decides what stays).
     .then(({ blob, workMs }) => live.get(run.model) === run && version > run.written && write(run, blob, workMs, version))
-    .catch(() => undefined)
+    .catch((e: unknown) => report(run, "could not export the run for its checkpoint (a reload would recover an older one, or none)", e))
     .finally(() => (run.writing = false));
+}
+
+/**
+ * A checkpoint that could not be written, or a failed run that could not be saved: said on the console with what
+ * was being done (once per run and kind of failure: a broken IndexedDB fails every second while the run goes on).
+ * The page's run goes on; only what would survive a reload is missing.
+ */
+function report(run: Pick<LiveRun, "id" | "reported">, what: string, error: unknown): void {
+  if (run.reported.has(what)) return;
+  run.reported.add(what);
+  console.error(`rollout-lab: ${what} (run ${run.id}):`, error);
 }
 
 function write(run: LiveRun, jsonl: string | Blob, cost: number, version: number): void {
@@ -81,7 +94,7 @@ function write(run: LiveRun, jsonl: string | Blob, cost: number, version: number
     finished,
     total,
     jsonl,
-  }).catch(() => undefined);
+  }).catch((e: unknown) => report(run, "could not write the run's checkpoint (a reload would recover an older one, or none)", e));
 }
 
 function tick(): void {
@@ -102,7 +115,7 @@ function begin(model: RunModel, scenario: unknown): void {
     const held = new Promise<void>((resolve) => (releaseLock = resolve));
     void locks.request(lockName(id), () => held).catch(() => undefined);
   }
-  live.set(model, { id, model, scenario, written: -1, nextAt: 0, releaseLock });
+  live.set(model, { id, model, scenario, written: -1, nextAt: 0, releaseLock, reported: new Set() });
   ticker ??= setInterval(tick, 250);
 }
 
@@ -114,9 +127,14 @@ function finish(run: LiveRun, saved: Promise<unknown>): void {
     ticker = null;
   }
   void saved
-    .catch(() => undefined)
-    .then(() => deleteCheckpoint(run.id))
-    .catch(() => undefined)
+    .then(
+      () => deleteCheckpoint(run.id).catch((e: unknown) => report(run, "could not delete the checkpoint of a run that ended (a reload may offer it as interrupted)", e)),
+      // Not saved: its checkpoint stays (the page offers it after a reload), and the page says why.
+      (e: unknown) => {
+        report(run, "could not save the failed run in this browser (its checkpoint is kept: a reload offers it)", e);
+        useLab.setState((state) => (state.model === run.model ? { error: `${state.error ?? "the run failed"} (and it could not be saved in this browser: ${(e as Error).message})` } : {}));
+      },
+    )
     .finally(() => run.releaseLock());
 }
 
@@ -194,8 +212,9 @@ export async function recoveredRun(
   read: Pick<JsonlReadResult, "samples" | "footer">,
   skipped = 0,
   built?: { model: RunModel; scenario: unknown },
+  claim?: AbortSignal,
 ): Promise<{ model: RunModel; scenario: unknown; title: string; meanReward: number | null }> {
-  const { model, scenario } = built ?? (await buildRunInSlices(read));
+  const { model, scenario } = built ?? (await buildRunInSlices(read, claim ? { signal: claim } : {}));
   const meanReward = model.samples.length ? model.samples.reduce((a, s) => a + s.totalReward, 0) / model.samples.length : null;
   const title = skipped ? `${recovered.title} · ${skipped} damaged ${skipped === 1 ? "line" : "lines"} left out` : recovered.title;
   return { model, scenario, title, meanReward };
@@ -204,17 +223,21 @@ export async function recoveredRun(
 /**
  * Shows an interrupted run like a saved one, from the read of its checkpoint (`readRecovered`): its unfinished
  * samples marked cancelled with the reason, saved among the saved runs (where it stays), and its checkpoint deleted.
+ * `claim` (the page's `claimShow`): superseded before it is saved, it stops there (the checkpoint stays on offer);
+ * superseded once saved, it is not shown (it is among the saved runs).
  */
 export async function openRecoveredRead(
   recovered: RecoveredRun,
   read: Pick<JsonlReadResult, "samples" | "footer">,
   skipped = 0,
   built?: { model: RunModel; scenario: unknown },
+  claim?: AbortSignal,
 ): Promise<void> {
-  const { model, scenario, title, meanReward } = await recoveredRun(recovered, read, skipped, built);
+  const { model, scenario, title, meanReward } = await recoveredRun(recovered, read, skipped, built, claim);
+  if (claim?.aborted) return;
   const summary = await saveRun({ title, samples: recovered.progress.total, meanReward }, recovered.jsonl);
   (model as WithSavedAs).savedAs = summary.id;
-  useLab.getState().show(model, scenario as never, "finished");
+  useLab.getState().show(model, scenario as never, "finished", claim);
   await deleteCheckpoint(recovered.id);
   changed();
 }

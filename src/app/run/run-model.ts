@@ -9,9 +9,9 @@
  */
 
 import type { Message, Metadata, RolloutEvent, RolloutMode, TerminationReason, Violation } from "../../core/index.js";
-import { compactMessage, isCompact as isCompactMessage, packOf, TokenPack, tokenCount as tokenCountOf, withKeys } from "./compact-messages.js";
+import { compactMessage, packOf, TokenPack, withKeys } from "./compact-messages.js";
 
-export { isCompact, logprobsView, tokenCount, tokenIdsView } from "./compact-messages.js";
+export { tokenCount } from "./compact-messages.js";
 
 export type SampleState = "waiting" | "generating" | "environment" | "done";
 
@@ -72,13 +72,6 @@ export interface RunSummary {
   lastT: number;
 }
 
-function compactLog(log: unknown[]): unknown[] {
-  const pack = new TokenPack();
-  const out = log.map((m) => (m && typeof m === "object" ? compactMessage(m as Message, pack) : m));
-  pack.trim();
-  return out;
-}
-
 export class RunModel {
   readonly samples: SampleView[] = [];
   readonly summary: RunSummary = {
@@ -92,7 +85,10 @@ export class RunModel {
     error: null,
     lastT: 0,
   };
-  /** The final batch (output keys per sample), for export. */
+  /**
+   * The final batch (output keys per sample), for export; without its `message_log` column: the samples' `messages`
+   * are the message logs (the live worker does not send the column; an import's is the samples' own lines).
+   */
   finalBatch: Record<string, unknown[]> | null = null;
   version = 0;
   /** Each sample's token ids and log-probabilities (by sample index). */
@@ -239,7 +235,7 @@ export class RunModel {
         this.summary.status = "finished";
         this.summary.partial = event.partial;
         this.summary.metrics = event.metrics;
-        this.finalBatch = this.sharingMessages(event.batch);
+        this.finalBatch = withoutMessageLogs(event.batch);
         for (const pack of this.packs) pack?.trim();
         return;
       case "rollout_error":
@@ -247,33 +243,6 @@ export class RunModel {
         this.summary.error = event.error;
         return;
     }
-  }
-
-  /**
-   * The final batch with its `message_log` column made of the samples' own (compact) message lists where they hold
-   * the same messages (they do for a run that ended normally): the batch arrives as a second copy of every message
-   * (from the Worker, or an import's parsed lines), and keeping both would double the run's memory.
-   */
-  private sharingMessages(batch: Record<string, unknown[]>): Record<string, unknown[]> {
-    const logs = batch.message_log;
-    if (!Array.isArray(logs) || logs.length !== this.samples.length) return batch;
-    const same = (log: unknown, mine: Message[]) =>
-      Array.isArray(log) &&
-      log.length === mine.length &&
-      log.every(
-        (m: Message, i) =>
-          // The very message (an import's: the model keeps its compact messages), or one like it. A compact message's
-          // ids are counted, not read (reading them copies them: 7 M ids in a 1,000 × 20 run).
-          m === mine[i] ||
-          (m?.role === mine[i]!.role &&
-            m?.content === mine[i]!.content &&
-            (m && typeof m === "object" && isCompactMessage(m) ? tokenCountOf(m) : m?.token_ids?.length) === tokenCountOf(mine[i]!)),
-      );
-    if (!logs.every((log, i) => same(log, this.samples[i]!.messages))) {
-      // Kept as its own copy, compact too (it may hold the worker's typed arrays: they read as plain arrays so).
-      return { ...batch, message_log: logs.map((log) => (Array.isArray(log) ? compactLog(log) : log)) };
-    }
-    return { ...batch, message_log: this.samples.map((s) => s.messages) };
   }
 
   /** The environment state a sample is in after `turn` (its initial state before the first turn). */
@@ -287,4 +256,10 @@ export class RunModel {
     }
     return s.initialMetadata;
   }
+}
+
+function withoutMessageLogs(batch: Record<string, unknown[]>): Record<string, unknown[]> {
+  if (!("message_log" in batch)) return batch;
+  const { message_log: _logs, ...rest } = batch;
+  return rest;
 }

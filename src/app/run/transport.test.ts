@@ -2,18 +2,18 @@
  * The page's large-run paths give the same run as the plain ones: events sent by the worker in batches with typed
  * arrays (src/app/worker/event-batch.ts), the result sent compact with its JSON text, an export written in slices
  * (./export-slices.ts), an import rebuilt in slices (./build-slices.ts), and a run model's compact storage
- * (./compact-messages.ts) shared with its final batch and with an import's samples.
+ * (./compact-messages.ts) shared with an import's samples; an imported file's numbers come out as they went in.
  */
 
-import { describe, expect, it } from "vitest";
-import type { RolloutEvent } from "../../core/index.js";
+import { describe, expect, it, vi } from "vitest";
+import type { Message, RolloutEvent } from "../../core/index.js";
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
 import calculator from "../../scenario/examples/calculator-scripted.json";
 import workspace from "../../scenario/examples/workspace-structured.json";
-import { BATCH_EVENTS, EventBatcher, packEvent, packResult, plainEvent, unpackResult } from "../worker/event-batch.js";
+import { BATCH_EVENTS, EventBatcher, packEvent, packLog, packResult, plainEvent, unpackResult } from "../worker/event-batch.js";
 import { buildRunInSlices } from "./build-slices.js";
-import { compactMessage, isCompact, TokenPack } from "./compact-messages.js";
+import { compactLog, compactMessage, isCompact, packOf, TokenPack } from "./compact-messages.js";
 import { exportJsonlInSlices } from "./export-slices.js";
 import { buildRun, exportJsonl, importJsonl, readJsonl } from "./jsonl.js";
 import { resultText, setResultText } from "./result-text.js";
@@ -39,12 +39,18 @@ describe("large-run paths", () => {
         const transfer: ArrayBuffer[] = [];
         const p = structuredClone(packEvent(e, transfer), { transfer });
         packed.apply(p);
-        expect(plainEvent(p)).toEqual(e);
+        if (e.type === "rollout_end") {
+          // Sent without its message logs (every message reached the page in its own event): no buffer for them.
+          expect(transfer).toEqual([]);
+          const { message_log: _logs, ...batch } = e.batch;
+          expect(plainEvent(p)).toEqual({ ...e, batch });
+        } else expect(plainEvent(p)).toEqual(e);
       }
       expect(exportJsonl(packed, scenario)).toBe(exportJsonl(plain, scenario));
-      // The final batch's message logs are the samples' own (one copy of every message, not two).
-      expect(packed.finalBatch!.message_log).toEqual(packed.samples.map((s) => s.messages));
-      expect(packed.finalBatch!.message_log![0]).toBe(packed.samples[0]!.messages);
+      // No second copy of the messages: the samples' own are the run's message logs.
+      expect(packed.finalBatch!.message_log).toBeUndefined();
+      expect(plain.finalBatch!.message_log).toBeUndefined();
+      expect(Object.keys(packed.finalBatch!)).toEqual(Object.keys(plain.finalBatch!));
       for (const s of packed.samples) for (const m of s.messages) expect(isCompact(m)).toBe(true);
       expect(tokenCount(packed.samples[0]!.messages[0]!)).toBe(events.find((e) => e.type === "rollout_start")!.samples[0]!.message_log[0]!.token_ids.length);
     });
@@ -108,6 +114,91 @@ describe("large-run paths", () => {
     batcher.flush();
     expect(sent.map((b) => [b.runId, b.events.length])).toEqual([[1, BATCH_EVENTS], [1, 4], [2, 1], [3, 1]]);
     expect(sent.flatMap((b) => b.events).map((e) => e.t)).toEqual([...Array.from({ length: BATCH_EVENTS + 3 }, (_, i) => i), -1, 0, 1]);
+  });
+
+  it("the batcher sends at once what is queued with a sample's end, the rollout's end or its error (no 16 ms wait)", () => {
+    vi.useFakeTimers();
+    try {
+      const sent: RolloutEvent[][] = [];
+      const batcher = new EventBatcher((_runId, events) => sent.push(events), () => 0);
+      const token: RolloutEvent = { type: "token", t: 1, sample: 0, turn: 0, tokenId: 1, text: "x" };
+      batcher.push(1, token);
+      expect(sent).toEqual([]);
+      batcher.push(1, { type: "sample_end", t: 2, sample: 0, idx: 0, termination: "terminated", error: null, totalReward: 1, turns: 1 });
+      expect(sent.map((b) => b.map((e) => e.type))).toEqual([["token", "sample_end"]]);
+      batcher.push(1, token);
+      batcher.push(1, { type: "rollout_end", t: 3, batch: { total_reward: [1] }, metrics: {}, partial: false });
+      expect(sent.map((b) => b.map((e) => e.type))).toEqual([["token", "sample_end"], ["token", "rollout_end"]]);
+      batcher.push(2, { type: "rollout_error", t: 4, error: "boom" });
+      expect(sent.at(-1)!.map((e) => e.type)).toEqual(["rollout_error"]);
+      // Nothing left for the timer: a worker that dies now has lost nothing of it.
+      const before = sent.length;
+      vi.advanceTimersByTime(100);
+      expect(sent.length).toBe(before);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe("an imported file's numbers are exported as they were read", () => {
+  /** A run whose log-probabilities are no float32 (as another tool writes them), and ids up to the largest. */
+  const file = () => {
+    const sample = (idx: number) =>
+      JSON.stringify({
+        idx,
+        task_name: "t",
+        message_log: [
+          { role: "user", content: "q", token_ids: [1, 2147483647] },
+          { role: "assistant", content: "a", token_ids: [5, 6, 7], generation_logprobs: [-0.1, -1e-9, -1 / 3] },
+          { role: "environment", content: "o", token_ids: [8] },
+          { role: "assistant", content: "b", token_ids: [9], generation_logprobs: [Math.fround(-0.5)] },
+        ],
+        total_reward: 0,
+        termination: "max_turns",
+        "lab/prompt_messages": 1,
+      });
+    return `${[sample(0), sample(1), JSON.stringify({ "lab/format": "rollout-lab-run/1", mode: "sync", metrics: {}, scenario: null })].join("\n")}\n`;
+  };
+  const numbers = (jsonl: string) =>
+    jsonl
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { message_log?: Message[] })
+      .filter((l) => l.message_log)
+      .map((l) => l.message_log!.map((m) => [m.token_ids, m.generation_logprobs ?? null]));
+
+  it("read in memory (importJsonl) and exported again", () => {
+    const { model, scenario } = importJsonl(file());
+    expect(numbers(exportJsonl(model, scenario))).toEqual(numbers(file()));
+    expect(model.samples[0]!.messages[1]!.generation_logprobs).toEqual([-0.1, -1e-9, -1 / 3]);
+  });
+
+  it("read as the page reads it (packed in the reader's Worker, compact on the page), rebuilt in slices and exported", async () => {
+    const read = await readJsonl(new Blob([file()]));
+    // What ./jsonl-worker.ts sends and ./jsonl-offthread.ts takes in.
+    const transfer: ArrayBuffer[] = [];
+    const packed = read.samples.map((s) => ({ ...s, message_log: packLog(s.message_log, transfer) as Message[] }));
+    const arrived = structuredClone(packed, { transfer });
+    const samples = arrived.map((s) => ({ ...s, message_log: compactLog(s.message_log) }));
+    const rebuilt = await buildRunInSlices({ samples, footer: read.footer }, { sliceMs: 0, yieldToPage: nextTurn });
+    expect(numbers(exportJsonl(rebuilt.model, rebuilt.scenario))).toEqual(numbers(file()));
+    // And the export of that saved run, opened again, is the same text.
+    const text = exportJsonl(rebuilt.model, rebuilt.scenario);
+    const reopened = importJsonl(text);
+    expect(exportJsonl(reopened.model, reopened.scenario)).toBe(text);
+  });
+
+  it("a model's float32 log-probabilities still travel and are kept as float32 (4 bytes each)", () => {
+    const transfer: ArrayBuffer[] = [];
+    const model = [{ role: "assistant", content: "a", token_ids: [1, 2], generation_logprobs: [Math.fround(-0.1), 0] }];
+    const packed = packLog(model, transfer) as Message[];
+    expect(packed[0]!.generation_logprobs).toBeInstanceOf(Float32Array);
+    const imported = packLog([{ ...model[0]!, generation_logprobs: [-0.1, 0] }], []) as Message[];
+    expect(imported[0]!.generation_logprobs).toBeInstanceOf(Float64Array);
+    const compact = compactLog(packed);
+    expect(packOf(compact[0]!)!.logprobs).toBeInstanceOf(Float32Array);
+    expect(compact[0]!.generation_logprobs).toEqual([Math.fround(-0.1), 0]);
   });
 });
 

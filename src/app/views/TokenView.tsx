@@ -9,6 +9,7 @@
 
 import { memo, useMemo, useState } from "react";
 import type { Message } from "../../core/index.js";
+import { tokenCount } from "../run/compact-messages.js";
 import type { SampleView } from "../run/run-model.js";
 import { lineColumn, splitByRanges, type TextPart } from "./tokens/diff.js";
 import {
@@ -45,7 +46,7 @@ const KIND_LABEL: Record<SpanKind, string> = {
 export function TokenView({ sample, tokenizer }: TokenViewProps) {
   const spans = messageSpans(sample);
   const counts = { prompt: 0, generated: 0, environment: 0 };
-  for (const s of spans) counts[s.kind] += s.message.token_ids.length;
+  for (const s of spans) counts[s.kind] += tokenCount(s.message);
   const generating = sample.turns.at(-1);
   const streaming = generating && generating.assistantIndex === null && generating.genEnd === null ? generating : null;
   return (

@@ -2,15 +2,16 @@ import { useEffect, useRef, useState } from "react";
 
 /**
  * `value`, changing at most once per `ms` (the latest value arrives at the end of the wait): for views that redo
- * work over the whole run on every change (the metrics), so a live run's frames stay short. `ms` 0 passes every
- * change through at once.
+ * work over the whole run on every change (the metrics), so a live run's frames stay short. `ms` 0 (or less)
+ * passes every change through at once, in the same render.
  */
 export function useThrottledValue<T>(value: T, ms: number): T {
   const [shown, setShown] = useState(value);
   const last = useRef(0);
   useEffect(() => {
-    if (Object.is(value, shown)) return;
-    const wait = ms <= 0 ? 0 : last.current + ms - performance.now();
+    // Not throttled: the value is returned as it is (below); `shown` is not followed (no render for nothing).
+    if (ms <= 0 || Object.is(value, shown)) return;
+    const wait = last.current + ms - performance.now();
     if (wait <= 0) {
       last.current = performance.now();
       setShown(value);

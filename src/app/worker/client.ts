@@ -11,8 +11,9 @@ import type { HumanRequest, InjectedFault, ModelSettings, ModelStatus, PageMessa
 export interface RunHandlers {
   /**
    * Each rollout event, in order. Their messages' `token_ids` and `generation_logprobs` arrive as `Int32Array` and
-   * `Float32Array` (the worker's compact transport, ./event-batch.ts): `RunModel.apply` stores them as they are;
-   * `plainEvent` gives the core's shape back for any other use.
+   * `Float32Array` / `Float64Array` (the worker's compact transport, ./event-batch.ts): `RunModel.apply` stores them
+   * as they are; `plainEvent` gives the core's shape back for any other use. The `rollout_end` batch has no
+   * `message_log` column (the messages came in their own events).
    */
   onEvent?: (event: RolloutEvent) => void;
   onModel?: (status: ModelStatus) => void;
@@ -123,8 +124,7 @@ export class RolloutWorkerClient {
       this.listeners.set(runId, (message) => {
         if (message.type === "events") {
           if (handlers.onEvent) for (const event of message.events) handlers.onEvent(event);
-        } else if (message.type === "event") handlers.onEvent?.(message.event);
-        else if (message.type === "model") handlers.onModel?.(message.status);
+        } else if (message.type === "model") handlers.onModel?.(message.status);
         else if (message.type === "stop_received") this.stopsRead.add(runId);
         else if (message.type === "human_request") handlers.onHumanRequest?.(message.request);
         else if (message.type === "device_lost") {

@@ -5,19 +5,26 @@
  * (a list of numbers is cloned value by value, and read back on the page's main thread at about half a microsecond a
  * value: a 1,000-sample run's first event alone took a third of a second).
  *
- * On the page, events arrive with `Int32Array` token ids and `Float32Array` log-probabilities in their messages
- * (`rollout_start` prompts, `assistant_message`, `env_step` observations, the `rollout_end` batch's message logs);
- * `RunModel.apply` stores them as they are (src/app/run/compact-messages.ts). `plainEvent` turns such an event back
- * into the core's shape (plain arrays) for any other reader.
+ * On the page, events arrive with `Int32Array` token ids and `Float32Array` log-probabilities (`Float64Array` where a
+ * value is no float32: nothing is rounded) in their messages (`rollout_start` prompts, `assistant_message`, `env_step`
+ * observations); `RunModel.apply` stores them as they are (src/app/run/compact-messages.ts). The `rollout_end` batch
+ * goes without its `message_log` column: every message of it reached the page in its own event already. `plainEvent`
+ * turns an event back into the core's shape (plain arrays) for any other reader.
+ *
+ * Events wait at most `BATCH_MS` to be sent, except those after which the page must not wait: a sample's end, the
+ * rollout's end or error (a crash right after one must not lose it).
  */
 
 import type { Message, RolloutEvent } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
-import { compactMessage, TokenPack } from "../run/compact-messages.js";
+import { compactLog, fitsFloat32 } from "../run/compact-messages.js";
 
 /** Flushes when the oldest queued event is this old, or when this many are queued. */
 export const BATCH_MS = 16;
 export const BATCH_EVENTS = 2000;
+
+/** Events sent at once with what is queued before them (an end the page must have even if the worker dies next). */
+const SENT_AT_ONCE: ReadonlySet<RolloutEvent["type"]> = new Set(["sample_end", "rollout_end", "rollout_error"]);
 
 export class EventBatcher {
   private runId = -1;
@@ -37,7 +44,7 @@ export class EventBatcher {
     if (this.queue.length === 0) this.since = this.now();
     this.queue.push(packEvent(event, this.transfer));
     // A rollout can run for a long while without yielding to the worker's event loop (a timer would wait for it).
-    if (this.queue.length >= BATCH_EVENTS || this.now() - this.since >= BATCH_MS) this.flush();
+    if (SENT_AT_ONCE.has(event.type) || this.queue.length >= BATCH_EVENTS || this.now() - this.since >= BATCH_MS) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), BATCH_MS);
   }
 
@@ -55,22 +62,28 @@ export class EventBatcher {
 }
 
 /**
- * A message log with its numbers in typed arrays: one Int32Array and one Float32Array for the whole log, each
+ * A message log with its numbers in typed arrays: one Int32Array and one Float32Array for the whole log (a
+ * Float64Array where some log-probability is no float32, as an imported file's -0.1: it arrives exact), each
  * message's `token_ids` / `generation_logprobs` a view into them (two buffers to transfer per log, not two per
- * message: every transferred buffer costs the page a little, and a 1,000-sample run's final batch has 40,000
- * messages). The buffers go into `transfer`.
+ * message: every transferred buffer costs the page a little, and a 1,000-sample run's result has 40,000 messages).
+ * The buffers go into `transfer`.
  */
 export function packLog(log: unknown, transfer: ArrayBuffer[]): unknown {
   if (!Array.isArray(log)) return log;
   let ids = 0;
   let lps = 0;
+  let wide = false;
   for (const m of log) {
     if (!m || typeof m !== "object") continue;
     if (Array.isArray((m as Message).token_ids)) ids += (m as Message).token_ids.length;
-    if (Array.isArray((m as Message).generation_logprobs)) lps += (m as Message).generation_logprobs!.length;
+    const lp = (m as Message).generation_logprobs;
+    if (Array.isArray(lp)) {
+      lps += lp.length;
+      wide ||= !fitsFloat32(lp);
+    }
   }
   const idBuffer = new Int32Array(ids);
-  const lpBuffer = new Float32Array(lps);
+  const lpBuffer = wide ? new Float64Array(lps) : new Float32Array(lps);
   if (ids) transfer.push(idBuffer.buffer);
   if (lps) transfer.push(lpBuffer.buffer);
   let at = 0;
@@ -106,8 +119,10 @@ export function packEvent(event: RolloutEvent, transfer: ArrayBuffer[]): Rollout
     case "env_step":
       return { ...event, observation: packMessage(event.observation, transfer) };
     case "rollout_end": {
-      const logs = event.batch.message_log;
-      return Array.isArray(logs) ? { ...event, batch: { ...event.batch, message_log: logs.map((log) => packLog(log, transfer)) } } : event;
+      // Not sent: the page has every message already (and reads the batch's other columns only).
+      if (!("message_log" in event.batch)) return event;
+      const { message_log: _logs, ...batch } = event.batch;
+      return { ...event, batch };
     }
     default:
       return event;
@@ -117,7 +132,7 @@ export function packEvent(event: RolloutEvent, transfer: ArrayBuffer[]): Rollout
 const plainMessage = (m: Message): Message => {
   const out = { ...m };
   if (ArrayBuffer.isView(m.token_ids)) out.token_ids = Array.from(m.token_ids as unknown as Int32Array);
-  if (ArrayBuffer.isView(m.generation_logprobs)) out.generation_logprobs = Array.from(m.generation_logprobs as unknown as Float32Array);
+  if (ArrayBuffer.isView(m.generation_logprobs)) out.generation_logprobs = Array.from(m.generation_logprobs as unknown as Float32Array | Float64Array);
   return out;
 };
 const plainLog = (log: unknown) => (Array.isArray(log) ? log.map((m) => (m && typeof m === "object" ? plainMessage(m as Message) : m)) : log);
@@ -131,10 +146,6 @@ export function plainEvent(event: RolloutEvent): RolloutEvent {
       return { ...event, message: plainMessage(event.message) };
     case "env_step":
       return { ...event, observation: plainMessage(event.observation) };
-    case "rollout_end": {
-      const logs = event.batch.message_log;
-      return Array.isArray(logs) ? { ...event, batch: { ...event.batch, message_log: logs.map(plainLog) } } : event;
-    }
     default:
       return event;
   }
@@ -158,11 +169,7 @@ export async function unpackResult(result: RolloutResultJson, pause: () => Promi
   let start = performance.now();
   for (const s of result.samples) {
     const log = s.message_log;
-    if (Array.isArray(log)) {
-      const pack = new TokenPack();
-      samples.push({ ...s, message_log: log.map((m) => (m && typeof m === "object" ? compactMessage(m, pack) : m)) });
-      pack.trim();
-    } else samples.push(s);
+    samples.push(Array.isArray(log) ? { ...s, message_log: compactLog(log) } : s);
     if (performance.now() - start >= sliceMs) {
       await pause();
       start = performance.now();

@@ -67,10 +67,10 @@ export interface ModelStatus {
 }
 
 export type WorkerMessage =
-  | { type: "event"; runId: number; event: RolloutEvent }
   /**
    * Events in order, batched by the worker (./event-batch.ts); their messages' token ids and log-probabilities are
-   * `Int32Array` / `Float32Array` (transferred), which `RunModel.apply` takes as they are (`plainEvent` converts).
+   * `Int32Array` / `Float32Array` or `Float64Array` (transferred), which `RunModel.apply` takes as they are
+   * (`plainEvent` converts); the `rollout_end` batch comes without its `message_log` column.
    */
   | { type: "events"; runId: number; events: RolloutEvent[] }
   | { type: "model"; runId: number; status: ModelStatus }

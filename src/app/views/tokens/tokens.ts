@@ -1,6 +1,7 @@
 /** Pure helpers of the token view: chip text, log-probability colours, message spans, the two renderings. */
 
 import { renderChatTemplate, type Message } from "../../../core/index.js";
+import { tokenCount } from "../../run/compact-messages.js";
 import type { SampleView } from "../../run/run-model.js";
 import { diffText, type TextDiff } from "./diff.js";
 
@@ -88,7 +89,7 @@ export function messageSpans(sample: Pick<SampleView, "messages" | "promptMessag
   return sample.messages.map((message, index) => {
     const kind: SpanKind = index < sample.promptMessages ? "prompt" : message.role === "assistant" ? "generated" : "environment";
     const span = { index, message, kind, turn: turnOf.get(index) ?? null, offset };
-    offset += message.token_ids.length;
+    offset += tokenCount(message);
     return span;
   });
 }

@@ -10,15 +10,32 @@
  * scenario; it has `lab/format`, `metrics`, `scenario` or `mode`). Samples and the last line are checked against the
  * schemas below; a problem names the line and the field path: `line 1234: message_log[2].content: expected a
  * string`. A last line cut short (no newline at the end and not valid JSON) is reported as truncated.
+ *
+ * The same checks read a saved run for a replay (./result.ts `parseSavedRun`), with its own sample schema and its
+ * metrics line skipped.
  */
 
 import { z } from "zod";
-import type { Message, Metadata, TerminationReason } from "../../core/index.js";
-import { jsonErrorOffset, jsonErrorWhat } from "../../scenario/json-text.js";
+import type { Message, Metadata, TerminationReason } from "../core/index.js";
+import { jsonErrorOffset, jsonErrorWhat } from "./json-text.js";
 
 /** `expected …`, or `missing (expected …)` when the key is absent. */
-const expected = (what: string) => (issue: { input?: unknown }) =>
+export const expected = (what: string) => (issue: { input?: unknown }) =>
   issue.input === undefined ? `missing (expected ${what})` : `expected ${what}`;
+
+/** The largest token id: token ids are vocabulary indices, stored as int32 (src/app/run/compact-messages.ts). */
+export const MAX_TOKEN_ID = 0x7fffffff;
+
+/** Whether `x` is a token id: an integer from 0 to `MAX_TOKEN_ID`. */
+export const isTokenId = (x: unknown): x is number => typeof x === "number" && (x | 0) === x && x >= 0;
+
+const TOKEN_ID = `expected a token id (an integer from 0 to ${MAX_TOKEN_ID})`;
+
+/** A message's `token_ids`: a list of token ids (what `isTokenId` says, element by element). */
+export const tokenIdsSchema = z.array(
+  z.number({ error: TOKEN_ID }).int({ error: TOKEN_ID }).min(0, { error: TOKEN_ID }).max(MAX_TOKEN_ID, { error: TOKEN_ID }),
+  { error: expected("a list of token ids") },
+);
 
 const num = z.number({ error: expected("a number") });
 const int = z.number({ error: expected("an integer") }).int({ error: "expected an integer" });
@@ -36,7 +53,8 @@ const message = z.looseObject(
   {
     role: str,
     content: str,
-    token_ids: z.array(int, { error: expected("a list of integers") }).optional(),
+    // A message without token ids has none (every reader of a sample line may count on the list).
+    token_ids: tokenIdsSchema.default(() => []),
     generation_logprobs: z.array(num, { error: expected("a list of numbers") }).optional(),
     invalid_action_violations: z.array(violation, { error: expected("a list of violations") }).optional(),
   },
@@ -152,8 +170,8 @@ export interface JsonlProgress {
   totalBytes: number | null;
 }
 
-export interface JsonlReadResult {
-  samples: SampleLine[];
+export interface JsonlReadResult<S = SampleLine> {
+  samples: S[];
   /** The last valid metrics line, if any. */
   footer: FooterLine | null;
   /** Lines that passed (samples and metrics lines). */
@@ -174,16 +192,67 @@ export interface JsonlReadResult {
 export const DEFAULT_MAX_PROBLEMS = 20;
 export const DEFAULT_MAX_LINE_LENGTH = 16 * 1024 * 1024;
 
-function fieldPath(path: readonly PropertyKey[]): string | null {
+/** `message_log[2].content` of a schema issue's path. */
+export function fieldPath(path: readonly PropertyKey[]): string | null {
   let out = "";
   for (const part of path) out += typeof part === "number" ? `[${part}]` : `${out ? "." : ""}${String(part)}`;
   return out || null;
 }
 
-const SAMPLE_KEYS = ["message_log", "idx", "task_name"];
+/** A line is a sample when it has one of these keys; else the metrics line when it has one of FOOTER_KEYS. */
+export const SAMPLE_KEYS = ["message_log", "idx", "task_name"];
 const FOOTER_KEYS = ["lab/format", "metrics", "scenario", "mode"];
 
 const jsonType = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "a list" : typeof v === "object" ? "an object" : `a ${typeof v}`);
+
+/** Where a read's problems are counted (a `JsonlReadResult`, or a saved run's tally: ./result.ts). */
+export interface ProblemTally<P> {
+  problems: P[];
+  problemCount: number;
+  badLines: number;
+}
+
+/** One bad line's problems (`total` of them in all) into `tally`: the first `maxPerLine` kept while under `maxProblems`. */
+export function addProblems<P>(tally: ProblemTally<P>, found: readonly P[], total: number, maxProblems: number, maxPerLine: number): void {
+  tally.badLines += 1;
+  tally.problemCount += total;
+  for (const p of found.slice(0, maxPerLine)) {
+    if (tally.problems.length >= maxProblems) break;
+    tally.problems.push(p);
+  }
+}
+
+/**
+ * `value` checked against `schema` (through the Standard Schema entry point: the same checks as safeParse, without
+ * building a ZodError for a bad value): its output, or its first `max` problems by field path and how many there are.
+ */
+export function checkValue<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  max: number,
+): { ok: true; value: T } | { ok: false; problems: { path: string | null; message: string }[]; total: number } {
+  const parsed = schema["~standard"].validate(value);
+  if (parsed instanceof Promise) throw new Error("the JSONL line schemas are synchronous");
+  if (!parsed.issues) return { ok: true, value: parsed.value as T };
+  const issues = parsed.issues;
+  return {
+    ok: false,
+    problems: issues.slice(0, max).map((issue) => ({ path: fieldPath((issue.path ?? []).map((p) => (typeof p === "object" ? p.key : p))), message: issue.message })),
+    total: issues.length,
+  };
+}
+
+/** What the accumulator takes a line for, besides its limits. */
+export interface JsonlLineOptions<S> extends Pick<JsonlReadOptions, "maxProblems" | "maxProblemsPerLine" | "maxLineLength"> {
+  /**
+   * What a sample line must be. Default: the lab's sample line (`sampleLineSchema`). Another schema may check a
+   * message's `token_ids` and `generation_logprobs` only as `tokenIdsSchema` and a list of finite numbers do (a line
+   * whose lists pass those checks is validated with them set aside).
+   */
+  sampleSchema?: z.ZodType<S>;
+  /** A line that is no sample: checked as the run's metrics line (default), or skipped (a replay reads samples only). */
+  otherLines?: "check" | "skip";
+}
 
 function isBlank(line: string): boolean {
   for (let k = 0; k < line.length; k++) {
@@ -197,15 +266,17 @@ function isBlank(line: string): boolean {
  * The line splitter and checker, fed text in pieces (`push`) and told when the text ends (`end`). It holds only the
  * pieces of the line not finished yet. Used by the streaming reader and by `importJsonl` on a text in memory.
  */
-export class JsonlAccumulator {
+export class JsonlAccumulator<S = SampleLine> {
   private readonly maxProblems: number;
   private readonly maxPerLine: number;
   private readonly maxLineLength: number;
+  private readonly sampleSchema: z.ZodType<S>;
+  private readonly skipOtherLines: boolean;
   private pending: string[] = [];
   private pendingLength = 0;
   private overlong = false;
   private ended = false;
-  readonly result: JsonlReadResult = {
+  readonly result: JsonlReadResult<S> = {
     samples: [],
     footer: null,
     validLines: 0,
@@ -217,10 +288,12 @@ export class JsonlAccumulator {
     maxBufferedChars: 0,
   };
 
-  constructor(options: Pick<JsonlReadOptions, "maxProblems" | "maxProblemsPerLine" | "maxLineLength"> = {}) {
+  constructor(options: JsonlLineOptions<S> = {}) {
     this.maxProblems = options.maxProblems ?? DEFAULT_MAX_PROBLEMS;
     this.maxPerLine = options.maxProblemsPerLine ?? 3;
     this.maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
+    this.sampleSchema = options.sampleSchema ?? (sampleLineSchema as unknown as z.ZodType<S>);
+    this.skipOtherLines = options.otherLines === "skip";
   }
 
   push(text: string): void {
@@ -236,7 +309,7 @@ export class JsonlAccumulator {
     if (start < text.length) this.hold(start === 0 ? text : text.slice(start));
   }
 
-  end(): JsonlReadResult {
+  end(): JsonlReadResult<S> {
     if (!this.ended) {
       this.ended = true;
       if (this.pendingLength > 0 || this.overlong) this.finishLine("", true);
@@ -274,12 +347,7 @@ export class JsonlAccumulator {
   }
 
   private problem(problems: ImportProblem[], total = problems.length): void {
-    this.result.badLines += 1;
-    this.result.problemCount += total;
-    for (const p of problems.slice(0, this.maxPerLine)) {
-      if (this.result.problems.length >= this.maxProblems) break;
-      this.result.problems.push(p);
-    }
+    addProblems(this.result, problems, total, this.maxProblems, this.maxPerLine);
   }
 
   private check(line: string, lineNo: number, atEnd: boolean): void {
@@ -310,6 +378,7 @@ export class JsonlAccumulator {
     }
     const record = value as Record<string, unknown>;
     const isSample = SAMPLE_KEYS.some((k) => Object.prototype.hasOwnProperty.call(record, k));
+    if (!isSample && this.skipOtherLines) return;
     const isFooter = !isSample && FOOTER_KEYS.some((k) => Object.prototype.hasOwnProperty.call(record, k));
     if (!isSample && !isFooter) {
       this.problem([
@@ -317,38 +386,26 @@ export class JsonlAccumulator {
       ]);
       return;
     }
-    // The Standard Schema entry point: the same checks as safeParse, without building a ZodError for a bad line.
     // The messages' number lists (most of a line) are checked here when they are clean, not element by element
     // through the schema (which then sees them empty); a list with any doubt goes through the schema as it is.
     const aside = isSample ? setAsideNumberLists(record) : null;
-    const parsed = (isSample ? sampleLineSchema : footerLineSchema)["~standard"].validate(aside ? aside.record : record);
-    if (parsed instanceof Promise) throw new Error("the JSONL line schemas are synchronous");
-    if (aside && !parsed.issues) aside.restore(parsed.value as SampleLine);
-    if (parsed.issues) {
-      const issues = parsed.issues;
+    const checked = checkValue<unknown>(isSample ? this.sampleSchema : footerLineSchema, aside ? aside.record : record, this.maxPerLine);
+    if (!checked.ok) {
       this.problem(
-        issues.slice(0, this.maxPerLine).map((issue) => ({
-          line: lineNo,
-          path: fieldPath((issue.path ?? []).map((p) => (typeof p === "object" ? p.key : p))),
-          message: issue.message,
-        })),
-        issues.length,
+        checked.problems.map((p) => ({ line: lineNo, ...p })),
+        checked.total,
       );
       return;
     }
+    if (aside) aside.restore(checked.value as { message_log: Record<string, unknown>[] });
     this.result.validLines += 1;
-    if (isSample) {
-      const sample = parsed.value as SampleLine;
-      for (const m of sample.message_log) if (m.token_ids === undefined) m.token_ids = [];
-      this.result.samples.push(sample);
-    } else {
-      this.result.footer = parsed.value as FooterLine;
-    }
+    if (isSample) this.result.samples.push(checked.value as S);
+    else this.result.footer = checked.value as FooterLine;
   }
 }
 
-const isIntegerList = (v: unknown[]) => {
-  for (let i = 0; i < v.length; i++) if (!Number.isSafeInteger(v[i])) return false;
+const isTokenIdList = (v: unknown[]) => {
+  for (let i = 0; i < v.length; i++) if (!isTokenId(v[i])) return false;
   return true;
 };
 const isNumberList = (v: unknown[]) => {
@@ -361,9 +418,9 @@ const isNumberList = (v: unknown[]) => {
 
 /**
  * The sample line with its messages' `token_ids` and `generation_logprobs` emptied, when every such list is what the
- * schema asks (safe integers, finite numbers), and how to put them back into the schema's output; null otherwise.
+ * schema asks (token ids, finite numbers), and how to put them back into the schema's output; null otherwise.
  */
-function setAsideNumberLists(record: Record<string, unknown>): { record: Record<string, unknown>; restore(sample: SampleLine): void } | null {
+function setAsideNumberLists(record: Record<string, unknown>): { record: Record<string, unknown>; restore(sample: { message_log: Record<string, unknown>[] }): void } | null {
   const log = record.message_log;
   if (!Array.isArray(log)) return null;
   const lists: [unknown, unknown][] = [];
@@ -371,7 +428,7 @@ function setAsideNumberLists(record: Record<string, unknown>): { record: Record<
   for (const m of log) {
     if (typeof m !== "object" || m === null || Array.isArray(m)) return null;
     const { token_ids: ids, generation_logprobs: lp } = m as { token_ids?: unknown; generation_logprobs?: unknown };
-    if (ids !== undefined && !(Array.isArray(ids) && isIntegerList(ids))) return null;
+    if (ids !== undefined && !(Array.isArray(ids) && isTokenIdList(ids))) return null;
     if (lp !== undefined && !(Array.isArray(lp) && isNumberList(lp))) return null;
     lists.push([ids, lp]);
     const copy: Record<string, unknown> = { ...m };
@@ -384,8 +441,8 @@ function setAsideNumberLists(record: Record<string, unknown>): { record: Record<
     restore(sample) {
       sample.message_log.forEach((m, i) => {
         const [ids, lp] = lists[i]!;
-        if (ids !== undefined) m.token_ids = ids as number[];
-        if (lp !== undefined) m.generation_logprobs = lp as number[];
+        if (ids !== undefined) m.token_ids = ids;
+        if (lp !== undefined) m.generation_logprobs = lp;
       });
     },
   };

@@ -1,0 +1,95 @@
+/**
+ * What the page shows next is the newest thing the user did (./store.ts `claimShow`): an older import or open whose run
+ * model is still being built shows nothing once a newer import, open or run superseded it, and does not stop a run
+ * started meanwhile; the building itself stops (./run/build-slices.ts).
+ */
+
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { buildRunInSlices } from "./run/build-slices.js";
+import { RunModel } from "./run/run-model.js";
+import { claimShow, labRuns, useLab } from "./store.js";
+
+/** The rollout worker stood in for: it records what it is sent, and ends a stopped run at once. */
+class FakeWorker {
+  static sent: { type: string; runId?: number }[] = [];
+  onmessage: ((e: MessageEvent) => void) | null = null;
+  onerror: ((e: ErrorEvent) => void) | null = null;
+  postMessage(message: { type: string; runId: number }) {
+    FakeWorker.sent.push(message);
+    if (message.type === "stop") setTimeout(() => this.onmessage?.({ data: { type: "failed", runId: message.runId, error: "stopped" } } as MessageEvent));
+  }
+  terminate() {}
+}
+
+const finished = (samples = 1) => {
+  const model = new RunModel();
+  model.apply({ type: "rollout_start", t: 0, mode: "sync", maxRolloutTurns: 1, maxSeqLen: 10, samples: [] });
+  model.appendSamples(Array.from({ length: samples }, (_, i) => ({ sample: i, idx: i, task_name: "t", message_log: [], extra_env_info: null })));
+  return model;
+};
+const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+afterEach(async () => {
+  // Back to a page that shows a finished run (whatever the test started is stopped).
+  useLab.getState().show(finished(), null);
+  await nextTurn();
+  vi.unstubAllGlobals();
+});
+
+describe("the newest import, open or run is what the page shows", () => {
+  it("a newer claim supersedes an older one: the older import's run is not shown after the newer one", () => {
+    const older = claimShow();
+    const newer = claimShow();
+    expect(older.aborted).toBe(true);
+    expect(newer.aborted).toBe(false);
+    const b = finished();
+    expect(useLab.getState().show(b, null, "finished", newer)).toBe(true);
+    expect(useLab.getState().show(finished(), null, "finished", older)).toBe(false);
+    expect(useLab.getState().model).toBe(b);
+  });
+
+  it("a run started meanwhile supersedes it: the older import shows nothing and does not stop the run", async () => {
+    vi.stubGlobal("Worker", FakeWorker);
+    FakeWorker.sent = [];
+    const claim = claimShow();
+    useLab.getState().run();
+    expect(claim.aborted).toBe(true);
+    await nextTurn();
+    expect(FakeWorker.sent.map((m) => m.type)).toContain("run");
+    const live = useLab.getState().model;
+    expect(useLab.getState().show(finished(), null, "finished", claim)).toBe(false);
+    expect(useLab.getState().status).toBe("running");
+    expect(useLab.getState().model).toBe(live);
+    expect(FakeWorker.sent.map((m) => m.type)).not.toContain("stop");
+  });
+
+  it("a fork's run started (adopted) supersedes it too; another run shown without a claim as well", () => {
+    const claim = claimShow();
+    labRuns.adopt({ result: new Promise(() => {}), pause() {}, resume() {}, step() {}, stop: vi.fn(), answer() {} });
+    expect(claim.aborted).toBe(true);
+    labRuns.adopt(null);
+    const again = claimShow();
+    useLab.getState().show(finished(), null);
+    expect(again.aborted).toBe(true);
+  });
+
+  it("a superseded import stops building its run model between slices", async () => {
+    const claim = new AbortController();
+    const samples = Array.from({ length: 20 }, (_, idx) => ({ idx, task_name: "t", message_log: [{ role: "user", content: "q", token_ids: [1] }] }));
+    let pauses = 0;
+    const built = buildRunInSlices(
+      { samples, footer: null },
+      {
+        sliceMs: 0,
+        signal: claim.signal,
+        yieldToPage: async () => {
+          if (++pauses === 3) claim.abort(new DOMException("superseded", "AbortError"));
+        },
+      },
+    );
+    await expect(built).rejects.toThrow("superseded");
+    expect(pauses).toBe(3);
+    // Already superseded: nothing is built at all.
+    await expect(buildRunInSlices({ samples, footer: null }, { signal: claim.signal })).rejects.toThrow("superseded");
+  });
+});
