@@ -8,7 +8,7 @@
  * checkpoint then holds each sample as it was when its line was written).
  */
 
-import { exportFooterLine, exportSampleLine } from "./jsonl.js";
+import { exportFooter, exportSampleLine } from "./jsonl.js";
 import type { RunModel } from "./run-model.js";
 
 export interface SlicedExport {
@@ -32,13 +32,14 @@ export async function exportJsonlInSlices(model: RunModel, scenario: unknown, op
   const sliceMs = options.sliceMs ?? 8;
   const pause = options.yieldToPage ?? yieldInBackground;
   const parts: Blob[] = [];
-  let lines: string[] = [];
+  const lines: string[] = [];
   let workMs = 0;
   let slices = 0;
   let start = performance.now();
   const endSlice = () => {
+    // Emptied in place: the footer's writer holds on to `lines`.
     if (lines.length) parts.push(new Blob(lines));
-    lines = [];
+    lines.length = 0;
     workMs += performance.now() - start;
     slices += 1;
   };
@@ -52,9 +53,58 @@ export async function exportJsonlInSlices(model: RunModel, scenario: unknown, op
       start = performance.now();
     }
   }
-  lines.push(exportFooterLine(model, scenario), "\n");
+  // The footer holds the scenario, megabytes for a long script: written in slices too.
+  const tick = async () => {
+    if (performance.now() - start < sliceMs) return;
+    endSlice();
+    await pause();
+    start = performance.now();
+  };
+  await writeJsonInSlices(exportFooter(model, scenario), lines, tick);
+  lines.push("\n");
   endSlice();
   return { blob: new Blob(parts, { type: "application/x-ndjson" }), workMs, slices };
+}
+
+/**
+ * Appends `JSON.stringify(value)` to `out` in pieces, calling `tick` (which may yield) after each array element and
+ * object member: plain arrays and objects are walked, anything else (strings, numbers, a Date, a class with
+ * `toJSON`) is written by `JSON.stringify` itself, so the text is the same.
+ */
+export async function writeJsonInSlices(value: unknown, out: string[], tick: () => Promise<void>): Promise<void> {
+  if (Array.isArray(value)) {
+    out.push("[");
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out.push(",");
+      const item: unknown = value[i];
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") out.push("null");
+      else await writeJsonInSlices(item, out, tick);
+      await tick();
+    }
+    out.push("]");
+    return;
+  }
+  if (isPlainObject(value)) {
+    out.push("{");
+    let first = true;
+    for (const key of Object.keys(value)) {
+      const item = value[key];
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
+      out.push(first ? "" : ",", JSON.stringify(key), ":");
+      first = false;
+      await writeJsonInSlices(item, out, tick);
+      await tick();
+    }
+    out.push("}");
+    return;
+  }
+  out.push(JSON.stringify(value));
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object") return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return (proto === Object.prototype || proto === null) && typeof (value as { toJSON?: unknown }).toJSON !== "function";
 }
 
 type Scheduler = { yield?: () => Promise<void>; postTask?: (task: () => void, options?: { priority?: string }) => Promise<void> };

@@ -85,7 +85,12 @@ export function exportSampleLine(model: RunModel, i: number): string {
 
 /** The run's last line: metrics and the scenario. */
 export function exportFooterLine(model: RunModel, scenario: unknown): string {
-  return JSON.stringify({
+  return JSON.stringify(exportFooter(model, scenario));
+}
+
+/** The export's last line, as an object (a scripted scenario can make it megabytes: see ./export-slices.ts). */
+export function exportFooter(model: RunModel, scenario: unknown): Record<string, unknown> {
+  return {
     "lab/format": JSONL_FORMAT,
     mode: model.summary.mode,
     max_rollout_turns: model.summary.maxRolloutTurns,
@@ -93,7 +98,7 @@ export function exportFooterLine(model: RunModel, scenario: unknown): string {
     partial: model.summary.partial,
     metrics: model.summary.metrics ?? {},
     scenario,
-  });
+  };
 }
 
 export class ImportError extends Error {
