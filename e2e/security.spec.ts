@@ -58,6 +58,18 @@ async function expectInert(page: import("@playwright/test").Page) {
   await expect(page.locator("body img, body script, body a[href^='javascript']")).toHaveCount(0);
 }
 
+/** Each sample's transcript, token view and environment view, so that every view draws the hostile text. */
+async function visitViews(page: import("@playwright/test").Page) {
+  for (const sample of [0, 1]) {
+    await page.getByTestId("sample-row").nth(sample).click();
+    await page.getByTestId("turn").first().click();
+    for (const tab of ["Tokens", "Environment", "Transcript"]) {
+      const control = page.getByRole("tab", { name: tab });
+      if (await control.count()) await control.click();
+    }
+  }
+}
+
 test("hostile text from an environment and from imported files is shown as text in every view, and never runs", async ({ page }) => {
   test.setTimeout(120_000);
   await page.goto("/");
@@ -97,14 +109,7 @@ export default {
   await page.getByRole("button", { name: "Run" }).click();
   await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 30_000 });
   await expect(page.getByTestId("transcript")).toContainText("<environment><img src=x onerror=");
-  for (const sample of [0, 1]) {
-    await page.getByTestId("sample-row").nth(sample).click();
-    await page.getByTestId("turn").first().click();
-    for (const tab of ["Tokens", "Environment", "Transcript"]) {
-      const control = page.getByRole("tab", { name: tab });
-      if (await control.count()) await control.click();
-    }
-  }
+  await visitViews(page);
   await expect(page.getByTestId("termination").nth(1)).toContainText("failed with <img src=x");
   await expectInert(page);
 
@@ -130,14 +135,7 @@ export default {
   await expectInert(page);
   await page.getByTestId("import-valid-anyway").click();
   await expect(page.getByTestId("sample-row")).toHaveCount(2);
-  for (const sample of [0, 1]) {
-    await page.getByTestId("sample-row").nth(sample).click();
-    await page.getByTestId("turn").first().click();
-    for (const tab of ["Tokens", "Environment", "Transcript"]) {
-      const control = page.getByRole("tab", { name: tab });
-      if (await control.count()) await control.click();
-    }
-  }
+  await visitViews(page);
   await expect(page.getByTestId("transcript")).toContainText("<script>window.__pwned=2</script>");
   await page.getByText(/Saved runs/).click();
   await expect(page.getByTestId("saved-runs")).toContainText("2 samples");

@@ -8,6 +8,8 @@
  * a checkpoint whose run is still going in this one.
  */
 
+import { openKeyedStore } from "./idb.js";
+
 const DB_NAME = "rollout-lab-recovery";
 const STORE = "checkpoints";
 
@@ -28,14 +30,7 @@ export interface Checkpoint extends CheckpointSummary {
 /** A checkpoint as it is written: its export may be a Blob (a handle for IndexedDB, not a clone of the text). */
 export type CheckpointWrite = Omit<Checkpoint, "jsonl"> & { jsonl: string | Blob };
 
-function open(): Promise<IDBDatabase> {
-  return new Promise((resolve, reject) => {
-    const request = indexedDB.open(DB_NAME, 1);
-    request.onupgradeneeded = () => request.result.createObjectStore(STORE, { keyPath: "id" });
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error ?? new Error("IndexedDB is not available"));
-  });
-}
+const open = () => openKeyedStore(DB_NAME, STORE);
 
 let db: Promise<IDBDatabase> | null = null;
 

@@ -4,6 +4,8 @@
  * value is cloned on the main thread when it is put, and again when the list is read: seconds for a large run).
  */
 
+import { openKeyedStore } from "./idb.js";
+
 const DB_NAME = "rollout-lab";
 const STORE = "runs";
 
@@ -19,14 +21,7 @@ interface SavedRun extends SavedRunSummary {
   jsonl: string | Blob;
 }
 
-function open(): Promise<IDBDatabase> {
-  return new Promise((resolve, reject) => {
-    const request = indexedDB.open(DB_NAME, 1);
-    request.onupgradeneeded = () => request.result.createObjectStore(STORE, { keyPath: "id" });
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error ?? new Error("IndexedDB is not available"));
-  });
-}
+const open = () => openKeyedStore(DB_NAME, STORE);
 
 async function withStore<T>(mode: IDBTransactionMode, act: (store: IDBObjectStore) => IDBRequest<T>): Promise<T> {
   const db = await open();

@@ -141,6 +141,19 @@ function plainSlice(row: Int32Array | Float64Array, start: number, end: number):
   return out;
 }
 
+/** One row of a generation output, as a one-row output (what `generateAsync` yields for it). */
+export function outputRow(out: GenerationOutputSpec, row: number): GenerationOutputSpec {
+  return {
+    output_ids: [out.output_ids[row]!],
+    logprobs: [out.logprobs[row]!],
+    generation_lengths: [out.generation_lengths[row]!],
+    unpadded_sequence_lengths: [out.unpadded_sequence_lengths[row]!],
+    truncated: [out.truncated[row]!],
+    ...(out.errors ? { errors: [out.errors[row] ?? null] } : {}),
+    ...(out.gen_leader_worker_idx ? { gen_leader_worker_idx: [out.gen_leader_worker_idx[row]!] } : {}),
+  };
+}
+
 /** `row` written into the start of `wide`, the rest `value`. */
 function widened<T extends Int32Array | Float64Array>(wide: T, row: T, value: number): T {
   wide.set(row);

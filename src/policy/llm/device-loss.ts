@@ -17,7 +17,7 @@
  * No transformers.js here: the worker passes the loss events and the WASM loader in, so this is unit-tested in Node.
  */
 
-import type { GenerateOptions, GenerationDatumSpec, GenerationInterface, GenerationOutputSpec } from "../../core/index.js";
+import { outputRow, type GenerateOptions, type GenerationDatumSpec, type GenerationInterface, type GenerationOutputSpec } from "../../core/index.js";
 
 export type DeviceLossAction = "stop" | "wasm";
 
@@ -137,7 +137,7 @@ export class DeviceLossGuard implements GenerationInterface {
     const rows = await this.attempt(async (policy) => {
       if (!policy.generateAsync) {
         const out = await policy.generate(data, greedy, options);
-        return data.input_lengths.map((_, row) => [row, pickRow(out, row)] as [number, GenerationOutputSpec]);
+        return data.input_lengths.map((_, row) => [row, outputRow(out, row)] as [number, GenerationOutputSpec]);
       }
       const collected: [number, GenerationOutputSpec][] = [];
       for await (const row of policy.generateAsync(data, greedy, options)) collected.push(row);
@@ -159,15 +159,4 @@ export class DeviceLossGuard implements GenerationInterface {
       if (fallback) await disposeFallback(fallback);
     }
   }
-}
-
-function pickRow(out: GenerationOutputSpec, row: number): GenerationOutputSpec {
-  return {
-    output_ids: [out.output_ids[row]!],
-    logprobs: [out.logprobs[row]!],
-    generation_lengths: [out.generation_lengths[row]!],
-    unpadded_sequence_lengths: [out.unpadded_sequence_lengths[row]!],
-    truncated: [out.truncated[row]!],
-    ...(out.errors ? { errors: [out.errors[row] ?? null] } : {}),
-  };
 }

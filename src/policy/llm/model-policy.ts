@@ -17,6 +17,7 @@
 
 import type * as Transformers from "@huggingface/transformers";
 import {
+  outputRow,
   Rng,
   type GenerateOptions,
   type GenerationDatumSpec,
@@ -147,7 +148,7 @@ export class ModelPolicy implements GenerationInterface {
 
   async *generateAsync(data: GenerationDatumSpec, greedy: boolean, options: GenerateOptions = {}) {
     const out = await this.generate(data, greedy, options);
-    for (let row = 0; row < data.input_lengths.length; row++) yield [row, pickRow(out, row)] as [number, GenerationOutputSpec];
+    for (let row = 0; row < data.input_lengths.length; row++) yield [row, outputRow(out, row)] as [number, GenerationOutputSpec];
   }
 
   /** Frees the KV cache (GPU buffers on WebGPU). */
@@ -440,15 +441,5 @@ function assemble(rows: RowState[], padId: number, generated = false): Generatio
     generation_lengths: rows.map((r) => (generated ? r.keep! : 0)),
     unpadded_sequence_lengths: rows.map((r) => r.promptIds.length),
     truncated: rows.map((r) => r.truncated),
-  };
-}
-
-function pickRow(out: GenerationOutputSpec, row: number): GenerationOutputSpec {
-  return {
-    output_ids: [out.output_ids[row]!],
-    logprobs: [out.logprobs[row]!],
-    generation_lengths: [out.generation_lengths[row]!],
-    unpadded_sequence_lengths: [out.unpadded_sequence_lengths[row]!],
-    truncated: [out.truncated[row]!],
   };
 }
