@@ -122,8 +122,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
       break;
     }
     turnCount += 1;
-    const promptLength = log.reduce((n, m) => n + m.token_ids.length, 0);
-    if (listening) emit({ type: "turn_start", t: now(), sample: sampleIdx, turn, inputTokens: promptLength });
+    if (listening) emit({ type: "turn_start", t: now(), sample: sampleIdx, turn, inputTokens: log.reduce((n, m) => n + m.token_ids.length, 0) });
 
     let gen: number[];
     let inputLength: number;
