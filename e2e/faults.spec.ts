@@ -311,3 +311,39 @@ test.describe("the tab", () => {
     expect(await checkpoints(page)).toEqual([]);
   });
 });
+
+test("an environment step that hangs is cut by the timeout set in the form: its sample ends with the error, the others finish", async ({ page }) => {
+  await page.goto("/");
+  // Sample 1's step never answers; the others answer at once and end.
+  const module = `
+export default {
+  name: "hanging_env",
+  create() {
+    return {
+      async step(logs, metadata) {
+        if (metadata.some((m) => m.n === 1)) await new Promise(() => {});
+        return { observations: logs.map(() => ({ role: "environment", content: "<environment>ok</environment>" })),
+          metadata: logs.map(() => null), next_stop_strings: null, rewards: logs.map(() => 1), terminateds: logs.map(() => true), answers: null };
+      },
+    };
+  },
+  generateDataset({ size, taskName }) {
+    return Array.from({ length: size }, (_, n) => ({ task_name: taskName, message_log: [{ role: "user", content: "go" }], extra_env_info: { n }, stop_strings: null }));
+  },
+};`;
+  await page.getByLabel("Environment module file").setInputFiles({ name: "hanging_env.js", mimeType: "text/javascript", buffer: Buffer.from(module) });
+  await expect(page.locator('[data-testid="user-environment"][data-name="hanging_env"]')).toHaveAttribute("data-status", "ready");
+  await page.getByLabel("Environment", { exact: true }).selectOption("hanging_env");
+  await page.getByLabel("Samples").fill("3");
+  await page.getByLabel("Mode", { exact: true }).selectOption("async");
+  await page.getByLabel("Policy", { exact: true }).selectOption("scripted");
+  await page.getByLabel("Scripted responses").fill(JSON.stringify([["a"], ["b"], ["c"]]));
+  await page.getByLabel("Environment step timeout (ms, 0: none)").fill("700");
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
+  await expect(page.getByTestId("termination")).toHaveText([
+    "terminated by the environment",
+    /^error: environment 'hanging_env' step timed out after 700 ms/,
+    "terminated by the environment",
+  ]);
+});

@@ -207,6 +207,7 @@ export function SetupForm() {
         />
         <NumberField label="max_seq_len" value={setup.maxSeqLen} min={1} onChange={set("maxSeqLen")} />
         <NumberField label="max_rollout_turns" value={setup.maxRolloutTurns} min={1} onChange={set("maxRolloutTurns")} />
+        <NumberField label="Environment step timeout (ms, 0: none)" value={setup.envStepTimeoutMs} min={0} step={100} onChange={set("envStepTimeoutMs")} />
         <Toggle label="Structured tool use" value={setup.structured} onChange={set("structured")} />
         {setup.structured && (
           <>

@@ -38,6 +38,8 @@ export interface Setup {
   maxSeqLen: number;
   maxRolloutTurns: number;
   maxNewTokens: number;
+  /** `env_step_timeout_ms`: a step running longer ends its samples with `error`; 0 waits for ever. */
+  envStepTimeoutMs: number;
   structured: boolean;
   thinkingStyle: "paired" | "closing_only";
   envelope: "fork" | "template";
@@ -84,6 +86,7 @@ export const DEFAULT_SETUP: Setup = {
   invalidAction: false,
   invalidActionPenalty: 0.5,
   malformedThinkingPenalty: 0.25,
+  envStepTimeoutMs: 0,
 };
 
 function policyBlock(setup: Setup): Record<string, unknown> {
@@ -136,6 +139,7 @@ export function scenarioFromSetup(setup: Setup): Record<string, unknown> {
     mode: setup.mode,
     max_seq_len: setup.maxSeqLen,
     max_rollout_turns: setup.maxRolloutTurns,
+    ...(setup.envStepTimeoutMs > 0 ? { env_step_timeout_ms: setup.envStepTimeoutMs } : {}),
     ...(setup.policy === "model" ? { max_new_tokens: setup.maxNewTokens, greedy: setup.greedy } : {}),
     envs: { [task]: { env: setup.env, config: envConfig } },
     dataset: { task_name: task, size: setup.datasetSize, seed: setup.datasetSeed, config: datasetConfig },
