@@ -7,37 +7,14 @@
  */
 
 import { describe, expect, it } from "vitest";
-import { byteLevelTokenizer, type RolloutEvent } from "../core/index.js";
-import { TextPolicy } from "../policy/text-policy.js";
-import { runScenario } from "../scenario/run.js";
-import { parseScenario } from "../scenario/schema.js";
 import type { Checkpoint } from "../app/run/checkpoints.js";
 import { INTERRUPTED_BY_PAGE, markInterrupted } from "../app/run/interrupted.js";
 import { buildRun, exportJsonl, formatProblem, importJsonl } from "../app/run/jsonl.js";
 import { readJsonlOffThread } from "../app/run/jsonl-offthread.js";
 import { prepareRecovered, recoveredRun } from "../app/run/recovery.js";
-import { RunModel } from "../app/run/run-model.js";
+import { cutShortRun, cutShortScenario } from "../app/run/cut-short-run.fixture.js";
 
-const board = { size: 2, grid: [[1, 2], [0, 3]], solution: [[1, 2], [3, 0]], empty_pos: [1, 0], commands: {} };
-const scenario = parseScenario({
-  mode: "sync",
-  max_seq_len: 4096,
-  max_rollout_turns: 4,
-  envs: { t: { env: "sliding_puzzle", config: {} } },
-  samples: [0, 30, 30, 30].map((max_moves) => ({ task_name: "t", message_log: [{ role: "user", content: "move" }], extra_env_info: { game_state: board, num_moves: 0, max_moves } })),
-  policy: { kind: "scripted", responses: [[]] },
-});
-
-/** A run model of a real rollout up to the third turn's start: sample 0 done, the others under way. */
-async function cutShort(): Promise<RunModel> {
-  const events: RolloutEvent[] = [];
-  const policy = new TextPolicy(byteLevelTokenizer, ({ sampleId, turn }) => `s${sampleId} t${turn} <action>view</action>`);
-  await runScenario(scenario, { onEvent: (e) => events.push(e), policyOverride: { generation: policy, tokenizer: byteLevelTokenizer } });
-  const cut = events.findIndex((e) => e.type === "turn_start" && e.turn === 2);
-  const model = new RunModel();
-  for (const e of events.slice(0, cut + 1)) model.apply(e);
-  return model;
-}
+const cutShort = () => cutShortRun(cutShortScenario(4));
 
 /** The export with line 2's first message content made a number, and its last line (the footer) cut short. */
 function damage(jsonl: string): string {

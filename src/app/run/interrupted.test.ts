@@ -4,35 +4,16 @@
  */
 
 import { describe, expect, it } from "vitest";
-import { byteLevelTokenizer, type RolloutEvent } from "../../core/index.js";
+import { byteLevelTokenizer } from "../../core/index.js";
 import { TextPolicy } from "../../policy/text-policy.js";
 import { runScenario } from "../../scenario/run.js";
-import { parseScenario } from "../../scenario/schema.js";
+import { cutShortRun, cutShortScenario } from "./cut-short-run.fixture.js";
 import { endUnfinished, INTERRUPTED_BY_PAGE, markInterrupted, runProgress } from "./interrupted.js";
 import { exportJsonl, importJsonl } from "./jsonl.js";
 import { RunModel } from "./run-model.js";
 
-const board = { size: 2, grid: [[1, 2], [0, 3]], solution: [[1, 2], [3, 0]], empty_pos: [1, 0], commands: {} };
-const scenario = parseScenario({
-  mode: "sync",
-  max_seq_len: 4096,
-  max_rollout_turns: 4,
-  envs: { t: { env: "sliding_puzzle", config: {} } },
-  // Sample 0 may make no move: it ends after its first turn; the others go on.
-  samples: [0, 30, 30].map((max_moves) => ({ task_name: "t", message_log: [{ role: "user", content: "move" }], extra_env_info: { game_state: board, num_moves: 0, max_moves } })),
-  policy: { kind: "scripted", responses: [[]] },
-});
-
-/** A run model fed the events of a real rollout up to the third turn's start: sample 0 done, 1 and 2 under way. */
-async function cutShort(): Promise<RunModel> {
-  const events: RolloutEvent[] = [];
-  const policy = new TextPolicy(byteLevelTokenizer, ({ sampleId, turn }) => `s${sampleId} t${turn} <action>view</action>`);
-  await runScenario(scenario, { onEvent: (e) => events.push(e), policyOverride: { generation: policy, tokenizer: byteLevelTokenizer } });
-  const cut = events.findIndex((e) => e.type === "turn_start" && e.turn === 2);
-  const model = new RunModel();
-  for (const e of events.slice(0, cut + 1)) model.apply(e);
-  return model;
-}
+const scenario = cutShortScenario(3);
+const cutShort = () => cutShortRun(scenario);
 
 describe("runs cut short", () => {
   it("a crashed run: the unfinished samples end with error and the reason, the finished one and every turn stay", async () => {

@@ -161,13 +161,6 @@ function widened<T extends Int32Array | Float64Array>(wide: T, row: T, value: nu
   return wide;
 }
 
-/** Concatenated token ids of a log: the model's prompt. */
-export function flattenTokenIds(log: readonly Message[]): number[] {
-  const ids: number[] = [];
-  for (const m of log) for (const id of m.token_ids) ids.push(id);
-  return ids;
-}
-
 export interface GenerationInputOptions {
   padTokenId: number;
   maxSeqLen: number;
