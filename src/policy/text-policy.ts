@@ -7,12 +7,13 @@
  * are then cut to the row's `max_new_tokens`, which sets `truncated`. Every token's log-probability is 0.
  */
 
-import type {
-  GenerateOptions,
-  GenerationDatumSpec,
-  GenerationInterface,
-  GenerationOutputSpec,
-  TokenizerInterface,
+import {
+  plainSlice,
+  type GenerateOptions,
+  type GenerationDatumSpec,
+  type GenerationInterface,
+  type GenerationOutputSpec,
+  type TokenizerInterface,
 } from "../core/index.js";
 
 export interface TextRequest {
@@ -99,7 +100,7 @@ export class TextPolicy implements GenerationInterface {
     let cached = this.decoded.get(sampleId);
     if (cached && cached.length <= length && startsWith(input, cached.ids, cached.length)) {
       const since = input.subarray(cached.length, length);
-      cached.text += this.tokenizer.decode(Array.from(since));
+      cached.text += this.tokenizer.decode(plainSlice(input, cached.length, length));
       if (cached.ids.length < length) {
         const grown = new Int32Array(Math.max(length, 2 * cached.ids.length));
         grown.set(cached.ids.subarray(0, cached.length));
@@ -109,7 +110,7 @@ export class TextPolicy implements GenerationInterface {
       cached.length = length;
     } else {
       const ids = input.slice(0, length);
-      cached = { ids, length, text: this.tokenizer.decode(Array.from(ids)) };
+      cached = { ids, length, text: this.tokenizer.decode(plainSlice(ids, 0, length)) };
     }
     const last = cached.ids[length - 1];
     if (length > 0 && last !== undefined && (last < 0x80 || last >= 256)) this.decoded.set(sampleId, cached);
@@ -132,7 +133,7 @@ export class TextPolicy implements GenerationInterface {
         return (promptText ??= decode());
       },
       get promptIds() {
-        return (promptIds ??= Array.from(input.subarray(0, promptLength)));
+        return (promptIds ??= plainSlice(input, 0, promptLength));
       },
       stopStrings: data.stop_strings[row] ?? null,
     };

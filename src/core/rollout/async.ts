@@ -20,13 +20,14 @@
 
 import { BatchedDataDict, type Columns } from "../batch.js";
 import { violationRateMetrics } from "../assessment/penalty.js";
+import { cloneData } from "../clone.js";
 import type { MessageLog, Metadata } from "../types.js";
 import { isAbortError } from "./control.js";
 import type { RolloutEvent, TerminationReason } from "./events.js";
 import { ContextRows } from "./context-rows.js";
 import { asyncGenerateResponseForSampleTurn } from "./generate.js";
 import { DEFAULT_MAX_ROLLOUT_TURNS, type RolloutOptions } from "./options.js";
-import { stepEnvironments, type SampleStep } from "./rewards.js";
+import { stepSample } from "./rewards.js";
 import { RolloutFailure, type RolloutResult } from "./sync.js";
 import { assessTurn, clock, errorText, max, mean, min, observationMessage, sum, terminationReason } from "./turn.js";
 
@@ -80,7 +81,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
   const emit = (event: RolloutEvent) => args.onEvent?.(event);
   // Per-turn events are made only for a listener (a rollout without one makes tens of thousands for nobody).
   const listening = args.onEvent !== undefined;
-  const initial = structuredClone(args.initialSampleState);
+  const initial = cloneData(args.initialSampleState);
 
   let log = initial.message_log;
   let info = initial.extra_env_info;
@@ -116,7 +117,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
 
   for (let turn = 0; turn < maxTurns; turn++) {
     if (terminated || truncated) break;
-    await pause?.wait(signal);
+    if (pause) await pause.wait(signal);
     if (signal?.aborted) {
       cancelled = true;
       break;
@@ -173,11 +174,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
     turnTotal.push(inputLength + gen.length);
     if (listening) emit({ type: "assistant_message", t: now(), sample: sampleIdx, turn, message: log.at(-1)!, truncated: responseTruncated });
 
-    const [step] = (await stepEnvironments(
-      new BatchedDataDict({ message_log: [log], extra_env_info: [info], task_name: [task] }),
-      args.taskToEnv,
-      { timeoutMs: args.envStepTimeoutMs, sampleIds: [sampleIdx] },
-    )) as [SampleStep];
+    const step = await stepSample(log, info, task, args.taskToEnv, { timeoutMs: args.envStepTimeoutMs, sampleIds: [sampleIdx] });
     if (!step.ok) {
       fail(step.error);
       break;
@@ -377,7 +374,7 @@ export function assembleAsyncResults(
   out.termination = states.map((s) => s.termination);
   out.error = states.map((s) => s.error);
   for (const key of inputBatch.keys()) {
-    if (!(key in out)) out[key] = structuredClone(inputBatch.get(key));
+    if (!(key in out)) out[key] = cloneData(inputBatch.get(key));
   }
 
   const rewards = sm.map((m) => m.total_reward);

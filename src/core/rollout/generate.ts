@@ -134,7 +134,7 @@ function mergeRows(rows: GenerationOutputSpec[], padId: number): GenerationOutpu
 }
 
 /** `row[start:end]` as a plain array (a loop: `Array.from` of a typed array goes through its iterator). */
-function plainSlice(row: Int32Array | Float64Array, start: number, end: number): number[] {
+export function plainSlice(row: Int32Array | Float64Array, start: number, end: number): number[] {
   const to = Math.min(end, row.length);
   const out = new Array<number>(Math.max(0, to - start));
   for (let i = start; i < to; i++) out[i - start] = row[i]!;

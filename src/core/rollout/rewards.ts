@@ -53,29 +53,51 @@ export async function stepEnvironments(
   const results = new Array<SampleStep>(batch.size);
   await Promise.all(
     [...groups].map(async ([task, indices]) => {
-      const env = Object.prototype.hasOwnProperty.call(taskToEnv, task) ? taskToEnv[task] : undefined;
-      let steps: SampleStep[];
-      if (!env) {
-        steps = indices.map(() => ({ ok: false, error: `No environment found for task type: ${task}` }));
-      } else {
-        try {
-          // Environments get copies: an in-process environment must not be able to change the rollout's state.
-          const call = env.step(
-            indices.map((i) => toEnvMessages(logs[i]!)),
-            indices.map((i) => cloneData(infos[i] ?? null)),
-          );
-          const ret = await withTimeout(Promise.resolve(call), options.timeoutMs, task);
-          steps = splitReturn(ret, task, indices, options.sampleIds);
-        } catch (e) {
-          const message = e instanceof Error ? e.message : String(e);
-          const prefix = e instanceof StepTimeoutError || e instanceof ReturnShapeError ? "" : `environment '${task}' step failed: `;
-          steps = indices.map(() => ({ ok: false, error: prefix + message }));
-        }
-      }
+      const steps = await stepGroup(taskToEnv, task, logs, infos, indices, options);
       indices.forEach((i, j) => (results[i] = steps[j]!));
     }),
   );
   return results;
+}
+
+/**
+ * One sample's step, as `stepEnvironments` would step a batch of that sample alone (the async path steps each
+ * sample on its own, so it skips the batch and the grouping).
+ */
+export function stepSample(
+  log: Message[],
+  info: Metadata,
+  task: string,
+  taskToEnv: Record<string, EnvironmentInterface>,
+  options: StepOptions = {},
+): Promise<SampleStep> {
+  return stepGroup(taskToEnv, task, [log], [info], [0], options).then((steps) => steps[0]!);
+}
+
+/** One `step` call for the samples at `indices` (all of task `task`); a failure fails only them. */
+async function stepGroup(
+  taskToEnv: Record<string, EnvironmentInterface>,
+  task: string,
+  logs: readonly Message[][],
+  infos: readonly Metadata[],
+  indices: number[],
+  options: StepOptions,
+): Promise<SampleStep[]> {
+  const env = Object.prototype.hasOwnProperty.call(taskToEnv, task) ? taskToEnv[task] : undefined;
+  if (!env) return indices.map(() => ({ ok: false, error: `No environment found for task type: ${task}` }));
+  try {
+    // Environments get copies: an in-process environment must not be able to change the rollout's state.
+    const call = env.step(
+      indices.map((i) => toEnvMessages(logs[i]!)),
+      indices.map((i) => cloneData(infos[i] ?? null)),
+    );
+    const ret = await withTimeout(Promise.resolve(call), options.timeoutMs, task);
+    return splitReturn(ret, task, indices, options.sampleIds);
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    const prefix = e instanceof StepTimeoutError || e instanceof ReturnShapeError ? "" : `environment '${task}' step failed: `;
+    return indices.map(() => ({ ok: false, error: prefix + message }));
+  }
 }
 
 class StepTimeoutError extends Error {}

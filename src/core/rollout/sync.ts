@@ -21,6 +21,7 @@
 import { BatchedDataDict, type Columns } from "../batch.js";
 import type { Violation } from "../assessment/violations.js";
 import { violationRateMetrics } from "../assessment/penalty.js";
+import { cloneData } from "../clone.js";
 import type { Message, MessageLog, Metadata } from "../types.js";
 import { isAbortError } from "./control.js";
 import type { RolloutEvent, TerminationReason } from "./events.js";
@@ -51,7 +52,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
 
   const B = inputBatch.size;
   if (B === 0) throw new RolloutFailure("cannot run a rollout on an empty batch");
-  const columns = structuredClone(inputBatch.data) as Columns;
+  const columns = cloneData(inputBatch.data);
   const logs = columns.message_log as MessageLog[];
   const infos = columns.extra_env_info as Metadata[];
   const tasks = columns.task_name as string[];
