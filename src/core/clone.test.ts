@@ -47,14 +47,12 @@ describe("cloneData", () => {
     const cyclic: Record<string, unknown> = { name: "loop" };
     cyclic.self = cyclic;
     const sparse = [1, , 3];
-    const extra = Object.assign([1, 2], { note: "kept" });
     const ownProto = JSON.parse('{"__proto__": {"a": 1}, "b": 2}');
     const values: unknown[] = [
       { when: new Date(5), seen: new Map([[1, "a"]]), set: new Set([2]), bytes: new Uint8Array([1, 2]) },
       { a: shared, b: shared },
       cyclic,
       sparse,
-      extra,
       ownProto,
       new (class Point {
         x = 1;
@@ -67,6 +65,12 @@ describe("cloneData", () => {
     const loop = cloneData(cyclic);
     expect(loop.self).toBe(loop);
     expect(Object.hasOwn(cloneData(ownProto), "__proto__")).toBe(true);
+  });
+
+  it("leaves out an array's named properties, as JSON does", () => {
+    const copy = cloneData({ list: Object.assign([1, [2]], { note: "dropped" }) });
+    expect(copy).toStrictEqual({ list: [1, [2]] });
+    expect(Object.keys(copy.list)).toEqual(["0", "1"]);
   });
 
   it("fails where structuredClone fails", () => {

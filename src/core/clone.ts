@@ -2,9 +2,11 @@
  * `structuredClone` with a fast path for plain data. Environment metadata crosses into and out of every `step` as a
  * copy (decision 1), twice per sample and turn; it is nearly always JSON-like (plain objects, arrays, primitives),
  * which a direct copy makes several times faster than the structured-clone serializer. Anything else (a Date, a
- * Map, a class instance, a typed array, a function, a symbol, a sparse array or one with extra properties, an object
- * reached twice or a cycle, an own `__proto__` key) sends the whole value to `structuredClone`, so the result (or
- * the error) is always the one `structuredClone` gives. (A Proxy, which `structuredClone` rejects, is read through.)
+ * Map, a class instance, a typed array, a function, a symbol, a sparse array, an object reached twice or a cycle, an
+ * own `__proto__` key) sends the whole value to `structuredClone`, so the result (or the error) is the one
+ * `structuredClone` gives, with one exception: an array's named (non-index) properties are left out, as JSON leaves
+ * them out (finding them would mean listing every index as a string key, the largest cost of the copy). (A Proxy,
+ * which `structuredClone` rejects, is read through.)
  */
 
 const FALLBACK: unique symbol = Symbol("fallback");
@@ -27,9 +29,10 @@ function copy(value: unknown, seen: Set<object>): unknown {
   seen.add(object);
   const proto = Object.getPrototypeOf(object);
   if (Array.isArray(object)) {
-    if (proto !== Array.prototype || Object.keys(object).length !== object.length) return FALLBACK;
+    if (proto !== Array.prototype) return FALLBACK;
     const out = new Array<unknown>(object.length);
     for (let i = 0; i < object.length; i++) {
+      if (object[i] === undefined && !(i in object)) return FALLBACK; // a hole: structuredClone keeps it
       const v = copy(object[i], seen);
       if (v === FALLBACK) return FALLBACK;
       out[i] = v;

@@ -122,21 +122,9 @@ export class TextPolicy implements GenerationInterface {
     const input = data.input_ids[row]!;
     const promptLength = data.input_lengths[row]!;
     const sampleId = data.sample_ids?.[row] ?? row;
-    // The prompt's ids and text are made only for a responder that reads them (a script, a replay do not).
-    let promptIds: number[] | null = null;
-    let promptText: string | null = null;
-    const decode = () => this.promptText(sampleId, input, promptLength);
-    const request: TextRequest = {
-      sampleId,
-      turn: data.turns?.[row] ?? 0,
-      get promptText() {
-        return (promptText ??= decode());
-      },
-      get promptIds() {
-        return (promptIds ??= plainSlice(input, 0, promptLength));
-      },
-      stopStrings: data.stop_strings[row] ?? null,
-    };
+    const request = new RowRequest(sampleId, data.turns?.[row] ?? 0, data.stop_strings[row] ?? null, input, promptLength, () =>
+      this.promptText(sampleId, input, promptLength),
+    );
     let text: string | Error;
     try {
       text = await this.respond(request, options.signal);
@@ -177,6 +165,32 @@ export class TextPolicy implements GenerationInterface {
       truncated: rows.map((r) => r.truncated),
       ...(rows.some((r) => r.error) ? { errors: rows.map((r) => r.error) } : {}),
     };
+  }
+}
+
+/**
+ * A row's request. The prompt's text and ids are made only for a responder that reads them (a script, a replay do
+ * not). A class rather than an object literal with getters, which is far slower to create, once per row and turn.
+ */
+class RowRequest implements TextRequest {
+  private text: string | null = null;
+  private ids: number[] | null = null;
+
+  constructor(
+    readonly sampleId: number,
+    readonly turn: number,
+    readonly stopStrings: string[] | null,
+    private readonly input: Int32Array,
+    private readonly promptLength: number,
+    private readonly decodeText: () => string,
+  ) {}
+
+  get promptText(): string {
+    return (this.text ??= this.decodeText());
+  }
+
+  get promptIds(): number[] {
+    return (this.ids ??= plainSlice(this.input, 0, this.promptLength));
   }
 }
 

@@ -58,7 +58,8 @@ export class ContextRows {
     if (c.length + added > c.ids.length) this.grow(c, c.length + added);
     for (let m = c.messages; m < log.length; m++) {
       const ids = log[m]!.token_ids;
-      for (let j = 0; j < ids.length; j++) c.ids[c.length++] = ids[j]!;
+      c.ids.set(ids, c.length);
+      c.length += ids.length;
     }
     c.messages = log.length;
     c.last = log.length ? log[log.length - 1]! : null;

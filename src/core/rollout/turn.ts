@@ -50,12 +50,9 @@ export function assessTurn(
   invalidActionCfg: InvalidActionPenaltyConfig | null | undefined,
   structuredCfg: StructuredToolUseConfig | null | undefined,
 ): TurnAssessment {
-  let verdict = { invalid: false, malformedThinking: false, violations: [] as Violation[] };
-  if (invalidActionCfg?.enabled) {
-    const v = assessAssistantTurn(assistantText, invalidActionCfg, metadata, structuredThinkingStyle(structuredCfg));
-    verdict = { invalid: v.invalid_action, malformedThinking: v.malformed_thinking, violations: v.violations };
-  }
-  return { ...verdict, metadata: popEnvFlags(metadata) };
+  if (!invalidActionCfg?.enabled) return { invalid: false, malformedThinking: false, violations: [], metadata: popEnvFlags(metadata) };
+  const v = assessAssistantTurn(assistantText, invalidActionCfg, metadata, structuredThinkingStyle(structuredCfg));
+  return { invalid: v.invalid_action, malformedThinking: v.malformed_thinking, violations: v.violations, metadata: popEnvFlags(metadata) };
 }
 
 /** When several causes end a sample on one turn, the first of this order wins (decision 6). */

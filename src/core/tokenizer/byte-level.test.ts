@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ADDED_TOKENS, ByteLevelTokenizer, EOS_TOKEN_ID, PAD_TOKEN_ID, VOCAB_SIZE } from "./byte-level.js";
 
@@ -50,6 +51,33 @@ describe("ByteLevelTokenizer (scenario-format.md)", () => {
     expect(tok.decode(ids)).toBe(text);
     // A partial marker is plain bytes.
     expect(tok.encode("<tool_call")).toHaveLength(10);
+  });
+
+  it("encodes as its definition does: leftmost markers (longest first), everything else as UTF-8 bytes", () => {
+    const pattern = new RegExp([...MARKERS].sort((a, b) => b.length - a.length).map((m) => m.replace(/[|]/g, "\\|")).join("|"), "g");
+    const utf8 = (t: string) => [...new TextEncoder().encode(t)];
+    const byDefinition = (text: string) => {
+      const ids: number[] = [];
+      let last = 0;
+      for (const m of text.matchAll(pattern)) {
+        ids.push(...utf8(text.slice(last, m.index)), ADDED_TOKENS.find((t) => t.content === m[0])!.id);
+        last = m.index + m[0].length;
+      }
+      return [...ids, ...utf8(text.slice(last))];
+    };
+    // Texts made of marker pieces, "<", ASCII, accents, emoji and lone surrogates.
+    const piece = fc.oneof(
+      fc.constantFrom(...MARKERS, "<", "<|", "</", "<tool", "|>", ">"),
+      fc.string({ maxLength: 4 }),
+      fc.constantFrom("é", "😀", "日本", "\uD800", "\uDC00x", "\u0085"),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const text = pieces.join("");
+        expect(tok.encode(text)).toEqual(byDefinition(text));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("drops only the three ChatML tokens when skipping special tokens", () => {

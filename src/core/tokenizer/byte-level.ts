@@ -42,6 +42,7 @@ export class ByteLevelTokenizer implements TokenizerInterface {
   readonly padTokenId = PAD_TOKEN_ID;
   readonly eosTokenId = EOS_TOKEN_ID;
   private readonly markerById = new Map<number, AddedToken>();
+  private readonly markerByText = new Map(ADDED_TOKENS.map((t) => [t.content, t.id]));
   private readonly markerPattern: RegExp;
 
   constructor(options: ByteLevelOptions = {}) {
@@ -50,18 +51,23 @@ export class ByteLevelTokenizer implements TokenizerInterface {
     const alternatives = [...ADDED_TOKENS]
       .sort((a, b) => b.content.length - a.content.length)
       .map((t) => t.content.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-    this.markerPattern = new RegExp(alternatives.join("|"), "g");
+    this.markerPattern = new RegExp(alternatives.join("|"), "y");
   }
 
   encode(text: string): number[] {
     const ids: number[] = [];
     let last = 0;
-    for (const match of text.matchAll(this.markerPattern)) {
-      pushBytes(ids, text.slice(last, match.index));
-      ids.push(ADDED_TOKENS.find((t) => t.content === match[0])!.id);
-      last = match.index + match[0].length;
+    // Every marker starts with "<": the pattern is tried (longest first) only there, from left to right.
+    for (let at = text.indexOf("<"); at >= 0; at = text.indexOf("<", at + 1)) {
+      this.markerPattern.lastIndex = at;
+      const found = this.markerPattern.exec(text)?.[0];
+      if (found === undefined) continue;
+      pushBytes(ids, text, last, at);
+      ids.push(this.markerByText.get(found)!);
+      last = at + found.length;
+      at = last - 1;
     }
-    pushBytes(ids, text.slice(last));
+    pushBytes(ids, text, last, text.length);
     return ids;
   }
 
@@ -99,9 +105,16 @@ export class ByteLevelTokenizer implements TokenizerInterface {
   }
 }
 
-function pushBytes(ids: number[], text: string): void {
-  if (!text) return;
-  for (const byte of encoder.encode(text)) ids.push(byte);
+/** The UTF-8 bytes of `text[from:to]`: ASCII directly, the rest (from its first non-ASCII unit on) by the encoder. */
+function pushBytes(ids: number[], text: string, from: number, to: number): void {
+  for (let i = from; i < to; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0x80) {
+      for (const byte of encoder.encode(text.slice(i, to))) ids.push(byte);
+      return;
+    }
+    ids.push(unit);
+  }
 }
 
 /** The project's one shared instance for policies that need no model. */
