@@ -62,6 +62,12 @@ describe("cloneData", () => {
     const aliased = cloneData({ a: shared, b: shared });
     expect(aliased.a).toBe(aliased.b);
     expect(aliased.a).not.toBe(shared);
+    // Sharing found past the first 32 objects too (where the visited list turns into a Set).
+    const many: { i: number }[] = Array.from({ length: 40 }, (_, i) => ({ i }));
+    many.push(many[3]!);
+    const manyCopy = cloneData(many);
+    expect(manyCopy).toStrictEqual(structuredClone(many));
+    expect(manyCopy[40]).toBe(manyCopy[3]);
     const loop = cloneData(cyclic);
     expect(loop.self).toBe(loop);
     expect(Object.hasOwn(cloneData(ownProto), "__proto__")).toBe(true);

@@ -209,7 +209,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
       truncated = true;
       truncatedContext = true;
     }
-    log = [...log, observed.message];
+    log.push(observed.message); // the log is the sample's own since this turn's generation (no one else holds it)
     envTokens += observed.message.token_ids.length;
     tokenCount += observed.message.token_ids.length;
     if (!terminated && !truncated) {

@@ -207,7 +207,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
           tokenizer,
           structuredCfg: args.structuredCfg,
         });
-        logs[g] = [...logs[g]!, message];
+        logs[g]!.push(message); // the log is the rollout's own since this turn's generation (no one else holds it)
         envTokens[g]! += message.token_ids.length;
         tokenCounts[g]! += message.token_ids.length;
         turnCounts[g]! += 1;
