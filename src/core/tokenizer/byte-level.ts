@@ -43,6 +43,12 @@ export class ByteLevelTokenizer implements TokenizerInterface {
   readonly eosTokenId = EOS_TOKEN_ID;
   private readonly markerById = new Map<number, AddedToken>();
   private readonly markerByText = new Map(ADDED_TOKENS.map((t) => [t.content, t.id]));
+  /**
+   * The ids of the text being encoded, written into one kept array and copied out at their exact length: an encode
+   * then allocates one array rather than growing one push by push (encode is synchronous, so one array serves).
+   */
+  private readonly scratch: number[] = [];
+  private written = 0;
   private readonly markerPattern: RegExp;
 
   constructor(options: ByteLevelOptions = {}) {
@@ -55,20 +61,38 @@ export class ByteLevelTokenizer implements TokenizerInterface {
   }
 
   encode(text: string): number[] {
-    const ids: number[] = [];
+    this.written = 0;
     let last = 0;
     // Every marker starts with "<": the pattern is tried (longest first) only there, from left to right.
     for (let at = text.indexOf("<"); at >= 0; at = text.indexOf("<", at + 1)) {
       this.markerPattern.lastIndex = at;
       const found = this.markerPattern.exec(text)?.[0];
       if (found === undefined) continue;
-      pushBytes(ids, text, last, at);
-      ids.push(this.markerByText.get(found)!);
+      this.putBytes(text, last, at);
+      this.put(this.markerByText.get(found)!);
       last = at + found.length;
       at = last - 1;
     }
-    pushBytes(ids, text, last, text.length);
-    return ids;
+    this.putBytes(text, last, text.length);
+    return this.scratch.slice(0, this.written);
+  }
+
+  /** The UTF-8 bytes of `text[from:to]`: ASCII directly, the rest (from its first non-ASCII unit on) by the encoder. */
+  private putBytes(text: string, from: number, to: number): void {
+    for (let i = from; i < to; i++) {
+      const unit = text.charCodeAt(i);
+      if (unit >= 0x80) {
+        for (const byte of encoder.encode(text.slice(i, to))) this.put(byte);
+        return;
+      }
+      this.put(unit);
+    }
+  }
+
+  private put(id: number): void {
+    if (this.written < this.scratch.length) this.scratch[this.written] = id;
+    else this.scratch.push(id);
+    this.written++;
   }
 
   decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
@@ -102,18 +126,6 @@ export class ByteLevelTokenizer implements TokenizerInterface {
 
   isSpecial(id: number): boolean {
     return this.markerById.get(id)?.special ?? false;
-  }
-}
-
-/** The UTF-8 bytes of `text[from:to]`: ASCII directly, the rest (from its first non-ASCII unit on) by the encoder. */
-function pushBytes(ids: number[], text: string, from: number, to: number): void {
-  for (let i = from; i < to; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit >= 0x80) {
-      for (const byte of encoder.encode(text.slice(i, to))) ids.push(byte);
-      return;
-    }
-    ids.push(unit);
   }
 }
 
