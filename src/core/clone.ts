@@ -32,8 +32,15 @@ function copy(value: unknown, seen: Set<object>): unknown {
     if (proto !== Array.prototype) return FALLBACK;
     const out = new Array<unknown>(object.length);
     for (let i = 0; i < object.length; i++) {
-      if (object[i] === undefined && !(i in object)) return FALLBACK; // a hole: structuredClone keeps it
-      const v = copy(object[i], seen);
+      const item = object[i];
+      if (typeof item !== "object" || item === null) {
+        // A primitive is copied here (most members are); a hole (structuredClone keeps it) and a function or
+        // symbol (it fails) go to structuredClone.
+        if (item === undefined ? !(i in object) : typeof item === "function" || typeof item === "symbol") return FALLBACK;
+        out[i] = item;
+        continue;
+      }
+      const v = copy(item, seen);
       if (v === FALLBACK) return FALLBACK;
       out[i] = v;
     }
@@ -43,7 +50,13 @@ function copy(value: unknown, seen: Set<object>): unknown {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(object)) {
     if (key === "__proto__") return FALLBACK;
-    const v = copy((object as Record<string, unknown>)[key], seen);
+    const item = (object as Record<string, unknown>)[key];
+    if (typeof item !== "object" || item === null) {
+      if (typeof item === "function" || typeof item === "symbol") return FALLBACK;
+      out[key] = item;
+      continue;
+    }
+    const v = copy(item, seen);
     if (v === FALLBACK) return FALLBACK;
     out[key] = v;
   }
