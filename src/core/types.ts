@@ -84,6 +84,13 @@ export interface GenerationDatumSpec {
    */
   sample_ids?: number[];
   turns?: number[];
+  /**
+   * The lab's addition, a hint for policies that keep per-sample state: per row, the id of the context it was read
+   * from. Rows with the same id extend one another (a later row's prompt starts with an earlier row's prompt), so a
+   * policy may skip re-reading (re-copying, re-checking) the part it has seen. The rollouts give each sample's context
+   * a fresh id when it starts or starts over; ids are unique in the process. A policy that ignores it loses nothing.
+   */
+  context_ids?: number[];
 }
 
 /** Output of a generation backend. Rows are typed arrays as in the input; they may share buffers (read-only). */

@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildGenerationInput, byteLevelTokenizer, type Message, type TokenizerInterface } from "../core/index.js";
+import { buildGenerationInput, byteLevelTokenizer, ContextRows, type Message, type TokenizerInterface } from "../core/index.js";
 import { TextPolicy, type TextRequest } from "./text-policy.js";
 
 const tok = byteLevelTokenizer;
@@ -64,6 +65,60 @@ describe("TextPolicy", () => {
     await run(["abd", "éa"]); // changed inside / the cached prompt ended inside a character's bytes
     await run(["ab", "é"]); // shorter
     expect(seen).toEqual(["abc", "é", "abd", "éa", "ab", "é"]);
+  });
+
+  it("gives the same prompts and output rows with the rollouts' context ids as without (property)", async () => {
+    const piece = fc.constantFrom("a", "é", "😀", "<|im_end|>", "\n", "<think>", "xyz");
+    const turnAdds = fc.array(fc.array(piece, { minLength: 1, maxLength: 4 }).map((p) => p.join("")), { minLength: 2, maxLength: 2 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(turnAdds, { minLength: 1, maxLength: 6 }), fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }), async (turns, restarts) => {
+        const seen: Record<"hinted" | "plain", string[]> = { hinted: [], plain: [] };
+        const policy = (into: string[]) =>
+          new TextPolicy(tok, (r) => {
+            into.push(r.promptText);
+            return r.turn % 2 ? "é!</a>" : "ok";
+          });
+        const hinted = policy(seen.hinted);
+        const plain = policy(seen.plain);
+        const contexts = new ContextRows(tok.padTokenId);
+        let logs: Message[][] = [[], []];
+        for (const [t, added] of turns.entries()) {
+          // Logs grow by new arrays of the same messages; sometimes one starts over (its context gets a new id).
+          logs = logs.map((log, i) => (restarts[t] && i === 1 ? [msg("user", added[i]!)] : [...log, msg("user", added[i]!)]));
+          const options = { padTokenId: tok.padTokenId, maxSeqLen: 4096, maxNewTokens: 8, sampleIds: [0, 1], turns: [t, t] };
+          const withIds = buildGenerationInput(logs, [["</a>"], null], { ...options, contexts });
+          expect(withIds.context_ids).toHaveLength(2);
+          const a = await hinted.generate(withIds, false);
+          const b = await plain.generate(buildGenerationInput(logs, [["</a>"], null], options), false);
+          expect(a.output_ids.map((r) => Array.from(r))).toEqual(b.output_ids.map((r) => Array.from(r)));
+          expect(a.unpadded_sequence_lengths).toEqual(b.unpadded_sequence_lengths);
+          logs = logs.map((log, i) => [...log, { role: "assistant", content: "", token_ids: Array.from(a.output_ids[i]!.subarray(withIds.input_lengths[i], a.unpadded_sequence_lengths[i])) }]);
+        }
+        expect(seen.hinted).toEqual(seen.plain);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("takes a context id as a promise: the part of a prompt it has seen under that id is not read again", async () => {
+    const seen: string[] = [];
+    const policy = new TextPolicy(tok, (r) => {
+      seen.push(r.promptText);
+      return "!";
+    });
+    const row = (text: string, contextId: number) => {
+      const ids = Int32Array.from(tok.encode(text));
+      return { input_ids: [ids], input_lengths: [ids.length], stop_strings: [null], max_new_tokens: [4], sample_ids: [0], turns: [0], context_ids: [contextId] };
+    };
+    await policy.generate(row("abc", 7), false);
+    // The same id claims "abX…" extends "abc": the policy keeps what it has (a caller must not break the promise) …
+    const kept = await policy.generate(row("abXd", 7), false);
+    expect(seen[1]).toBe("abcd");
+    expect(tok.decode(Array.from(kept.output_ids[0]!.subarray(0, 4)))).toBe("abcd");
+    // … and another id is read from the start.
+    const fresh = await policy.generate(row("abXd", 8), false);
+    expect(seen[2]).toBe("abXd");
+    expect(tok.decode(Array.from(fresh.output_ids[0]!.subarray(0, 4)))).toBe("abXd");
   });
 
   it("makes promptText and promptIds only for a responder that reads them", async () => {

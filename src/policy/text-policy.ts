@@ -64,15 +64,16 @@ export function textToGeneration(
 
 export class TextPolicy implements GenerationInterface {
   /**
-   * Each sample's last prompt (a copy the policy owns, in a typed array the garbage collector need not move) and its
-   * text. A turn's prompt is the last one plus the tokens since, so only those are decoded (decoding the whole
-   * context every turn adds up over long rollouts). Used only when the new prompt really starts with the cached one,
-   * which ends on a character boundary (an ASCII byte or an added marker), where decoding in two parts gives the same
-   * text as decoding at once.
+   * Each sample's last prompt (a copy the policy owns, in a typed array the garbage collector need not move), its
+   * text and the context it came from. A turn's prompt is the last one plus the tokens since, so only those are
+   * decoded (decoding the whole context every turn adds up over long rollouts). Used only when the new prompt starts
+   * with the cached one (known from the context id, `GenerationDatumSpec.context_ids`, or else checked token by
+   * token) and the cached one ends on a character boundary (an ASCII byte or an added marker), where decoding in two
+   * parts gives the same text as decoding at once.
    */
-  private readonly decoded = new Map<number, { ids: Int32Array; length: number; text: string }>();
-  /** Each sample's output row buffer (see `mergeRows`). */
-  private readonly outputs = new Map<number, Int32Array>();
+  private readonly decoded = new Map<number, { ids: Int32Array; length: number; text: string; contextId: number | undefined }>();
+  /** Each sample's output row buffer, how much of its last prompt it holds, and that prompt's context (`mergeRows`). */
+  private readonly outputs = new Map<number, { ids: Int32Array; prompt: number; contextId: number | undefined }>();
 
   constructor(
     private readonly tokenizer: TokenizerInterface,
@@ -96,9 +97,10 @@ export class TextPolicy implements GenerationInterface {
     void greedy;
   }
 
-  private promptText(sampleId: number, input: Int32Array, length: number): string {
+  private promptText(sampleId: number, input: Int32Array, length: number, contextId: number | undefined): string {
     let cached = this.decoded.get(sampleId);
-    if (cached && cached.length <= length && startsWith(input, cached.ids, cached.length)) {
+    const extendsCached = cached && cached.length <= length && (sameContext(cached.contextId, contextId) || startsWith(input, cached.ids, cached.length));
+    if (cached && extendsCached) {
       const since = input.subarray(cached.length, length);
       cached.text += this.tokenizer.decode(plainSlice(input, cached.length, length));
       if (cached.ids.length < length) {
@@ -108,9 +110,10 @@ export class TextPolicy implements GenerationInterface {
       }
       cached.ids.set(since, cached.length);
       cached.length = length;
+      cached.contextId = contextId;
     } else {
       const ids = input.slice(0, length);
-      cached = { ids, length, text: this.tokenizer.decode(plainSlice(ids, 0, length)) };
+      cached = { ids, length, text: this.tokenizer.decode(plainSlice(ids, 0, length)), contextId };
     }
     const last = cached.ids[length - 1];
     if (length > 0 && last !== undefined && (last < 0x80 || last >= 256)) this.decoded.set(sampleId, cached);
@@ -122,8 +125,9 @@ export class TextPolicy implements GenerationInterface {
     const input = data.input_ids[row]!;
     const promptLength = data.input_lengths[row]!;
     const sampleId = data.sample_ids?.[row] ?? row;
+    const contextId = data.context_ids?.[row];
     const request = new RowRequest(sampleId, data.turns?.[row] ?? 0, data.stop_strings[row] ?? null, input, promptLength, () =>
-      this.promptText(sampleId, input, promptLength),
+      this.promptText(sampleId, input, promptLength, contextId),
     );
     let text: string | Error;
     try {
@@ -132,10 +136,10 @@ export class TextPolicy implements GenerationInterface {
       if (options.signal?.aborted) throw e;
       text = e instanceof Error ? e : new Error(String(e));
     }
-    if (text instanceof Error) return { sampleId, input, promptLength, ids: [], truncated: false, error: text.message };
+    if (text instanceof Error) return { sampleId, contextId, input, promptLength, ids: [], truncated: false, error: text.message };
     const { ids, truncated } = textToGeneration(text, request.stopStrings, data.max_new_tokens[row]!, this.tokenizer);
     if (options.onToken) for (const id of ids) options.onToken(row, id, this.tokenizer.decode([id]));
-    return { sampleId, input, promptLength, ids, truncated, error: null };
+    return { sampleId, contextId, input, promptLength, ids, truncated, error: null };
   }
   /**
    * The rows' output: each row is a view of a buffer kept for its sample (valid until the sample's next call, as the
@@ -147,14 +151,20 @@ export class TextPolicy implements GenerationInterface {
     for (const r of rows) width = Math.max(width, r.promptLength + r.ids.length);
     const outputRow = (r: RowOutput) => {
       let kept = this.outputs.get(r.sampleId);
-      if (!kept || kept.length < width) {
-        kept = new Int32Array(Math.max(width, 2 * (kept?.length ?? 0), 256));
+      // What the kept row already holds of this prompt: its last prompt, when this one extends it (same context).
+      const known = kept && sameContext(kept.contextId, r.contextId) ? Math.min(kept.prompt, r.promptLength) : 0;
+      if (!kept || kept.ids.length < width) {
+        const ids = new Int32Array(Math.max(width, 2 * (kept?.ids.length ?? 0), 256));
+        if (kept && known) ids.set(kept.ids.subarray(0, known));
+        kept = { ids, prompt: 0, contextId: undefined };
         this.outputs.set(r.sampleId, kept);
       }
-      kept.set(r.input.subarray(0, r.promptLength));
-      kept.set(r.ids, r.promptLength);
-      kept.fill(padId, r.promptLength + r.ids.length, width);
-      return kept.subarray(0, width);
+      kept.ids.set(r.input.subarray(known, r.promptLength), known);
+      kept.ids.set(r.ids, r.promptLength);
+      kept.ids.fill(padId, r.promptLength + r.ids.length, width);
+      kept.prompt = r.promptLength;
+      kept.contextId = r.contextId;
+      return kept.ids.subarray(0, width);
     };
     return {
       output_ids: rows.map(outputRow),
@@ -194,6 +204,9 @@ class RowRequest implements TextRequest {
   }
 }
 
+/** Two rows come from one context, so the later one's prompt starts with the earlier one's. */
+const sameContext = (a: number | undefined, b: number | undefined) => a !== undefined && a === b;
+
 /** `ids` starts with the first `length` entries of `prefix`. */
 function startsWith(ids: Int32Array, prefix: Int32Array, length: number): boolean {
   for (let i = 0; i < length; i++) if (ids[i] !== prefix[i]) return false;
@@ -202,6 +215,7 @@ function startsWith(ids: Int32Array, prefix: Int32Array, length: number): boolea
 
 interface RowOutput {
   sampleId: number;
+  contextId: number | undefined;
   /** The row of the generation input (the prompt, maybe right-padded), and the prompt's length. */
   input: Int32Array;
   promptLength: number;

@@ -35,10 +35,13 @@ describe("ContextRows", () => {
   it("reads a log again from the start when it no longer holds the message it ended with", () => {
     const contexts = new ContextRows(PAD);
     const first = msg([1, 2, 3]);
-    contexts.rows([[first]], [0]);
-    // Same length, another message in its place (a log the rollout did not grow from the last one).
-    const { rows } = contexts.rows([[msg([4, 5]), msg([6])]], [0]);
+    const firstId = contexts.rows([[first]], [0]).contextIds[0];
+    // Grown from the last log: the same context (id).
+    expect(contexts.rows([[first, msg([9])]], [0]).contextIds[0]).toBe(firstId);
+    // Same length, another message in its place (a log the rollout did not grow from the last one): a new context.
+    const { rows, contextIds } = contexts.rows([[msg([4, 5]), msg([6])]], [0]);
     expect(Array.from(rows[0]!)).toEqual([4, 5, 6]);
+    expect(contextIds[0]).not.toBe(firstId);
     const shorter = contexts.rows([[msg([7])]], [0]);
     expect(Array.from(shorter.rows[0]!)).toEqual([7]);
     // A released sample starts over too.

@@ -10,7 +10,12 @@
 
 import type { Message, MessageLog } from "../types.js";
 
+/** Context ids are unique in the process (see `GenerationDatumSpec.context_ids`). */
+let nextContextId = 1;
+
 interface Context {
+  /** Fresh whenever the context starts or starts over: rows with one id extend one another. */
+  id: number;
   ids: Int32Array;
   length: number;
   /** Messages read so far, and the last of them. */
@@ -27,7 +32,7 @@ export class ContextRows {
    * Rows (views, valid until the next call for the same key) for `logs`, keyed by `keys` (a sample's batch position),
    * every one `width` wide: at least the longest context.
    */
-  rows(logs: readonly MessageLog[], keys: readonly number[]): { rows: Int32Array[]; lengths: number[] } {
+  rows(logs: readonly MessageLog[], keys: readonly number[]): { rows: Int32Array[]; lengths: number[]; contextIds: number[] } {
     const contexts = logs.map((log, i) => this.update(keys[i]!, log));
     let width = 0;
     for (const c of contexts) width = Math.max(width, c.length);
@@ -35,7 +40,7 @@ export class ContextRows {
       if (c.ids.length < width) this.grow(c, width);
       return c.ids.subarray(0, width);
     });
-    return { rows, lengths: contexts.map((c) => c.length) };
+    return { rows, lengths: contexts.map((c) => c.length), contextIds: contexts.map((c) => c.id) };
   }
 
   /** Forgets a sample (it ended). */
@@ -47,7 +52,8 @@ export class ContextRows {
     let c = this.contexts.get(key);
     if (!c || log.length < c.messages || (c.messages > 0 && log[c.messages - 1] !== c.last)) {
       if (c) c.ids.fill(this.padTokenId, 0, c.length);
-      c ??= { ids: new Int32Array(0), length: 0, messages: 0, last: null };
+      c ??= { id: 0, ids: new Int32Array(0), length: 0, messages: 0, last: null };
+      c.id = nextContextId++;
       c.length = 0;
       c.messages = 0;
       c.last = null;
@@ -56,11 +62,13 @@ export class ContextRows {
     let added = 0;
     for (let m = c.messages; m < log.length; m++) added += log[m]!.token_ids.length;
     if (c.length + added > c.ids.length) this.grow(c, c.length + added);
+    const buffer = c.ids;
+    let length = c.length;
     for (let m = c.messages; m < log.length; m++) {
       const ids = log[m]!.token_ids;
-      c.ids.set(ids, c.length);
-      c.length += ids.length;
+      for (let j = 0; j < ids.length; j++) buffer[length++] = ids[j]!;
     }
+    c.length = length;
     c.messages = log.length;
     c.last = log.length ? log[log.length - 1]! : null;
     return c;

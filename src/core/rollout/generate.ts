@@ -184,13 +184,15 @@ export function buildGenerationInput(
   const { padTokenId, maxSeqLen, maxNewTokens, sampleIds, turns } = options;
   if (options.contexts && !sampleIds) throw new Error("buildGenerationInput: kept contexts need sampleIds");
   const contexts = options.contexts ?? new ContextRows(padTokenId);
-  const { rows, lengths } = contexts.rows(logs, sampleIds ?? logs.map((_, i) => i));
+  const { rows, lengths, contextIds } = contexts.rows(logs, sampleIds ?? logs.map((_, i) => i));
   return {
     input_ids: rows,
     input_lengths: lengths,
     stop_strings: stopStrings.map((s) => (s ? [...s] : null)),
     max_new_tokens: lengths.map((n) => Math.max(0, Math.min(maxNewTokens ?? maxSeqLen, maxSeqLen - n))),
     ...(sampleIds ? { sample_ids: [...sampleIds], turns: turns ? [...turns] : sampleIds.map(() => 0) } : {}),
+    // Only kept contexts tell a policy anything: fresh ones are new every call.
+    ...(options.contexts ? { context_ids: contextIds } : {}),
   };
 }
 
