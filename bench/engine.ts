@@ -37,7 +37,14 @@ console.table(
   ),
 );
 console.log(`bare + rows (the generation interface's rows alone) / bare loop: ${result.rows_over_bare}`);
-for (const [path, ratio] of [["sync", result.sync_over_bare], ["async", result.async_over_bare]] as const) {
+if (result.sample_steps_over_bare !== undefined) {
+  console.log(`bare, sample steps (one step call per sample, as async makes them) / bare loop: ${result.sample_steps_over_bare}`);
+}
+for (const [path, ratio] of [
+  ["sync", result.sync_over_bare],
+  ["async (against the bare loop with batched steps)", result.async_over_bare],
+  ["async (against the bare loop with the same per-sample steps)", result.async_over_bare_sample_steps],
+] as const) {
   if (ratio === undefined) continue;
   console.log(
     ratio <= result.target

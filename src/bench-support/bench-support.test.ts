@@ -40,13 +40,16 @@ describe("engine-overhead benchmark", () => {
     const bare = await runBare(fixture);
     const sync = await runEngine(fixture, "sync");
     const async = await runEngine(fixture, "async");
+    const sampleSteps = await runBare(fixture, "bare-sample-steps");
     expect(bare.counts.oracle_calls).toBe(8 * 3);
     expect(bare.counts.env_sample_steps).toBe(8 * 3);
     expect(bare.counts.encode_calls).toBe(2 * 8 * 3); // each response and each observation
     expect(sync.counts.env_step_calls).toBe(3);
     expect(async.counts.env_step_calls).toBe(8 * 3);
+    expect(sampleSteps.counts.env_step_calls).toBe(8 * 3);
     checkSameWork(bare, sync);
     checkSameWork(bare, async);
+    checkSameWork(bare, sampleSteps);
     expect(() => checkSameWork(bare, { ...sync, counts: { ...sync.counts, oracle_calls: 1 } })).toThrow(/oracle_calls/);
     expect(() => checkSameWork(bare, { ...sync, summary: { ...sync.summary, transcript_hash: 0 } })).toThrow(/transcripts differ/);
   });
@@ -59,6 +62,8 @@ describe("engine-overhead benchmark", () => {
     expect(result.rows_over_bare).toBeGreaterThan(0);
     expect(result.sync_over_bare).toBeGreaterThan(0);
     expect(result.async_over_bare).toBeGreaterThan(0);
+    expect(result.async_over_bare_sample_steps).toBeGreaterThan(0);
+    expect(result.counts["bare-sample-steps"]?.env_step_calls).toBe(24);
   });
 });
 

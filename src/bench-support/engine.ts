@@ -12,6 +12,10 @@
  * the text policy decoding it back), the copies of inputs and of what crosses into the environment, the
  * assessment, the events and the result batch with its metrics.
  *
+ * A fifth contender, "bare, sample steps", is the bare loop stepping each sample in a `step` call of its own, as the
+ * async path must (one `step` per sample per turn, D2): the environment's own cost per call (its return's lists, its
+ * per-call setup) is then in the reference too, so the async path's ratio to it is what the engine adds.
+ *
  * A fourth contender, "bare + rows", is the bare loop that also builds, each turn, what the generation interface
  * passes whatever the engine does, as cheaply as the engine does it: every running sample's context as a row of
  * token ids padded to the batch's widest (views of each sample's kept context, `ContextRows`, as the rollouts hand
@@ -34,6 +38,7 @@ import {
   structuredDecodeSkipSpecial,
   type BatchedDataDict,
   type EnvironmentInterface,
+  type EnvironmentReturn,
   type EnvMessage,
   type GenerationDatumSpec,
   type Message,
@@ -87,7 +92,7 @@ export const ENGINE_BENCH_DEFAULTS: EngineBenchConfig = {
   maxSeqLen: 8192,
 };
 
-export type Contender = "bare" | "bare+rows" | "sync" | "async";
+export type Contender = "bare" | "bare+rows" | "bare-sample-steps" | "sync" | "async";
 
 /** What a run produced, to check that the contenders did the same thing. */
 export interface RunSummary {
@@ -163,6 +168,8 @@ export interface BareLoopParts {
   env: EnvironmentInterface;
   /** Also build each turn's generation input and output rows (the "bare + rows" contender). */
   rows?: boolean;
+  /** Step each sample in a `step` call of its own, as the async path does (the "bare, sample steps" contender). */
+  sampleSteps?: boolean;
 }
 
 /** The bare loop (see the top of this file). Returns each sample's message log, total reward, turns and ending. */
@@ -214,12 +221,16 @@ export async function bareLoop(
       lengths[g]! += ids.length;
     }
     const outputRows = input ? answerRows(input, active, generated, answers, tokenizer.padTokenId) : null;
-    const ret = await env.step(
-      active.map((g) => envLogs[g]!),
-      active.map((g) => infos[g]!),
-    );
+    // Each sample's share of the turn's step: its return and its place in it.
+    const rets: { ret: EnvironmentReturn; j: number }[] = [];
+    if (parts.sampleSteps) for (const g of active) rets.push({ ret: await env.step([envLogs[g]!], [infos[g]!]), j: 0 });
+    else {
+      const ret = await env.step(active.map((g) => envLogs[g]!), active.map((g) => infos[g]!));
+      active.forEach((_, j) => rets.push({ ret, j }));
+    }
     const next: number[] = [];
-    active.forEach((g, j) => {
+    active.forEach((g, k) => {
+      const { ret, j } = rets[k]!;
       const observation = ret.observations[j]!;
       let ids = tokenizer.encode(observation.content);
       const truncated = ids.length + lengths[g]! >= cfg.maxSeqLen;
@@ -264,19 +275,20 @@ function answerRows(input: GenerationDatumSpec, samples: number[], generated: nu
   });
 }
 
-export async function runBare(fixture: Fixture, rows = false): Promise<RunOutcome> {
+export async function runBare(fixture: Fixture, contender: "bare" | "bare+rows" | "bare-sample-steps" = "bare"): Promise<RunOutcome> {
   const { cfg, data, batch } = fixture;
   const counts = zeroCounts();
   const parts: BareLoopParts = {
     tokenizer: countingTokenizer(byteLevelTokenizer, counts),
     solvers: [countingSolver(slidingPuzzleOracle, counts)],
     env: countingEnv(new SlidingPuzzleEnv(), counts),
-    rows,
+    rows: contender === "bare+rows",
+    sampleSteps: contender === "bare-sample-steps",
   };
   const started = performance.now();
   const result = await bareLoop(cfg, data, batch, parts);
   const ms = performance.now() - started;
-  return { contender: rows ? "bare+rows" : "bare", ms, counts, summary: summarize(result.logs, result.rewards, result.turns, result.terminations) };
+  return { contender, ms, counts, summary: summarize(result.logs, result.rewards, result.turns, result.terminations) };
 }
 
 /** Throws unless `run` did the work `reference` did and produced the same transcripts. */
@@ -312,7 +324,11 @@ export interface EngineBenchResult {
   ms: Partial<Record<Contender, number>>;
   /** Target ≤ 1.3. */
   sync_over_bare: number;
+  /** Against the bare loop with batched steps, and against the one stepping each sample on its own (as async does). */
   async_over_bare?: number;
+  async_over_bare_sample_steps?: number;
+  /** What stepping each sample on its own costs the environment (the bare loops' ratio). */
+  sample_steps_over_bare?: number;
   /** The interface's own cost (see the top of engine.ts): the floor under either path's ratio. */
   rows_over_bare: number;
   /** Per round, for the spread. */
@@ -338,8 +354,8 @@ export async function runEngineBenchmark(options: EngineBenchOptions = {}): Prom
   const log = options.log ?? (() => {});
   const fixture = engineFixture(cfg);
 
-  const contenders: Contender[] = ["bare", "bare+rows", "sync", ...(includeAsync ? (["async"] as const) : [])];
-  const run = (c: Contender, f: Fixture) => (c === "sync" || c === "async" ? runEngine(f, c) : runBare(f, c === "bare+rows"));
+  const contenders: Contender[] = ["bare", "bare+rows", "sync", ...(includeAsync ? (["bare-sample-steps", "async"] as const) : [])];
+  const run = (c: Contender, f: Fixture) => (c === "sync" || c === "async" ? runEngine(f, c) : runBare(f, c));
   // Warm-up at a small size: the first calls compile.
   const small = engineFixture({ ...cfg, samples: Math.min(cfg.samples, 32), turns: Math.min(cfg.turns, 5) });
   for (const c of contenders) await run(c, small);
@@ -374,7 +390,13 @@ export async function runEngineBenchmark(options: EngineBenchOptions = {}): Prom
     counts: Object.fromEntries(contenders.map((c) => [c, first[c]!.counts])),
     ms: Object.fromEntries(contenders.map((c) => [c, round(ms(c))])),
     sync_over_bare: round(ms("sync") / ms("bare"), 3),
-    ...(includeAsync ? { async_over_bare: round(ms("async") / ms("bare"), 3) } : {}),
+    ...(includeAsync
+      ? {
+          async_over_bare: round(ms("async") / ms("bare"), 3),
+          async_over_bare_sample_steps: round(ms("async") / ms("bare-sample-steps"), 3),
+          sample_steps_over_bare: round(ms("bare-sample-steps") / ms("bare"), 3),
+        }
+      : {}),
     rows_over_bare: round(ms("bare+rows") / ms("bare"), 3),
     rounds_ms: perRound.map((o) => Object.fromEntries(contenders.map((c) => [c, round(o[c]!.ms)]))),
     target: 1.3,
