@@ -62,7 +62,7 @@ describe("cloneData", () => {
     const aliased = cloneData({ a: shared, b: shared });
     expect(aliased.a).toBe(aliased.b);
     expect(aliased.a).not.toBe(shared);
-    // Sharing found past the first 32 objects too (where the visited list turns into a Set).
+    // Sharing is found among many objects too.
     const many: { i: number }[] = Array.from({ length: 40 }, (_, i) => ({ i }));
     many.push(many[3]!);
     const manyCopy = cloneData(many);
