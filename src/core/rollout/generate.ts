@@ -73,13 +73,8 @@ function appendResponses(
       newLogs.push(logs[i]!);
       continue;
     }
-    // `gen_ids[i] = output_ids[i, input_len:unpadded_len]`, as the plain arrays a message holds.
-    const ids = plainSlice(out.output_ids[i]!, inputLengths[i]!, out.unpadded_sequence_lengths[i]!);
-    const message: Message = { role: "assistant", content: tokenizer.decode(ids, { skipSpecialTokens }), token_ids: ids };
-    if (includeLogprobs && out.logprobs) {
-      message.generation_logprobs = plainSlice(out.logprobs[i]!, inputLengths[i]!, out.unpadded_sequence_lengths[i]!);
-    }
-    genIds.push(ids);
+    const message = responseMessage(out, i, inputLengths[i]!, tokenizer, skipSpecialTokens, includeLogprobs);
+    genIds.push(message.token_ids);
     newLogs.push([...logs[i]!, message]);
   }
   const lengths = out.generation_lengths.filter((_, i) => errors[i] === null);
@@ -93,6 +88,21 @@ function appendResponses(
   return [newBatch, genIds, metrics];
 }
 
+/** Row `i`'s response as an assistant message: `gen_ids[i] = output_ids[i, input_len:unpadded_len]`, as plain arrays. */
+function responseMessage(
+  out: GenerationOutputSpec,
+  i: number,
+  inputLength: number,
+  tokenizer: TokenizerInterface,
+  skipSpecialTokens: boolean,
+  includeLogprobs: boolean,
+): Message {
+  const ids = plainSlice(out.output_ids[i]!, inputLength, out.unpadded_sequence_lengths[i]!);
+  const message: Message = { role: "assistant", content: tokenizer.decode(ids, { skipSpecialTokens }), token_ids: ids };
+  if (includeLogprobs && out.logprobs) message.generation_logprobs = plainSlice(out.logprobs[i]!, inputLength, out.unpadded_sequence_lengths[i]!);
+  return message;
+}
+
 export async function generateResponses(args: GenerateResponsesArgs): Promise<GenerateResponsesResult> {
   const data = withStopStrings(args.generationInputData, args.batch);
   const out = await args.policyGeneration.generate(data, args.greedy ?? false, args.options);
@@ -104,14 +114,25 @@ export async function generateResponsesAsync(args: GenerateResponsesArgs): Promi
   const policy = args.policyGeneration;
   if (!policy.generateAsync) return generateResponses(args);
   const data = withStopStrings(args.generationInputData, args.batch);
-  const rows: [number, GenerationOutputSpec][] = [];
-  for await (const row of policy.generateAsync(data, args.greedy ?? false, args.options)) rows.push(row);
-  if (rows.length === 0) throw new Error("generate_async returned no rows");
-  rows.sort((a, b) => a[0] - b[0]);
-  const out = mergeRows(rows.map((r) => r[1]), args.tokenizer.padTokenId);
+  const out = await asyncRows(policy, data, args.greedy ?? false, args.options, args.tokenizer.padTokenId);
   const [batch, genIds, metrics] = appendResponses(out, args);
   if (out.gen_leader_worker_idx?.length) metrics.gen_leader_worker_idx = Math.trunc(out.gen_leader_worker_idx[0]!);
   return [batch, genIds, metrics];
+}
+
+/** `generate_async`'s rows, ordered by their original index and merged (a single row as it is). */
+async function asyncRows(
+  policy: GenerationInterface,
+  data: GenerationDatumSpec,
+  greedy: boolean,
+  options: GenerateOptions | undefined,
+  padId: number,
+): Promise<GenerationOutputSpec> {
+  const rows: [number, GenerationOutputSpec][] = [];
+  for await (const row of policy.generateAsync!(data, greedy, options)) rows.push(row);
+  if (rows.length === 0) throw new Error("generate_async returned no rows");
+  rows.sort((a, b) => a[0] - b[0]);
+  return mergeRows(rows.map((r) => r[1]), padId);
 }
 
 /** `BatchedDataDict.from_batches` for generation outputs: rows right-padded to the longest. */
@@ -213,31 +234,39 @@ export interface SampleTurnArgs {
   contexts?: ContextRows;
 }
 
-/** One sample's generation for one turn. Returns the extended log (the input log is left as it was). */
+/**
+ * One sample's generation for one turn. Returns the extended log (the input log is left as it was).
+ *
+ * The reference hands `generate_responses_async` a batch of this one sample; this does what that call does for one
+ * row (the same input, stop strings, rows, message and metrics) without building the one-row batches around it: the
+ * async rollout makes this call once per sample and turn.
+ */
 export async function asyncGenerateResponseForSampleTurn(
   args: SampleTurnArgs,
 ): Promise<[MessageLog, number[], number, GenerationMetrics]> {
+  const { policyGeneration: policy, tokenizer } = args;
   const input = buildGenerationInput([args.sampleMessageLog], [args.sampleStopStrings], {
-    padTokenId: args.tokenizer.padTokenId,
+    padTokenId: tokenizer.padTokenId,
     maxSeqLen: args.maxSeqLen,
     maxNewTokens: args.maxNewTokens,
     ...(args.sampleId !== undefined ? { sampleIds: [args.sampleId], turns: [args.turn ?? 0], contexts: args.contexts } : {}),
   });
-  const batch = new BatchedDataDict({ message_log: [args.sampleMessageLog], stop_strings: [args.sampleStopStrings] });
-  const [updated, genIds, metrics] = await generateResponsesAsync({
-    policyGeneration: args.policyGeneration,
-    generationInputData: input,
-    batch,
-    tokenizer: args.tokenizer,
-    inputLengths: input.input_lengths,
-    includeLogprobs: true,
-    greedy: args.greedy ?? false,
-    structuredCfg: args.structuredCfg ?? null,
-    options: args.options,
-  });
-  const rowError = metrics._row_errors?.[0];
+  const greedy = args.greedy ?? false;
+  // `generate_responses_async`'s collection when the policy has `generate_async`, else `generate_responses`'s call.
+  const viaAsync = policy.generateAsync !== undefined;
+  const out = viaAsync
+    ? await asyncRows(policy, input, greedy, args.options, tokenizer.padTokenId)
+    : await policy.generate(input, greedy, args.options);
+  const rowError = out.errors?.[0];
   if (rowError) throw new GenerationError(rowError);
-  return [(updated.get("message_log") as MessageLog[])[0]!, genIds[0] ?? [], input.input_lengths[0]!, metrics];
+  const inputLength = input.input_lengths[0]!;
+  const skipSpecialTokens = structuredDecodeSkipSpecial(args.structuredCfg ?? null, tokenizer);
+  const message = responseMessage(out, 0, inputLength, tokenizer, skipSpecialTokens, true);
+  const generated = out.generation_lengths[0]!;
+  const metrics: GenerationMetrics = { mean_generation_length: generated, total_generated_tokens: generated };
+  if (out.truncated) metrics._response_truncated = [Boolean(out.truncated[0])];
+  if (viaAsync && out.gen_leader_worker_idx?.length) metrics.gen_leader_worker_idx = Math.trunc(out.gen_leader_worker_idx[0]!);
+  return [[...args.sampleMessageLog, message], message.token_ids, inputLength, metrics];
 }
 
 export class GenerationError extends Error {
