@@ -80,6 +80,14 @@ describe("ByteLevelTokenizer (scenario-format.md)", () => {
     );
   });
 
+  it("encodes a text longer than the ids it keeps room for, and short ones after it", () => {
+    const long = "ab<think>é".repeat(20_000);
+    const ids = tok.encode(long);
+    expect(ids).toHaveLength(20_000 * (2 + 1 + 2));
+    expect(tok.decode(ids)).toBe(long);
+    expect(tok.encode("hi<|im_end|>")).toEqual([104, 105, 258]);
+  });
+
   it("drops only the three ChatML tokens when skipping special tokens", () => {
     const text = "<|im_start|>a<tool_call>b</tool_call><think>c</think><tool_response>d</tool_response><|endoftext|><|im_end|>";
     expect(tok.decode(tok.encode(text), { skipSpecialTokens: true })).toBe(

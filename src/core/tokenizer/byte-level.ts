@@ -35,6 +35,8 @@ export interface ByteLevelOptions {
 }
 
 const encoder = new TextEncoder();
+/** The most ids `encode`'s scratch array keeps between calls (a prompt's worth; longer texts get a fresh one). */
+const MAX_KEPT_SCRATCH = 1 << 16;
 // Hugging Face decoders replace bytes of a cut UTF-8 character with U+FFFD; TextDecoder's default does the same.
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
@@ -74,7 +76,10 @@ export class ByteLevelTokenizer implements TokenizerInterface {
       at = last - 1;
     }
     this.putBytes(text, last, text.length);
-    return this.scratch.slice(0, this.written);
+    const ids = this.scratch.slice(0, this.written);
+    // A very long text's room is not kept for ever by the shared tokenizer.
+    if (this.scratch.length > MAX_KEPT_SCRATCH) this.scratch.length = 0;
+    return ids;
   }
 
   /** The UTF-8 bytes of `text[from:to]`: ASCII directly, the rest (from its first non-ASCII unit on) by the encoder. */
