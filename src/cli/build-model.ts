@@ -7,11 +7,17 @@
  */
 
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { checkSeed } from "../policy/builtin-model/build.js";
 import { isPresetName, PRESET_NAMES, type PresetName } from "../policy/builtin-model/presets.js";
 import { writeBuiltinModel } from "../policy/builtin-model/write-folder.js";
+import { isEntryPoint } from "./entry.js";
+
+/** The project's root: the checkout, or the installed package's folder. */
+const ROOT = resolve(import.meta.dirname, "../..");
+export const PUBLIC_MODELS_DIR = join(ROOT, "public", "models");
+export const PUBLIC_ORT_DIR = join(ROOT, "public", "ort");
 
 const USAGE =
   "usage: npm run build:model -- [--preset tiny|small|all] [--out <root>] [--seed N] [--force] [--ort-out <dir>] [--no-ort]";
@@ -45,10 +51,10 @@ function parseOptions(argv: string[]): Options {
       args: argv,
       options: {
         preset: { type: "string", default: "all" },
-        out: { type: "string", default: "public/models" },
+        out: { type: "string", default: PUBLIC_MODELS_DIR },
         seed: { type: "string", default: "0" },
         force: { type: "boolean", default: false },
-        "ort-out": { type: "string", default: "public/ort" },
+        "ort-out": { type: "string", default: PUBLIC_ORT_DIR },
         "no-ort": { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
@@ -74,11 +80,23 @@ function parseOptions(argv: string[]): Options {
   };
 }
 
-/** The onnxruntime-web transformers.js resolves: its own nested copy if npm nested one, else the hoisted one. */
+/** `<dir>/node_modules/<name>` for the nearest `dir` at or above `from` that has it (Node's own lookup order). */
+function packageDir(name: string, from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, "node_modules", name);
+    if (existsSync(join(candidate, "package.json"))) return candidate;
+    if (dirname(dir) === dir) throw new Error(`cannot find the npm package ${name} above ${from}`);
+  }
+}
+
+/**
+ * The onnxruntime-web transformers.js resolves: its own nested copy if npm nested one, else the hoisted one (in
+ * the checkout's node_modules, or in the project that installed this package).
+ */
 function ortDistDir(): string {
-  const nested = "node_modules/@huggingface/transformers/node_modules/onnxruntime-web";
-  const dir = existsSync(nested) ? nested : "node_modules/onnxruntime-web";
-  const wanted = JSON.parse(readFileSync("node_modules/@huggingface/transformers/package.json", "utf8")).dependencies?.[
+  const transformers = packageDir("@huggingface/transformers", ROOT);
+  const dir = packageDir("onnxruntime-web", transformers);
+  const wanted = JSON.parse(readFileSync(join(transformers, "package.json"), "utf8")).dependencies?.[
     "onnxruntime-web"
   ];
   const found = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).version;
@@ -120,10 +138,10 @@ function copyOrtFiles(outDir: string, force: boolean): void {
   }
 }
 
-function main(): number {
+export function main(argv: string[]): number {
   let options: Options;
   try {
-    options = parseOptions(process.argv.slice(2));
+    options = parseOptions(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     if (error.message) console.error(error.message);
@@ -145,4 +163,4 @@ function main(): number {
   return 0;
 }
 
-process.exitCode = main();
+if (isEntryPoint(import.meta.url)) process.exitCode = main(process.argv.slice(2));

@@ -30,10 +30,26 @@ export async function loadCheckoutEnvironments(
 }
 
 let checkout: Promise<EnvironmentLookup> | null = null;
+let chosenDir: string | null = null;
 
-/** The built-in environments and this checkout's, loaded once per process. */
+/**
+ * The folder whose modules the commands load (`--environments <dir>`), instead of `LAB_ENVIRONMENTS_DIR` or this
+ * checkout's `environments/`. Set before the first lookup.
+ */
+export function useEnvironmentsDir(dir: string): void {
+  if (!existsSync(dir)) throw new Error(`--environments ${dir}: no such folder`);
+  chosenDir = resolve(dir);
+  checkout = null;
+}
+
+/** The folder the environment modules come from. */
+export function environmentsDir(): string {
+  if (chosenDir) return chosenDir;
+  return process.env.LAB_ENVIRONMENTS_DIR ? resolve(process.env.LAB_ENVIRONMENTS_DIR) : CHECKOUT_ENVIRONMENTS_DIR;
+}
+
+/** The built-in environments and those of `environmentsDir()`, loaded once per process. */
 export function checkoutEnvironmentLookup(): Promise<EnvironmentLookup> {
-  const dir = process.env.LAB_ENVIRONMENTS_DIR ? resolve(process.env.LAB_ENVIRONMENTS_DIR) : CHECKOUT_ENVIRONMENTS_DIR;
-  checkout ??= loadCheckoutEnvironments(dir).then((defs) => environmentLookup(defs));
+  checkout ??= loadCheckoutEnvironments(environmentsDir()).then((defs) => environmentLookup(defs));
   return checkout;
 }

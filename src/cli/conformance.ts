@@ -10,11 +10,12 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { isEntryPoint } from "./entry.js";
 import { parseCaseFile, runCases, type ConformanceCase } from "../conformance/adapter.js";
 
 const DEFAULT_CASES_FILE = fileURLToPath(new URL("../conformance/fixtures/conformance-cases.json", import.meta.url));
 
-function main(): number {
+export function main(_argv: string[] = []): number {
   const fromEnv = process.env.CONFORMANCE_CASES;
   const file = fromEnv ? resolve(process.cwd(), fromEnv) : DEFAULT_CASES_FILE;
   let cases: ConformanceCase[];
@@ -32,4 +33,4 @@ function main(): number {
   return summary.failed > 0 ? 1 : 0;
 }
 
-process.exitCode = main();
+if (isEntryPoint(import.meta.url)) process.exitCode = main(process.argv.slice(2));

@@ -6,18 +6,15 @@ import { loadNodeModelPolicy } from "../policy/llm/node.js";
 import type { RunScenarioOptions } from "../scenario/run.js";
 import { checkoutEnvironmentLookup } from "./checkout-environments.js";
 
-// The checkout's own environments (`environments/*.js`) are loaded once, before any command runs a scenario.
-const environments = await checkoutEnvironmentLookup();
-
 /**
  * Options for `runScenario` on a scenario file in Node: files it names (a replay's run) and a model policy's local
  * folder are relative to the scenario file; models run on onnxruntime-node; the environments are the built-in
- * ones and this checkout's `environments/*.js`.
+ * ones and the modules of `--environments <dir>` (default: this checkout's `environments/*.js`), loaded once.
  */
-export function nodeRunOptions(scenarioPath: string): Pick<RunScenarioOptions, "loadFile" | "modelPolicy" | "environments"> {
+export async function nodeRunOptions(scenarioPath: string): Promise<Pick<RunScenarioOptions, "loadFile" | "modelPolicy" | "environments">> {
   const dir = dirname(resolve(scenarioPath));
   return {
-    environments,
+    environments: await checkoutEnvironmentLookup(),
     loadFile: (file) => readFile(resolve(dir, file), "utf8"),
     modelPolicy: async (spec) => {
       const model = spec.model.startsWith("./") || spec.model.startsWith("../") ? resolve(dir, spec.model) : spec.model;

@@ -17,6 +17,7 @@
 
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
+import { isEntryPoint } from "./entry.js";
 import { nodeRunOptions, UsageError } from "./node-run.js";
 import {
   BrowserSetupError,
@@ -116,7 +117,7 @@ async function runOne(path: string, browser: BrowserRunner | null): Promise<RunO
     const metrics = JSON.parse(JSON.stringify(withoutTiming(result.metrics))) as Record<string, unknown>;
     return { samplesJsonl: toJsonl(result.samples), metrics };
   }
-  const result = await runScenario(scenario, nodeRunOptions(path));
+  const result = await runScenario(scenario, await nodeRunOptions(path));
   // Through JSON once, so the metrics compared are the ones the golden file holds.
   const metrics = JSON.parse(JSON.stringify(withoutTiming(result.metrics))) as Record<string, unknown>;
   return { samplesJsonl: toJsonl(result.samples), metrics };
@@ -194,8 +195,7 @@ async function mergeMain(argv: string[]): Promise<number> {
   return writeReports(merged, outDir, `${shards}, ${merged.seconds.toFixed(1)}s of runs${backendNote(merged)}`);
 }
 
-async function main(): Promise<number> {
-  const argv = process.argv.slice(2);
+export async function main(argv: string[]): Promise<number> {
   if (argv[0] === "merge") return mergeMain(argv.slice(1));
   let args: Args;
   try {
@@ -300,4 +300,4 @@ async function runAndCompare(
   return compareScenario(name, run, { samplesJsonl: goldenSamples, metrics: goldenMetrics }, tolerances, options);
 }
 
-process.exitCode = await main();
+if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));

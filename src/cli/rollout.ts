@@ -1,15 +1,18 @@
 /**
- * `npm run rollout -- <scenario.json> [--out <result.json>]`: runs one scenario headless in Node and writes the
- * result JSON (to stdout without --out). Exit status 1 on a bad scenario or a failed rollout, 2 on bad usage.
+ * `rollout-lab rollout <scenario.json> [--out <result.json>] [--environments <dir>]` (`npm run rollout -- …` in
+ * the checkout): runs one scenario headless in Node and writes the result JSON (to stdout without --out). Exit
+ * status 1 on a bad scenario or a failed rollout, 2 on bad usage.
  */
 
 import { readFile, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { runScenario } from "../scenario/run.js";
+import { useEnvironmentsDir } from "./checkout-environments.js";
+import { isEntryPoint } from "./entry.js";
 import { nodeRunOptions, UsageError } from "./node-run.js";
 import { parseScenarioText, ScenarioError } from "../scenario/schema.js";
 
-const USAGE = "usage: npm run rollout -- <scenario.json> [--out <result.json>]";
+const USAGE = "usage: rollout-lab rollout <scenario.json> [--out <result.json>] [--environments <dir>]";
 
 function parseArgs(argv: string[]): { scenario: string; out?: string } {
   const positional: string[] = [];
@@ -19,6 +22,14 @@ function parseArgs(argv: string[]): { scenario: string; out?: string } {
     if (arg === "--out") {
       out = argv[++i];
       if (!out) throw new UsageError("--out needs a file path", USAGE);
+    } else if (arg === "--environments") {
+      const dir = argv[++i];
+      if (!dir) throw new UsageError("--environments needs a folder", USAGE);
+      try {
+        useEnvironmentsDir(dir);
+      } catch (e) {
+        throw new UsageError((e as Error).message, USAGE);
+      }
     } else if (arg === "--help" || arg === "-h") {
       throw new UsageError(null, USAGE);
     } else if (arg.startsWith("-")) {
@@ -30,10 +41,10 @@ function parseArgs(argv: string[]): { scenario: string; out?: string } {
 }
 
 
-async function main(): Promise<number> {
+export async function main(argv: string[]): Promise<number> {
   let args: { scenario: string; out?: string };
   try {
-    args = parseArgs(process.argv.slice(2));
+    args = parseArgs(argv);
   } catch (e) {
     const detail = (e as UsageError).detail;
     process.stderr.write(`${detail ? `error: ${detail}\n` : ""}${USAGE}\n`);
@@ -49,7 +60,7 @@ async function main(): Promise<number> {
   }
   try {
     const scenario = parseScenarioText(text, args.scenario);
-    const result = await runScenario(scenario, nodeRunOptions(path));
+    const result = await runScenario(scenario, await nodeRunOptions(path));
     const json = `${JSON.stringify(result, null, 2)}\n`;
     if (args.out) await writeFile(args.out, json);
     else process.stdout.write(json);
@@ -64,4 +75,4 @@ async function main(): Promise<number> {
   }
 }
 
-process.exitCode = await main();
+if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));
