@@ -2,6 +2,7 @@
 
 export * from "./types.js";
 export * from "./batch.js";
+export * from "./json-value.js";
 export * from "./tokenizer/byte-level.js";
 export * from "./python/numbers.js";
 export * from "./python/repr.js";
