@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import react from "@vitejs/plugin-react";
 import type { Plugin } from "vite";
-import { defineConfig } from "vitest/config";
+import { defineConfig } from "vite";
 import { connectSourcesFromEnv, contentSecurityPolicy } from "./src/app/security/csp.js";
 
 // Cross-origin isolation lets onnxruntime-web use threads (SharedArrayBuffer); the static build documents the
@@ -41,9 +41,4 @@ export default defineConfig({
   preview: { headers: { ...isolation, "Content-Security-Policy": csp } },
   build: { target: "es2022", sourcemap: true },
   worker: { format: "es" },
-  test: {
-    include: ["src/**/*.test.ts"],
-    environment: "node",
-    testTimeout: 30_000,
-  },
 });

@@ -34,7 +34,7 @@ const ORT_FILES = [
   "ort-wasm-simd-threaded.wasm",
 ];
 
-interface Options {
+export interface Options {
   presets: PresetName[];
   out: string;
   seed: number;
@@ -148,6 +148,12 @@ export function main(argv: string[]): number {
     console.error(USAGE);
     return error.message ? 2 : 0;
   }
+  buildModelAssets(options);
+  return 0;
+}
+
+/** Writes the presets' folders and copies the ORT files (what is up to date is skipped), reporting each on stdout. */
+export function buildModelAssets(options: Options = { presets: PRESET_NAMES, out: PUBLIC_MODELS_DIR, seed: 0, force: false, ortOut: PUBLIC_ORT_DIR }): void {
   const root = resolve(options.out);
   for (const preset of options.presets) {
     const result = writeBuiltinModel(root, preset, options.seed, options.force);
@@ -160,7 +166,6 @@ export function main(argv: string[]): number {
     for (const file of result.files) console.log(`  wrote ${join(where, file.path)} (${file.bytes.toLocaleString("en-US")} B)`);
   }
   if (options.ortOut) copyOrtFiles(resolve(options.ortOut), options.force);
-  return 0;
 }
 
 if (isEntryPoint(import.meta.url)) process.exitCode = main(process.argv.slice(2));

@@ -42,10 +42,14 @@ export function useEnvironmentsDir(dir: string): void {
   checkout = null;
 }
 
+/** The folder chosen instead of this checkout's (`--environments`, else `LAB_ENVIRONMENTS_DIR`), or null. */
+export function chosenEnvironmentsDir(): string | null {
+  return chosenDir ?? (process.env.LAB_ENVIRONMENTS_DIR ? resolve(process.env.LAB_ENVIRONMENTS_DIR) : null);
+}
+
 /** The folder the environment modules come from. */
 export function environmentsDir(): string {
-  if (chosenDir) return chosenDir;
-  return process.env.LAB_ENVIRONMENTS_DIR ? resolve(process.env.LAB_ENVIRONMENTS_DIR) : CHECKOUT_ENVIRONMENTS_DIR;
+  return chosenEnvironmentsDir() ?? CHECKOUT_ENVIRONMENTS_DIR;
 }
 
 /** The built-in environments and those of `environmentsDir()`, loaded once per process. */

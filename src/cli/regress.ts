@@ -1,126 +1,227 @@
 /**
- * `npm run regress -- <suite.json> [--backend node|wasm|webgpu] [--update] [--shard i/n] [--out <dir>] [--goldens <dir>]`:
- * runs each scenario of a suite headless (in Node, or with `--backend wasm|webgpu` in the built app in headless
- * Chromium: see src/regress/browser.ts), writes its transcripts (`samples.jsonl`) and metrics
- * (`metrics.json`, no `timing/` keys) to `<out>/<name>/`, and compares them with the goldens in
- * `<goldens>/<name>/` (default: `goldens/` beside the suite file). `--update` rewrites the goldens instead.
- * Writes `<out>/report.json` (src/regress/report-json.ts) and `<out>/report.html`. Exit status 0 when all match, 1
- * on a regression, a missing golden or a failed run, 2 on bad usage. Browser runs are compared with the same (Node)
- * goldens, their generation logprobs within a per-backend tolerance; they cannot `--update` (goldens come from the
- * node backend) and skip replay scenarios.
+ * `rollout-lab regress <suite.json> [options]` (`npm run regress -- …` in the checkout): runs each scenario of a
+ * suite headless (in Node, or with `--backend wasm|webgpu` in the built app in headless Chromium: see
+ * src/regress/browser.ts), writes its transcripts (`samples.jsonl`) and metrics (`metrics.json`, no `timing/`
+ * keys) to `<out>/<name>/` (default: `out/` beside the suite file), and compares them with the goldens in `<goldens>/<name>/` (default: `goldens/` beside
+ * the suite file) by the rules of src/regress/compare.ts: tokens and texts exactly, floats within a tolerance.
+ * `--update` rewrites the goldens instead. Writes `<out>/report.json` (src/regress/report-json.ts) and
+ * `<out>/report.html`; `--junit` and `--summary` write JUnit XML and a Markdown step summary. `--repeat N` runs
+ * each scenario N times and fails one whose runs differ from each other. A browser scenario that fails keeps a
+ * Playwright trace of its page in `<out>/<name>/trace.zip`.
  *
- * `npm run regress -- merge <shard-out-dir>... [--out <dir>]`: merges the `report.json` of each shard's `--out`
- * folder into the whole suite's (src/regress/merge.ts), writes it with its `report.html` to `<out>` and prints the
- * text summary. Exit status as a run's; 2 on bad usage or shard reports that do not merge (named: a missing,
- * duplicated or foreign shard).
+ * `rollout-lab regress merge <shard-out-dir>... [--out <dir>] [--junit <file>] [--summary <file>]`: merges the
+ * `report.json` of each shard's `--out` folder into the whole suite's (src/regress/merge.ts).
+ *
+ * Exit status: 0 all match; 1 a regression, a missing golden, a flaky scenario or a failed run; 2 a bad suite,
+ * scenario, golden or argument, a browser backend that cannot start, or shard reports that do not merge.
  */
 
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
+import { ensureBuiltApp } from "./build-app.js";
+import { chosenEnvironmentsDir, useEnvironmentsDir } from "./checkout-environments.js";
 import { isEntryPoint } from "./entry.js";
 import { nodeRunOptions, UsageError } from "./node-run.js";
+import { BrowserSetupError, browserSkipReason, startBrowserRunner, type BrowserBackend, type BrowserRunner } from "../regress/browser.js";
 import {
-  BrowserSetupError,
-  browserSkipReason,
-  LOGPROB_TOLERANCE,
-  startBrowserRunner,
-  type BrowserBackend,
-  type BrowserRunner,
-} from "../regress/browser.js";
-import { compareScenario, metricsJson, skippedScenario, toJsonl, type ScenarioComparison } from "../regress/compare.js";
+  compareRepeats,
+  compareScenario,
+  DEFAULT_FLOAT_TOLERANCE,
+  metricsJson,
+  skippedScenario,
+  toJsonl,
+  type ScenarioArtifacts,
+  type ScenarioComparison,
+} from "../regress/compare.js";
+import { readGolden, GoldenError } from "../regress/golden.js";
 import { mergeReports, MergeError } from "../regress/merge.js";
+import { renderJunit, renderMarkdownSummary } from "../regress/report-ci.js";
 import { renderHtmlReport } from "../regress/report-html.js";
 import {
   backendNote,
+  isFailing,
   parseReportText,
   REPORT_FORMAT,
-  reportFails,
+  reportExitCode,
   reportJson,
   reportTitle,
   shardNote,
   type FailedRun,
   type RegressReport,
 } from "../regress/report-json.js";
-import { failedLine, renderTextReport } from "../regress/report-text.js";
-import { parseShard, parseSuiteText, scenarioName, selectShard, SuiteError, type Shard } from "../regress/suite.js";
+import { failedLine, renderTextReport, summaryLine } from "../regress/report-text.js";
+import { parseShard, parseSuiteText, scenarioName, selectShard, SuiteError, type Shard, type Suite } from "../regress/suite.js";
 import { withoutTiming } from "../scenario/result.js";
 import { runScenario } from "../scenario/run.js";
-import { parseScenarioText, ScenarioError } from "../scenario/schema.js";
+import { parseScenarioText, ScenarioError, type Scenario } from "../scenario/schema.js";
 
 const USAGE = [
-  "usage: npm run regress -- <suite.json> [--backend node|wasm|webgpu] [--update] [--shard i/n] [--out <dir>] [--goldens <dir>]",
-  "       npm run regress -- merge <shard-out-dir>... [--out <dir>]   (merges the shards' report.json into one)",
+  "usage: rollout-lab regress <suite.json> [--backend node|wasm|webgpu] [--update] [--repeat N] [--shard i/n]",
+  "                          [--out <dir>] [--goldens <dir>] [--junit <file>] [--summary <file>] [--environments <dir>]",
+  "       rollout-lab regress merge <shard-out-dir>... [--out <dir>] [--junit <file>] [--summary <file>]",
+  "exit status: 0 all match; 1 a regression, missing golden, flaky scenario or failed run; 2 bad input or usage",
 ].join("\n");
-const DEFAULT_OUT = "regress/out";
 const ROOT = resolve(import.meta.dirname, "../..");
+/** Most runs `--repeat` takes (each is a whole run of the scenario). */
+const MAX_REPEAT = 100;
 
 type Backend = "node" | BrowserBackend;
 
-interface Args {
+interface ReportFiles {
+  out: string;
+  junit: string | null;
+  summary: string | null;
+}
+
+interface Args extends ReportFiles {
   suite: string;
   backend: Backend;
   update: boolean;
+  repeat: number;
   shard: Shard | null;
-  out: string;
   goldens: string | null;
 }
 
-
-function parseArgs(argv: string[]): Args {
+/** Reads `--flag value` pairs and positional arguments; `flags` says which flags take a value. */
+function readArgv(argv: string[], valued: readonly string[], switches: readonly string[]): { values: Map<string, string>; on: Set<string>; positional: string[] } {
+  const values = new Map<string, string>();
+  const on = new Set<string>();
   const positional: string[] = [];
-  let update = false;
-  let shard: Shard | null = null;
-  let out = DEFAULT_OUT;
-  let goldens: string | null = null;
-  let backend: Backend = "node";
-  const value = (i: number, flag: string): string => {
-    const v = argv[i];
-    if (v === undefined || v.startsWith("--")) throw new UsageError(`${flag} needs a value`, USAGE);
-    return v;
-  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === "--update") update = true;
-    else if (arg === "--backend") {
-      const name = value(++i, "--backend");
-      if (name !== "node" && name !== "wasm" && name !== "webgpu") throw new UsageError(`unknown backend '${name}' (expected node, wasm or webgpu)`, USAGE);
-      backend = name;
-    } else if (arg === "--shard") {
-      try {
-        shard = parseShard(value(++i, "--shard"));
-      } catch (e) {
-        throw e instanceof UsageError ? e : new UsageError((e as Error).message, USAGE);
-      }
-    } else if (arg === "--out") out = value(++i, "--out");
-    else if (arg === "--goldens") goldens = value(++i, "--goldens");
-    else if (arg === "--help" || arg === "-h") throw new UsageError(null, USAGE);
+    if (arg === "--help" || arg === "-h") throw new UsageError(null, USAGE);
+    if (valued.includes(arg)) {
+      const v = argv[++i];
+      if (v === undefined || v.startsWith("--")) throw new UsageError(`${arg} needs a value`, USAGE);
+      values.set(arg, v);
+    } else if (switches.includes(arg)) on.add(arg);
     else if (arg.startsWith("-")) throw new UsageError(`unknown option ${arg}`, USAGE);
     else positional.push(arg);
   }
+  return { values, on, positional };
+}
+
+function parseArgs(argv: string[]): Args {
+  const { values, on, positional } = readArgv(
+    argv,
+    ["--backend", "--shard", "--out", "--goldens", "--junit", "--summary", "--repeat", "--environments"],
+    ["--update"],
+  );
+  const backend = values.get("--backend") ?? "node";
+  if (backend !== "node" && backend !== "wasm" && backend !== "webgpu") throw new UsageError(`unknown backend '${backend}' (expected node, wasm or webgpu)`, USAGE);
+  let shard: Shard | null = null;
+  if (values.has("--shard")) {
+    try {
+      shard = parseShard(values.get("--shard")!);
+    } catch (e) {
+      throw new UsageError((e as Error).message, USAGE);
+    }
+  }
+  const repeatText = values.get("--repeat") ?? "1";
+  const repeat = /^\d+$/.test(repeatText) ? Number(repeatText) : NaN;
+  if (!(repeat >= 1 && repeat <= MAX_REPEAT)) throw new UsageError(`--repeat expects a whole number of runs from 1 to ${MAX_REPEAT}, got '${repeatText}'`, USAGE);
+  if (values.has("--environments")) {
+    try {
+      useEnvironmentsDir(values.get("--environments")!);
+    } catch (e) {
+      throw new UsageError((e as Error).message, USAGE);
+    }
+  }
   if (positional.length !== 1) throw new UsageError("expected exactly one suite file", USAGE);
+  const update = on.has("--update");
   if (update && backend !== "node") {
     throw new UsageError(`--update with --backend ${backend}: goldens come from the node backend (run --update without --backend)`, USAGE);
   }
-  return { suite: positional[0]!, backend, update, shard, out, goldens };
+  return {
+    suite: positional[0]!,
+    backend,
+    update,
+    repeat,
+    shard,
+    out: values.get("--out") ?? join(dirname(positional[0]!), "out"),
+    goldens: values.get("--goldens") ?? null,
+    junit: values.get("--junit") ?? null,
+    summary: values.get("--summary") ?? null,
+  };
 }
 
+type RunOutcome = ScenarioArtifacts | { skipped: string };
 
-type RunOutcome = { samplesJsonl: string; metrics: Record<string, unknown> } | { skipped: string };
+/** Through JSON once, so the metrics compared are the ones the golden file holds. */
+const asStored = (metrics: Record<string, unknown>) => JSON.parse(JSON.stringify(withoutTiming(metrics))) as Record<string, unknown>;
 
-async function runOne(path: string, browser: BrowserRunner | null): Promise<RunOutcome> {
-  const scenario = parseScenarioText(await readFile(path, "utf8"), path);
+/** A scenario file read and checked: a bad one is a FailedRun of kind input. */
+async function readScenario(path: string): Promise<Scenario> {
+  return parseScenarioText(await readFile(path, "utf8"), path);
+}
+
+async function runOnce(scenario: Scenario, path: string, browser: BrowserRunner | null, tracePath: string | null): Promise<RunOutcome> {
   if (browser) {
     const skip = browserSkipReason(scenario);
     if (skip) return { skipped: skip };
     const replayRun = scenario.policy.kind === "replay" ? await readFile(resolve(dirname(path), scenario.policy.file), "utf8") : undefined;
-    const result = await browser.run(scenario, replayRun);
-    const metrics = JSON.parse(JSON.stringify(withoutTiming(result.metrics))) as Record<string, unknown>;
-    return { samplesJsonl: toJsonl(result.samples), metrics };
+    const result = await browser.run(scenario, { replayRun, tracePath });
+    return { samplesJsonl: toJsonl(result.samples), metrics: asStored(result.metrics) };
   }
   const result = await runScenario(scenario, await nodeRunOptions(path));
-  // Through JSON once, so the metrics compared are the ones the golden file holds.
-  const metrics = JSON.parse(JSON.stringify(withoutTiming(result.metrics))) as Record<string, unknown>;
-  return { samplesJsonl: toJsonl(result.samples), metrics };
+  return { samplesJsonl: toJsonl(result.samples), metrics: asStored(result.metrics) };
+}
+
+const traceFile = (outDir: string, name: string, run: number) => join(outDir, name, run === 1 ? "trace.zip" : `trace-run${run}.zip`);
+
+function usageExit(e: UsageError): number {
+  process.stderr.write(`${e.detail ? `error: ${e.detail}\n` : ""}${USAGE}\n`);
+  return e.detail ? 2 : 0;
+}
+
+/** Prints the text summary; writes report.json, report.html and the CI reports asked for; the exit status. */
+async function writeReports(report: RegressReport, files: ReportFiles, note: string): Promise<number> {
+  process.stdout.write(renderTextReport(report.comparisons, report.failed.length));
+  const outDir = resolve(files.out);
+  await mkdir(outDir, { recursive: true });
+  await writeFile(join(outDir, "report.json"), reportJson(report));
+  await writeFile(join(outDir, "report.html"), renderHtmlReport(report.comparisons, reportTitle(report), report.failed));
+  const written = [join(outDir, "report.html")];
+  if (files.junit) {
+    await mkdir(dirname(resolve(files.junit)), { recursive: true });
+    await writeFile(files.junit, renderJunit(report));
+    written.push(files.junit);
+  }
+  if (files.summary) {
+    await mkdir(dirname(resolve(files.summary)), { recursive: true });
+    await writeFile(files.summary, renderMarkdownSummary(report));
+    written.push(files.summary);
+  }
+  process.stdout.write(`report: ${written.join(", ")} (${note})\n`);
+  return reportExitCode(report);
+}
+
+/** A suite that cannot be read still gives CI a JUnit file and a summary, with one error naming the problem. */
+async function writeSuiteError(args: Pick<Args, "suite" | "backend" | "junit" | "summary">, problems: string[]): Promise<void> {
+  if (!args.junit && !args.summary) return;
+  const report: RegressReport = {
+    format: REPORT_FORMAT,
+    suite: { file: args.suite, scenarios: ["(suite)"], tolerances: {} },
+    backend: args.backend,
+    defaultTolerance: DEFAULT_FLOAT_TOLERANCE,
+    repeat: 1,
+    shard: null,
+    comparisons: [],
+    failed: [{ name: "(suite)", kind: "input", detail: `invalid suite ${args.suite}: ${problems.join("; ")}` }],
+    seconds: 0,
+  };
+  if (args.junit) await writeFile(args.junit, renderJunit(report));
+  if (args.summary) await writeFile(args.summary, renderMarkdownSummary(report));
+}
+
+function parseMergeArgs(argv: string[]): ReportFiles & { dirs: string[] } {
+  const { values, positional } = readArgv(argv, ["--out", "--junit", "--summary"], []);
+  const out = values.get("--out") ?? "regress/out";
+  if (!positional.length) throw new UsageError("merge needs the output folder (--out) of each shard", USAGE);
+  if (positional.some((d) => resolve(d) === resolve(out))) {
+    throw new UsageError(`--out ${out} is one of the shard folders: its report.json would be overwritten (pick another --out)`, USAGE);
+  }
+  return { dirs: positional, out, junit: values.get("--junit") ?? null, summary: values.get("--summary") ?? null };
 }
 
 async function readOptional(path: string): Promise<string | null> {
@@ -132,43 +233,8 @@ async function readOptional(path: string): Promise<string | null> {
   }
 }
 
-function usageExit(e: UsageError): number {
-  process.stderr.write(`${e.detail ? `error: ${e.detail}\n` : ""}${USAGE}\n`);
-  return e.detail ? 2 : 0;
-}
-
-/** Prints the text summary, writes report.json and report.html; the exit status. */
-async function writeReports(report: RegressReport, outDir: string, note: string): Promise<number> {
-  process.stdout.write(renderTextReport(report.comparisons, report.failed.length));
-  await mkdir(outDir, { recursive: true });
-  await writeFile(join(outDir, "report.json"), reportJson(report));
-  await writeFile(join(outDir, "report.html"), renderHtmlReport(report.comparisons, reportTitle(report)));
-  process.stdout.write(`report: ${join(outDir, "report.html")} (${note})\n`);
-  return reportFails(report) ? 1 : 0;
-}
-
-function parseMergeArgs(argv: string[]): { dirs: string[]; out: string } {
-  const dirs: string[] = [];
-  let out = DEFAULT_OUT;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--out") {
-      const v = argv[++i];
-      if (v === undefined || v.startsWith("--")) throw new UsageError("--out needs a value", USAGE);
-      out = v;
-    } else if (arg === "--help" || arg === "-h") throw new UsageError(null, USAGE);
-    else if (arg.startsWith("-")) throw new UsageError(`unknown option ${arg} (merge takes shard output folders and --out)`, USAGE);
-    else dirs.push(arg);
-  }
-  if (!dirs.length) throw new UsageError("merge needs the output folder (--out) of each shard", USAGE);
-  if (dirs.some((d) => resolve(d) === resolve(out))) {
-    throw new UsageError(`--out ${out} is one of the shard folders: its report.json would be overwritten (pick another --out)`, USAGE);
-  }
-  return { dirs, out };
-}
-
 async function mergeMain(argv: string[]): Promise<number> {
-  let args: { dirs: string[]; out: string };
+  let args: ReturnType<typeof parseMergeArgs>;
   try {
     args = parseMergeArgs(argv);
   } catch (e) {
@@ -180,8 +246,10 @@ async function mergeMain(argv: string[]): Promise<number> {
     const shards = [];
     for (const dir of args.dirs) {
       const path = join(dir, "report.json");
-      const text = await readOptional(path);
-      if (text === null) throw new MergeError(`${path} does not exist (run npm run regress -- <suite> --shard i/n --out ${dir} first)`);
+      const text = await readOptional(path).catch((e: Error) => {
+        throw new MergeError(`${path} cannot be read: ${e.message}`);
+      });
+      if (text === null) throw new MergeError(`${path} does not exist (run rollout-lab regress <suite> --shard i/n --out ${dir} first)`);
       shards.push({ source: dir, report: parseReportText(text, path) });
     }
     merged = mergeReports(shards);
@@ -190,9 +258,8 @@ async function mergeMain(argv: string[]): Promise<number> {
     return 2;
   }
   for (const f of merged.failed) process.stdout.write(`${failedLine(f)}\n`);
-  const outDir = resolve(args.out);
   const shards = `${args.dirs.length} shard${args.dirs.length === 1 ? "" : "s"} merged`;
-  return writeReports(merged, outDir, `${shards}, ${merged.seconds.toFixed(1)}s of runs${backendNote(merged)}`);
+  return writeReports(merged, args, `${shards}, ${merged.seconds.toFixed(1)}s of runs${backendNote(merged)}`);
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -205,13 +272,14 @@ export async function main(argv: string[]): Promise<number> {
     return usageExit(e);
   }
   const suitePath = resolve(args.suite);
-  let suite;
+  let suite: Suite;
   try {
     suite = parseSuiteText(await readFile(suitePath, "utf8"), args.suite);
   } catch (e) {
     const problems = e instanceof SuiteError ? e.problems : [(e as Error).message];
     process.stderr.write(`error: invalid suite ${args.suite}:\n${problems.map((p) => `  ${p}`).join("\n")}\n`);
-    return 1;
+    await writeSuiteError(args, problems);
+    return 2;
   }
   const goldensDir = resolve(args.goldens ?? join(dirname(suitePath), "goldens"));
   const outDir = resolve(args.out);
@@ -220,47 +288,61 @@ export async function main(argv: string[]): Promise<number> {
   let browser: BrowserRunner | null = null;
   if (args.backend !== "node") {
     try {
-      browser = await startBrowserRunner(ROOT, args.backend);
+      await ensureBuiltApp(ROOT).catch((e: Error) => {
+        throw new BrowserSetupError(`cannot build the lab: ${e.message}`);
+      });
+      // The built lab bundles this checkout's environments/ already; a chosen folder's modules are loaded into it.
+      browser = await startBrowserRunner(ROOT, args.backend, { environmentsDir: chosenEnvironmentsDir() });
     } catch (e) {
       if (!(e instanceof BrowserSetupError)) throw e;
       process.stderr.write(`error: --backend ${args.backend}: ${e.message}\n`);
-      return 1;
+      return 2;
     }
   }
-  const options = args.backend === "node" ? {} : { logprobTolerance: LOGPROB_TOLERANCE[args.backend] };
   const comparisons: ScenarioComparison[] = [];
   const failed: FailedRun[] = [];
+  let updated = 0;
   try {
     for (const rel of scenarios) {
       const name = scenarioName(rel);
       const path = resolve(dirname(suitePath), rel);
-      const comparison = await runAndCompare(name, path, browser, args, goldensDir, outDir, suite.tolerances, options);
-      if (comparison && "detail" in comparison) failed.push(comparison);
-      else if (comparison) comparisons.push(comparison);
+      const outcome = await runAndCompare(name, path, browser, args, goldensDir, outDir, suite.tolerances);
+      if (outcome === "updated") updated++;
+      else if ("detail" in outcome) {
+        failed.push(outcome);
+        process.stdout.write(`${failedLine(outcome)}\n`);
+      } else {
+        comparisons.push(outcome);
+        if (args.update) process.stdout.write(`${summaryLine(outcome)}\n`);
+      }
     }
   } finally {
     await browser?.close();
   }
   const seconds = Math.round((performance.now() - started) / 100) / 10;
-  if (args.update) {
-    const shard = shardNote({ shard: args.shard });
-    process.stdout.write(`goldens written to ${goldensDir} for ${scenarios.length - failed.length} scenarios${shard} in ${seconds.toFixed(1)}s\n`);
-    return failed.length ? 1 : 0;
-  }
   const report: RegressReport = {
     format: REPORT_FORMAT,
     suite: { file: args.suite, scenarios: suite.scenarios.map(scenarioName), tolerances: suite.tolerances },
     backend: args.backend,
-    logprobTolerance: options.logprobTolerance ?? null,
+    defaultTolerance: DEFAULT_FLOAT_TOLERANCE,
+    repeat: args.repeat,
     shard: args.shard,
     comparisons,
     failed,
     seconds,
   };
-  return writeReports(report, outDir, `${seconds.toFixed(1)}s${shardNote(report)}${backendNote(report)}`);
+  if (args.update) {
+    process.stdout.write(`goldens written to ${goldensDir} for ${updated} scenario${updated === 1 ? "" : "s"}${shardNote(report)} in ${seconds.toFixed(1)}s\n`);
+    return reportExitCode(report);
+  }
+  return writeReports(report, args, `${seconds.toFixed(1)}s${shardNote(report)}${backendNote(report)}`);
 }
 
-/** Runs one scenario and compares it with its golden (or rewrites the golden): null after --update, a FailedRun when the run failed. */
+/**
+ * Runs one scenario (`--repeat` times) and compares it with its golden, or rewrites the golden: "updated", a
+ * comparison (a flaky one, with --update, writes no golden), or a FailedRun (the run failed; or the scenario or
+ * its golden is bad input).
+ */
 async function runAndCompare(
   name: string,
   path: string,
@@ -269,35 +351,69 @@ async function runAndCompare(
   goldensDir: string,
   outDir: string,
   tolerances: Record<string, number>,
-  options: { logprobTolerance?: number },
-): Promise<ScenarioComparison | FailedRun | null> {
+): Promise<ScenarioComparison | FailedRun | "updated"> {
   const t0 = performance.now();
-  let run;
+  let scenario: Scenario;
   try {
-    const outcome = await runOne(path, browser);
-    if ("skipped" in outcome) return skippedScenario(name, outcome.skipped);
-    run = outcome;
+    scenario = await readScenario(path);
   } catch (e) {
-    const failed = { name, detail: e instanceof ScenarioError ? e.problems.join("; ") : (e as Error).message };
-    process.stdout.write(`${failedLine(failed)}\n`);
-    return failed;
+    return { name, kind: "input", detail: e instanceof ScenarioError ? e.problems.join("; ") : (e as Error).message };
   }
+  await mkdir(join(outDir, name), { recursive: true });
+  const runs: ScenarioArtifacts[] = [];
+  for (let k = 1; k <= args.repeat; k++) {
+    const tracePath = browser ? traceFile(outDir, name, k) : null;
+    try {
+      const outcome = await runOnce(scenario, path, browser, tracePath);
+      if ("skipped" in outcome) return skippedScenario(name, outcome.skipped);
+      runs.push(outcome);
+    } catch (e) {
+      const where = args.repeat > 1 ? ` (run ${k} of ${args.repeat})` : "";
+      const trace = tracePath ? `; trace: ${tracePath}` : "";
+      return { name, kind: "run", detail: `${(e as Error).message}${where}${trace}` };
+    }
+  }
+  const run = runs[0]!;
   const seconds = ((performance.now() - t0) / 1000).toFixed(1);
   const metrics = metricsJson(run.metrics);
-  await mkdir(join(outDir, name), { recursive: true });
   await writeFile(join(outDir, name, "samples.jsonl"), run.samplesJsonl);
   await writeFile(join(outDir, name, "metrics.json"), metrics);
-  if (args.update) {
+  const repeats = compareRepeats(runs, tolerances);
+  let comparison: ScenarioComparison | null = null;
+  if (repeats) {
+    const { run: differing, comparison: c } = repeats;
+    comparison = { ...c, name, status: "flaky", repeat: { runs: args.repeat, differing } };
+    await writeFile(join(outDir, name, `samples-run${differing}.jsonl`), runs[differing - 1]!.samplesJsonl);
+  }
+  if (!comparison && args.update) {
     await mkdir(join(goldensDir, name), { recursive: true });
     await writeFile(join(goldensDir, name, "samples.jsonl"), run.samplesJsonl);
     await writeFile(join(goldensDir, name, "metrics.json"), metrics);
-    process.stdout.write(`updated    ${name} (${seconds}s)\n`);
-    return null;
+    process.stdout.write(`updated    ${name} (${seconds}s${args.repeat > 1 ? `, ${args.repeat} identical runs` : ""})\n`);
+    await keepTraces(outDir, name, args.repeat, null);
+    return "updated";
   }
-  const goldenSamples = await readOptional(join(goldensDir, name, "samples.jsonl"));
-  const goldenMetricsText = await readOptional(join(goldensDir, name, "metrics.json"));
-  const goldenMetrics = goldenMetricsText === null ? null : (JSON.parse(goldenMetricsText) as Record<string, unknown>);
-  return compareScenario(name, run, { samplesJsonl: goldenSamples, metrics: goldenMetrics }, tolerances, options);
+  if (!comparison) {
+    let golden;
+    try {
+      golden = await readGolden(join(goldensDir, name));
+    } catch (e) {
+      if (!(e instanceof GoldenError)) throw e;
+      await keepTraces(outDir, name, args.repeat, null);
+      return { name, kind: "input", detail: e.message };
+    }
+    comparison = { ...compareScenario(name, run, golden, tolerances), ...(args.repeat > 1 ? { repeat: { runs: args.repeat, differing: null } } : {}) };
+  }
+  await keepTraces(outDir, name, args.repeat, isFailing(comparison) ? comparison : null);
+  return comparison;
+}
+
+/** Keeps the traces of a failing scenario (run 1's, and a flaky scenario's differing run's); removes the rest. */
+async function keepTraces(outDir: string, name: string, runs: number, failing: ScenarioComparison | null): Promise<void> {
+  for (let k = 1; k <= runs; k++) {
+    const keep = failing !== null && (k === 1 || k === failing.repeat?.differing);
+    if (!keep) await rm(traceFile(outDir, name, k), { force: true });
+  }
 }
 
 if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));

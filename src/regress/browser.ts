@@ -2,21 +2,21 @@
  * The browser backends of `npm run regress` (`--backend wasm|webgpu`): the built app (dist/, served by
  * `vite preview`) in headless Chromium, driven through Playwright. Each scenario is opened as a reproducing link
  * (`/#scenario=…&run=1`) in a fresh page, with the model policy's device forced to the backend; the page's result
- * JSON is read back once the run status says finished. One preview server and one browser for the whole suite.
+ * JSON is read back once the run status says finished. One preview server and one browser for the whole suite;
+ * each scenario runs in a fresh browser context, traced (Playwright's trace viewer opens the file), so a failing
+ * scenario's page can be inspected afterwards. The environment modules of `--environments <dir>` are loaded into
+ * each page through its "Environment module file" picker, as a person would load them; a scenario then runs from
+ * the JSON editor (a link cannot carry modules or files).
  */
 
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
-import { createServer } from "node:net";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser } from "@playwright/test";
+import type { Browser, Page } from "playwright-core";
+import type { PreviewServer } from "vite";
 import { shareHash } from "../app/share-url.js";
 import type { Scenario } from "../scenario/schema.js";
 
 export type BrowserBackend = "wasm" | "webgpu";
-
-/** The largest allowed |Δ| of a generation logprob against Node's goldens (WebGPU float math differs more). */
-export const LOGPROB_TOLERANCE: Record<BrowserBackend, number> = { wasm: 1e-4, webgpu: 1e-3 };
 
 /** How long one scenario may take in the page (the software WebGPU adapter is slow: the tiny-model scenario of the sample suite takes about 90 s on SwiftShader with 2 cores). */
 const RUN_TIMEOUT_MS: Record<BrowserBackend, number> = { wasm: 60_000, webgpu: 300_000 };
@@ -39,99 +39,119 @@ export function forBackend(scenario: Scenario, backend: BrowserBackend): Scenari
   return scenario.policy.kind === "model" ? { ...scenario, policy: { ...scenario.policy, device: backend } } : scenario;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
-
-async function waitForServer(url: string, child: ChildProcess, output: () => string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new BrowserSetupError(`vite preview exited with ${child.exitCode}:\n${output()}`);
-    try {
-      const response = await fetch(url);
-      if (response.ok) return;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new BrowserSetupError(`vite preview did not answer at ${url} within ${timeoutMs / 1000} s:\n${output()}`);
+export interface RunInPageOptions {
+  /** The text of the run a replay policy's `file` names. */
+  replayRun?: string | undefined;
+  /** Where to write the Playwright trace of the page (null: no trace). */
+  tracePath?: string | null;
 }
 
 export interface BrowserRunner {
-  /**
-   * Runs one scenario in a fresh page; the result JSON (`{samples, metrics}`) or an Error with the page's reason.
-   * `replayRun` is the text of the run a replay policy's `file` names.
-   */
-  run(scenario: Scenario, replayRun?: string): Promise<{ samples: unknown[]; metrics: Record<string, unknown> }>;
+  /** Runs one scenario in a fresh page; the result JSON (`{samples, metrics}`) or an Error with the page's reason. */
+  run(scenario: Scenario, options?: RunInPageOptions): Promise<{ samples: unknown[]; metrics: Record<string, unknown> }>;
   close(): Promise<void>;
+}
+
+export interface BrowserRunnerOptions {
+  /** A folder of environment modules to load into every page (those the build bundled are there already). */
+  environmentsDir?: string | null;
+}
+
+interface ModuleFile {
+  name: string;
+  text: string;
+}
+
+/** The `.js` modules of a folder, in name order. */
+function moduleFiles(dir: string | null | undefined): ModuleFile[] {
+  if (!dir || !existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".js"))
+    .sort()
+    .map((name) => ({ name, text: readFileSync(join(dir, name), "utf8") }));
+}
+
+/** Loads each module through the page's picker and waits until it is ready (or names why it failed). */
+async function loadModules(page: Page, modules: readonly ModuleFile[]): Promise<void> {
+  const picker = page.getByLabel("Environment module file");
+  for (const m of modules) {
+    await picker.setInputFiles({ name: m.name, mimeType: "text/javascript", buffer: Buffer.from(m.text) });
+    const entry = page.getByTestId("user-environment").filter({ hasText: m.name }).last();
+    await entry.and(page.locator('[data-status="ready"], [data-status="failed"]')).waitFor({ timeout: 30_000 });
+    if ((await entry.getAttribute("data-status")) === "failed") {
+      const error = await entry.getByTestId("env-module-error").textContent().catch(() => null);
+      const clash = error?.includes("is already loaded from environments/") ? " (the built lab bundles a module of that name: give yours another name)" : "";
+      throw new Error(`environment module ${m.name} failed to load in the page: ${error?.trim() || "(no error shown)"}${clash}`);
+    }
+  }
 }
 
 /**
  * Starts `vite preview` on a free port over `<root>/dist` and one headless Chromium. Throws BrowserSetupError
  * when dist/index.html is missing (nothing is built here) or the server or browser cannot start.
  */
-export async function startBrowserRunner(root: string, backend: BrowserBackend): Promise<BrowserRunner> {
+export async function startBrowserRunner(root: string, backend: BrowserBackend, options: BrowserRunnerOptions = {}): Promise<BrowserRunner> {
+  // A module the build bundled (the same file of the project's environments/) is in the page already.
+  const bundled = new Map(moduleFiles(join(root, "environments")).map((m) => [m.name, m.text]));
+  const modules = moduleFiles(options.environmentsDir).filter((m) => bundled.get(m.name) !== m.text);
   if (!existsSync(join(root, "dist", "index.html"))) {
     throw new BrowserSetupError(`no built app at ${join(root, "dist", "index.html")}: run npm run build first`);
   }
   const executablePath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
   if (!existsSync(executablePath)) throw new BrowserSetupError(`no Chromium at ${executablePath} (set CHROMIUM_PATH)`);
-  const port = await freePort();
-  const vite = join(root, "node_modules", "vite", "bin", "vite.js");
-  const server = spawn(process.execPath, [vite, "preview", "--port", String(port), "--strictPort", "--host", "127.0.0.1"], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let log = "";
-  server.stdout?.on("data", (d: Buffer) => (log += d.toString()));
-  server.stderr?.on("data", (d: Buffer) => (log += d.toString()));
-  const stopServer = () => {
-    if (server.exitCode === null && server.signalCode === null) server.kill("SIGTERM");
-  };
-  const base = `http://127.0.0.1:${port}`;
+  // Vite's own preview server (the headers of vite.config.ts: CSP and cross-origin isolation), in this process,
+  // on a free port of the loopback interface.
+  let server: PreviewServer;
+  try {
+    const { preview } = await import("vite");
+    server = await preview({ root, configFile: join(root, "vite.config.ts"), logLevel: "warn", preview: { port: 0, host: "127.0.0.1", strictPort: false } });
+  } catch (e) {
+    throw new BrowserSetupError(`cannot start vite preview over ${join(root, "dist")}: ${(e as Error).message}`);
+  }
+  const address = server.httpServer.address();
+  const base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  const stopServer = () => server.close().catch(() => undefined);
   let browser: Browser;
   try {
-    await waitForServer(`${base}/`, server, () => log);
     const args = backend === "webgpu" ? [...CHROMIUM_ARGS, "--enable-unsafe-webgpu"] : CHROMIUM_ARGS;
-    const { chromium } = await import("@playwright/test");
+    const { chromium } = await import("playwright-core");
     browser = await chromium.launch({ executablePath, args, headless: true });
   } catch (e) {
-    stopServer();
-    throw e instanceof BrowserSetupError ? e : new BrowserSetupError(`cannot start the browser: ${(e as Error).message}`);
+    await stopServer();
+    throw new BrowserSetupError(`cannot start the browser: ${(e as Error).message}`);
   }
   const timeout = RUN_TIMEOUT_MS[backend];
 
   return {
-    async run(scenario, replayRun) {
-      const page = await browser.newPage();
+    async run(scenario, { replayRun, tracePath = null } = {}) {
+      const context = await browser.newContext();
+      if (tracePath) await context.tracing.start({ screenshots: true, snapshots: true });
+      const page = await context.newPage();
       const pageErrors: string[] = [];
       page.on("pageerror", (e) => pageErrors.push(e.message));
       try {
         const status = page.getByTestId("run-status");
-        if (scenario.policy.kind === "replay") {
-          // A link cannot carry a file: the runner does what a person would, picking the run to replay in the
-          // set-up form, then putting the scenario (naming that file) in the JSON editor and pressing Run.
-          if (replayRun === undefined) throw new Error(`no run given for the replay policy's file '${scenario.policy.file}'`);
-          const name = scenario.policy.file.split(/[\\/]/).pop()!;
+        const shown = forBackend(scenario, backend);
+        if (scenario.policy.kind === "replay" || modules.length) {
+          // A link cannot carry a file or a module: the runner does what a person would, loading the modules and
+          // picking the run to replay in the set-up form, then putting the scenario in the JSON editor and
+          // pressing Run.
           await page.goto(`${base}/`);
-          await page.getByLabel("Policy", { exact: true }).selectOption("replay");
-          await page.getByLabel("Run to replay").setInputFiles({ name, mimeType: "application/json", buffer: Buffer.from(replayRun) });
+          await loadModules(page, modules);
+          let run: Scenario = shown;
+          if (scenario.policy.kind === "replay") {
+            if (replayRun === undefined) throw new Error(`no run given for the replay policy's file '${scenario.policy.file}'`);
+            const name = scenario.policy.file.split(/[\\/]/).pop()!;
+            await page.getByLabel("Policy", { exact: true }).selectOption("replay");
+            await page.getByLabel("Run to replay").setInputFiles({ name, mimeType: "application/json", buffer: Buffer.from(replayRun) });
+            run = { ...scenario, policy: { ...scenario.policy, file: name } };
+          }
           const editor = page.getByLabel("Scenario", { exact: true });
           if (!(await editor.isVisible())) await page.getByText("Scenario JSON (what runs)").click();
-          const replay = { ...scenario, policy: { ...scenario.policy, file: name } };
-          await editor.fill(JSON.stringify(replay));
+          await editor.fill(JSON.stringify(run));
           await page.getByRole("button", { name: "Run", exact: true }).click();
         } else {
-          await page.goto(`${base}/${shareHash(forBackend(scenario, backend), true)}`);
+          await page.goto(`${base}/${shareHash(shown, true)}`);
         }
         try {
           await page.waitForFunction(
@@ -157,12 +177,13 @@ export async function startBrowserRunner(root: string, backend: BrowserBackend):
         }
         return { samples: result.samples, metrics: result.metrics as Record<string, unknown> };
       } finally {
-        await page.close();
+        if (tracePath) await context.tracing.stop({ path: tracePath }).catch(() => undefined);
+        await context.close();
       }
     },
     async close() {
       await browser.close().catch(() => undefined);
-      stopServer();
+      await stopServer();
     },
   };
 }

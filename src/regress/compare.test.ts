@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { charDiff, compareMetrics, compareScenario, compareTranscripts, describeDivergence, firstDifference, skippedScenario, toJsonl } from "./compare.js";
+import {
+  charDiff,
+  compareMetrics,
+  compareRepeats,
+  compareScenario,
+  compareTranscripts,
+  DEFAULT_FLOAT_TOLERANCE,
+  describeDivergence,
+  firstDifference,
+  skippedScenario,
+  toJsonl,
+} from "./compare.js";
 import { renderTextReport } from "./report-text.js";
 
 const msg = (role: string, content: string) => ({ role, content, token_ids: [...content].map((c) => c.charCodeAt(0)) });
@@ -43,7 +54,7 @@ describe("compareTranscripts", () => {
     expect(compareTranscripts(toJsonl([prompt]), toJsonl([s]))).toMatchObject({ turn: 0, messageIndex: 0, role: "user" });
     const tokens = structuredClone(s);
     tokens.message_log[1]!.token_ids = [1];
-    expect(compareTranscripts(toJsonl([tokens]), toJsonl([s]))).toMatchObject({ turn: 0, messageIndex: 1, field: "token_ids" });
+    expect(compareTranscripts(toJsonl([tokens]), toJsonl([s]))).toMatchObject({ turn: 0, messageIndex: 1, field: "token_ids.length" });
   });
 
   it("reports a run that stops early, a missing sample and a sample-level key", () => {
@@ -55,10 +66,27 @@ describe("compareTranscripts", () => {
     expect(compareTranscripts(toJsonl([reward]), toJsonl([s]))).toMatchObject({ idx: 2, turn: null, field: "total_reward", runText: "0", goldenText: "1" });
   });
 
-  it("flags a pure serialization difference", () => {
-    const d = compareTranscripts('{"b":1,"a":2}\n', '{"a":2,"b":1}\n')!;
-    expect(d.field).toBe("serialization");
-    expect(d.diff.position).toBe(2);
+  it("matches the same values written in another key order or number spelling", () => {
+    expect(compareTranscripts('{"b":1,"a":2.5}\n', '{"a":2.50,"b":1.0}\n')).toBeNull();
+  });
+
+  it("classes each divergence: text, tokens (with the token index), value, shape", () => {
+    const s = sample(1, ["a0"]);
+    const text = structuredClone(s);
+    text.message_log[1]!.content = "b0";
+    expect(compareTranscripts(toJsonl([text]), toJsonl([s]))).toMatchObject({ kind: "text", field: "content", tokenIndex: null });
+    const tokens = structuredClone(s);
+    tokens.message_log[1]!.token_ids = [97, 49];
+    const t = compareTranscripts(toJsonl([tokens]), toJsonl([s]))!;
+    expect(t).toMatchObject({ kind: "tokens", field: "token_ids[1]", tokenIndex: 1, runText: "49", goldenText: "48" });
+    expect(describeDivergence(t)).toBe("tokens differ: sample idx 1, turn 0, message 1 (assistant), token 1, token_ids[1]: golden 48, run 49");
+    const fewer = structuredClone(s);
+    fewer.message_log[1]!.token_ids = [97];
+    expect(compareTranscripts(toJsonl([fewer]), toJsonl([s]))).toMatchObject({ kind: "tokens", field: "token_ids.length", runText: "1", goldenText: "2" });
+    expect(compareTranscripts(toJsonl([{ ...s, termination: "max_turns" }]), toJsonl([s]))).toMatchObject({ kind: "value", field: "termination" });
+    expect(compareTranscripts(toJsonl([{ ...s, truncated: 0 }]), toJsonl([s]))).toMatchObject({ kind: "shape", field: "truncated" });
+    const { termination: _, ...without } = s;
+    expect(compareTranscripts(toJsonl([without]), toJsonl([s]))).toMatchObject({ kind: "shape", field: "termination", runText: "(absent)" });
   });
 });
 
@@ -80,22 +108,26 @@ describe("character diff", () => {
 });
 
 describe("compareMetrics", () => {
-  it("is exact by default and ignores timing/ keys", () => {
+  it("compares integer metrics exactly, float metrics within the default tolerance, and ignores timing/ keys", () => {
     expect(compareMetrics({ a: 1, "timing/x": 5 }, { a: 1, "timing/x": 9 })).toEqual([]);
-    expect(compareMetrics({ a: 1 + 1e-12 }, { a: 1 })).toMatchObject([{ key: "a", tolerance: 0 }]);
+    expect(compareMetrics({ count: 4 }, { count: 5 })).toMatchObject([{ key: "count", kind: "value", delta: 1 }]);
+    expect(compareMetrics({ mean: 0.5 + 5e-4 }, { mean: 0.5 })).toEqual([]);
+    expect(compareMetrics({ mean: 0 + 5e-4 }, { mean: 0 })).toEqual([]);
+    expect(compareMetrics({ mean: 0.5 + 2e-3 }, { mean: 0.5 })).toMatchObject([{ key: "mean", kind: "float", tolerance: DEFAULT_FLOAT_TOLERANCE }]);
   });
 
-  it("applies the per-key absolute tolerance, inclusive", () => {
+  it("applies the suite's per-key absolute tolerance, inclusive, over the default", () => {
     expect(compareMetrics({ a: 1.05, b: 2 }, { a: 1, b: 2 }, { a: 0.1 })).toEqual([]);
     expect(compareMetrics({ a: 1.25 }, { a: 1 }, { a: 0.25 })).toEqual([]);
     const [delta] = compareMetrics({ a: 1.5, b: 2 }, { a: 1, b: 2 }, { a: 0.1 });
-    expect(delta).toEqual({ key: "a", run: 1.5, golden: 1, delta: 0.5, tolerance: 0.1 });
+    expect(delta).toEqual({ key: "a", kind: "float", run: 1.5, golden: 1, delta: 0.5, tolerance: 0.1 });
+    expect(compareMetrics({ a: 1 + 1e-12 }, { a: 1 }, { a: 0 })).toMatchObject([{ key: "a", tolerance: 0 }]);
   });
 
   it("reports keys present on one side only and non-numeric changes", () => {
     expect(compareMetrics({ a: 1, extra: 2 }, { a: 1, gone: 3 }).map((m) => m.key)).toEqual(["extra", "gone"]);
     expect(compareMetrics({ a: null }, { a: null })).toEqual([]);
-    expect(compareMetrics({ a: "x" }, { a: "y" })).toMatchObject([{ key: "a", delta: null }]);
+    expect(compareMetrics({ a: "x" }, { a: "y" })).toMatchObject([{ key: "a", kind: "value", delta: null }]);
   });
 });
 
@@ -110,7 +142,7 @@ describe("compareScenario", () => {
   });
 });
 
-describe("tolerant comparison (browser backends: logprobs within a tolerance)", () => {
+describe("floats within a tolerance, on every backend", () => {
   /** A model sample: each assistant message with its logprobs. */
   function modelSample(idx: number, logprobs: number[][]) {
     const s = sample(idx, logprobs.map((_, k) => `a${k}`));
@@ -119,54 +151,100 @@ describe("tolerant comparison (browser backends: logprobs within a tolerance)", 
     return s;
   }
   const golden = toJsonl([modelSample(0, [[-0.5, -1.25]]), modelSample(3, [[-0.1, -0.2], [-1.5, -2.000001]])]);
-  const tolerant = { logprobTolerance: 1e-4 };
 
-  it("passes logprobs within the tolerance, which exact mode reports", () => {
-    const run = toJsonl([modelSample(0, [[-0.50005, -1.25]]), modelSample(3, [[-0.1, -0.2], [-1.50009, -2.0000012]])]);
-    expect(compareTranscripts(run, golden, tolerant)).toBeNull();
-    expect(compareScenario("s", { samplesJsonl: run, metrics: {} }, { samplesJsonl: golden, metrics: {} }, {}, tolerant).status).toBe("ok");
-    expect(compareTranscripts(run, golden)).toMatchObject({ idx: 0, turn: 0, field: "generation_logprobs" });
+  it("passes logprobs within the default tolerance and reports how close they came", () => {
+    const run = toJsonl([modelSample(0, [[-0.5005, -1.25]]), modelSample(3, [[-0.1, -0.2], [-1.50009, -2.0000012]])]);
+    expect(compareTranscripts(run, golden)).toBeNull();
+    const c = compareScenario("s", { samplesJsonl: run, metrics: {} }, { samplesJsonl: golden, metrics: {} });
+    expect(c.status).toBe("ok");
+    expect(c.drift.key).toBe("generation_logprobs");
+    expect(c.drift.maxDelta).toBeCloseTo(5e-4, 9);
   });
 
-  it("fails a logprob beyond the tolerance, naming the sample, the turn, the index and |Δ|", () => {
-    const run = toJsonl([modelSample(0, [[-0.5, -1.25]]), modelSample(3, [[-0.1, -0.2], [-1.5, -2.001]])]);
-    const d = compareTranscripts(run, golden, tolerant)!;
-    expect(d).toMatchObject({ line: 1, idx: 3, turn: 1, messageIndex: 3, role: "assistant", field: "generation_logprobs[1]" });
-    expect(d.delta!.tolerance).toBe(1e-4);
-    expect(d.delta!.value).toBeCloseTo(0.000999, 9);
-    expect(describeDivergence(d)).toMatch(/^sample idx 3, turn 1, message 3 \(assistant\), generation_logprobs\[1\] \|Δ\| 0\.0009\d+ > tolerance 0\.0001$/);
-    const report = compareScenario("s", { samplesJsonl: run, metrics: {} }, { samplesJsonl: golden, metrics: {} }, {}, tolerant);
+  it("takes 0 against a tiny negative logprob as a float (a logprob is always one)", () => {
+    expect(compareTranscripts(toJsonl([modelSample(0, [[-1e-7, -1.25]])]), toJsonl([modelSample(0, [[0, -1.25]])]))).toBeNull();
+  });
+
+  it("fails a logprob beyond the tolerance as a float, naming sample, turn, token index and both values", () => {
+    const run = toJsonl([modelSample(0, [[-0.5, -1.25]]), modelSample(3, [[-0.1, -0.2], [-1.5, -2.01]])]);
+    const d = compareTranscripts(run, golden)!;
+    expect(d).toMatchObject({ kind: "float", line: 1, idx: 3, turn: 1, messageIndex: 3, role: "assistant", tokenIndex: 1, field: "generation_logprobs[1]" });
+    expect(d.runText).toBe("-2.01");
+    expect(d.goldenText).toBe("-2.000001");
+    expect(d.delta!.tolerance).toBe(DEFAULT_FLOAT_TOLERANCE);
+    expect(d.delta!.value).toBeCloseTo(0.009999, 9);
+    expect(describeDivergence(d)).toBe(
+      "float beyond tolerance: sample idx 3, turn 1, message 3 (assistant), token 1, generation_logprobs[1]: golden -2.000001, run -2.01 (|Δ| 0.01 > tolerance 0.001)",
+    );
+    const report = compareScenario("s", { samplesJsonl: run, metrics: {} }, { samplesJsonl: golden, metrics: {} });
     expect(report.status).toBe("regressed");
-    expect(renderTextReport([report])).toMatch(/^REGRESSED +s: sample idx 3, turn 1, .*generation_logprobs\[1\]/m);
+    expect(renderTextReport([report])).toMatch(/^REGRESSED +s: float beyond tolerance: sample idx 3, turn 1, .*token 1, generation_logprobs\[1\]/m);
   });
 
-  it("fails a different number of logprobs", () => {
+  it("takes the suite's generation_logprobs tolerance over the default", () => {
+    const run = toJsonl([modelSample(0, [[-0.5, -1.25]]), modelSample(3, [[-0.1, -0.2], [-1.5, -2.01]])]);
+    expect(compareTranscripts(run, golden, { generation_logprobs: 0.05 })).toBeNull();
+    const tight = toJsonl([modelSample(0, [[-0.5 - 2e-6, -1.25]]), modelSample(3, [[-0.1, -0.2], [-1.5, -2.000001]])]);
+    expect(compareTranscripts(tight, golden, { generation_logprobs: 1e-6 })).toMatchObject({ kind: "float", idx: 0, tokenIndex: 0 });
+  });
+
+  it("fails a different number of logprobs as a token difference", () => {
     const run = toJsonl([modelSample(0, [[-0.5]]), modelSample(3, [[-0.1, -0.2], [-1.5, -2.000001]])]);
-    expect(compareTranscripts(run, golden, tolerant)).toMatchObject({ idx: 0, turn: 0, field: "generation_logprobs" });
+    expect(compareTranscripts(run, golden)).toMatchObject({ kind: "tokens", idx: 0, turn: 0, field: "generation_logprobs.length" });
   });
 
-  it("always fails a token, text, reward or termination difference", () => {
+  it("always fails a token, text or termination difference, whatever the tolerance", () => {
     const base = modelSample(0, [[-0.5, -1.25]]);
+    const loose = { generation_logprobs: 1, token_ids: 1, content: 1, termination: 1 };
     const tokens = structuredClone(base);
     tokens.message_log[1]!.token_ids = [97, 49];
-    expect(compareTranscripts(toJsonl([tokens]), toJsonl([base]), { logprobTolerance: 1 })).toMatchObject({ idx: 0, turn: 0, field: "token_ids" });
+    expect(compareTranscripts(toJsonl([tokens]), toJsonl([base]), loose)).toMatchObject({ kind: "tokens", idx: 0, turn: 0, field: "token_ids[1]" });
     const text = structuredClone(base);
     text.message_log[1]!.content = "a1";
-    expect(compareTranscripts(toJsonl([text]), toJsonl([base]), { logprobTolerance: 1 })).toMatchObject({ field: "content" });
-    expect(compareTranscripts(toJsonl([{ ...base, total_reward: 0.99999 }]), toJsonl([base]), tolerant)).toMatchObject({ field: "total_reward" });
-    expect(compareTranscripts(toJsonl([{ ...base, termination: "truncated" }]), toJsonl([base]), tolerant)).toMatchObject({ field: "termination" });
+    expect(compareTranscripts(toJsonl([text]), toJsonl([base]), loose)).toMatchObject({ kind: "text", field: "content" });
+    expect(compareTranscripts(toJsonl([{ ...base, termination: "truncated" }]), toJsonl([base]), loose)).toMatchObject({ kind: "value", field: "termination" });
+  });
+
+  it("compares a float reward within the tolerance and an integer one exactly", () => {
+    const base = { ...modelSample(0, [[-0.5]]), total_reward: 0.75 };
+    expect(compareTranscripts(toJsonl([{ ...base, total_reward: 0.7504 }]), toJsonl([base]))).toBeNull();
+    expect(compareTranscripts(toJsonl([{ ...base, total_reward: 0.76 }]), toJsonl([base]))).toMatchObject({ kind: "float", field: "total_reward" });
+    const whole = { ...base, total_reward: 1 };
+    expect(compareTranscripts(toJsonl([{ ...base, total_reward: 0 }]), toJsonl([whole]))).toMatchObject({ kind: "value", field: "total_reward" });
+  });
+
+  it("compares nested environment state by the same rules, naming the path", () => {
+    const base = { ...modelSample(0, [[-0.5]]), extra_env_info: { board: [[1, 2], [3, 0]], score: 0.25 } };
+    const moved = structuredClone(base);
+    moved.extra_env_info.board[1]![0] = 0;
+    expect(compareTranscripts(toJsonl([moved]), toJsonl([base]))).toMatchObject({ kind: "value", field: "extra_env_info.board[1][0]" });
+    const score = structuredClone(base);
+    score.extra_env_info.score = 0.2504;
+    expect(compareTranscripts(toJsonl([score]), toJsonl([base]))).toBeNull();
   });
 
   it("keeps metrics to the suite's tolerances", () => {
     const samplesJsonl = toJsonl([modelSample(0, [[-0.5]])]);
-    const run = { samplesJsonl, metrics: { m: 1.00001 } };
-    expect(compareScenario("s", run, { samplesJsonl, metrics: { m: 1 } }, {}, tolerant).status).toBe("regressed");
-    expect(compareScenario("s", run, { samplesJsonl, metrics: { m: 1 } }, { m: 1e-4 }, tolerant).status).toBe("ok");
+    const run = { samplesJsonl, metrics: { m: 1.01 } };
+    expect(compareScenario("s", run, { samplesJsonl, metrics: { m: 1 } }).status).toBe("regressed");
+    expect(compareScenario("s", run, { samplesJsonl, metrics: { m: 1 } }, { m: 0.02 }).status).toBe("ok");
   });
 
   it("reports a skipped scenario with its reason, neither passing nor failing the suite", () => {
     const text = renderTextReport([skippedScenario("r", "replay policy: it reads a file")]);
     expect(text).toMatch(/^skipped +r: replay policy: it reads a file$/m);
     expect(text).toContain("all 0 scenarios match their goldens (1 skipped)");
+  });
+});
+
+describe("compareRepeats (--repeat)", () => {
+  const run = (content: string, lp = -0.5) => ({ samplesJsonl: toJsonl([{ ...sample(0, [content]), lp }]), metrics: { m: 1 } });
+  it("is null when every run matches the first, floats within the tolerance", () => {
+    expect(compareRepeats([run("a"), run("a", -0.5004), run("a")])).toBeNull();
+  });
+  it("names the first run that differs from run 1 and where", () => {
+    const found = compareRepeats([run("a"), run("a"), run("b"), run("c")])!;
+    expect(found.run).toBe(3);
+    expect(found.comparison.samples).toMatchObject({ kind: "text", idx: 0, turn: 0, field: "content" });
   });
 });

@@ -1,13 +1,33 @@
 /**
- * Compares one scenario's run with its golden: transcripts (JSONL, one sample a line) byte for byte, and metrics
- * per key within the suite's absolute tolerance (`timing/` keys ignored). On a transcript difference it locates
- * the first diverging sample, turn and character, for the reports. Pure: no files, no clock.
+ * Compares one scenario's run with its golden, by rules that hold on any machine and backend: token ids, texts,
+ * terminations, flags and counts must be identical; every float (each `generation_logprobs` value, a float metric,
+ * a float field of a sample such as a reward) may differ by an absolute tolerance, because onnxruntime's kernels
+ * round differently on CPUs with other vector units, and again on WASM and WebGPU.
  *
- * Tolerant mode (`logprobTolerance`, for browser runs against Node's goldens): each `generation_logprobs` value
- * may differ from the golden's by at most that much; everything else in the transcript (token ids, texts, rewards,
- * terminations, the number of logprobs) must still be identical, and a logprob beyond the tolerance is a
- * divergence like any other, named with its index and |Δ|.
+ * The tolerance of a key is the suite's `tolerances[key]` (`generation_logprobs`, a metric key, a sample field),
+ * else `DEFAULT_FLOAT_TOLERANCE`. A number is a float when either side is not an integer; two integers compare
+ * exactly (counts, ids); a logprob is always a float. Transcripts are JSONL, one sample a line; byte-identical
+ * lines are equal without parsing. The first divergence is located (sample, turn, message, token index or
+ * character) and classed: a float beyond its tolerance, or a token, text, value or shape difference. Pure: no
+ * files, no clock.
  */
+
+/**
+ * The default absolute tolerance of every float. Measured on the sample suite's built-in model: Node on two CPUs
+ * (AVX2 and AVX-512) and WASM differ from each other by at most ~3e-6, the software WebGPU adapter by ~3e-4; a
+ * changed weight or logit-shaping bias moves logprobs by 1e-2 and more (src/regress/sensitivity.test.ts).
+ */
+export const DEFAULT_FLOAT_TOLERANCE = 1e-3;
+
+/** The key of each generated token's log-probability in an assistant message. */
+export const LOGPROBS_KEY = "generation_logprobs";
+
+/** Key → absolute tolerance, as a suite's `tolerances` gives them (keys not named get the default). */
+export type Tolerances = Readonly<Record<string, number>>;
+
+export function toleranceOf(key: string, tolerances: Tolerances): number {
+  return Object.hasOwn(tolerances, key) ? tolerances[key]! : DEFAULT_FLOAT_TOLERANCE;
+}
 
 export interface TextWindow {
   /** Whether text was cut off before / after the window. */
@@ -26,7 +46,16 @@ export interface CharDiff {
   golden: TextWindow;
 }
 
+/**
+ * What kind of difference: `float` a float beyond its tolerance (the only kind a machine's rounding can cause
+ * within bounds); `tokens` token ids or the number of tokens; `text` a message's content; `value` any other
+ * compared-exactly value (a termination, a flag, a count, a string); `shape` a missing or extra sample, message or
+ * key, an array of another length, a value of another type.
+ */
+export type DivergenceKind = "float" | "tokens" | "text" | "value" | "shape";
+
 export interface SampleDivergence {
+  kind: DivergenceKind;
   /** The line (position of the sample in the transcript). */
   line: number;
   /** The sample's `idx` (the golden's, or the run's where the golden has no such line). */
@@ -36,9 +65,11 @@ export interface SampleDivergence {
   /** Index in `message_log` of the first differing message; null when the difference is elsewhere. */
   messageIndex: number | null;
   role: string | null;
-  /** For a logprob beyond tolerance (tolerant mode): how far off it is. */
+  /** For a token id or logprob: its index in the message's `token_ids` / `generation_logprobs`. */
+  tokenIndex: number | null;
+  /** For a float beyond its tolerance: how far off it is. */
   delta?: { value: number; tolerance: number };
-  /** What differs: `content`, `token_ids`, a message field, a sample key, `missing sample`, `extra sample`, … */
+  /** Where, within the message or the sample: `content`, `token_ids[5]`, `generation_logprobs[1]`, `extra_env_info.board[2]`, `missing sample`, … */
   field: string;
   runText: string;
   goldenText: string;
@@ -47,6 +78,8 @@ export interface SampleDivergence {
 
 export interface MetricDelta {
   key: string;
+  /** `float` when either value is a non-integer number (compared within the tolerance), else `value` (exact). */
+  kind: "float" | "value";
   run: unknown;
   golden: unknown;
   /** |run − golden| where both are numbers. */
@@ -54,15 +87,29 @@ export interface MetricDelta {
   tolerance: number;
 }
 
+/** The largest float difference that was within its tolerance (0: none, or identical). */
+export interface FloatDrift {
+  maxDelta: number;
+  /** The key it was under (`generation_logprobs`, a metric), or null. */
+  key: string | null;
+}
+
+export type ScenarioStatus = "ok" | "regressed" | "missing-golden" | "skipped" | "flaky";
+
 export interface ScenarioComparison {
   name: string;
-  status: "ok" | "regressed" | "missing-golden" | "skipped";
+  status: ScenarioStatus;
   /** Why the scenario was not run (status skipped). */
   reason?: string;
   /** Golden files that are absent (status missing-golden). */
   missing: string[];
+  /** The first divergence from the golden; for status flaky, between the first run and `repeat.differing`. */
   samples: SampleDivergence | null;
   metrics: MetricDelta[];
+  /** How close the floats came to their tolerance where they matched. */
+  drift: FloatDrift;
+  /** With `--repeat N`: the number of runs, and the first run (1-based) that differed from run 1, or null. */
+  repeat?: { runs: number; differing: number | null };
 }
 
 export function toJsonl(samples: readonly unknown[]): string {
@@ -109,8 +156,70 @@ export function charDiff(run: string, golden: string, radius = 40): CharDiff {
 }
 
 type Json = unknown;
-const str = (v: Json): string => (typeof v === "string" ? v : JSON.stringify(v) ?? "undefined");
-const same = (a: Json, b: Json): boolean => JSON.stringify(a) === JSON.stringify(b);
+const str = (v: Json): string => (typeof v === "string" ? v : (JSON.stringify(v) ?? "undefined"));
+const isObject = (v: Json): v is Record<string, Json> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Records a float difference within tolerance. */
+function drifted(drift: FloatDrift, key: string, delta: number): void {
+  if (delta > drift.maxDelta) {
+    drift.maxDelta = delta;
+    drift.key = key;
+  }
+}
+
+/** A difference found inside a value: where (a path below the value), what kind, both sides. */
+interface Found {
+  kind: DivergenceKind;
+  path: string;
+  run: Json;
+  golden: Json;
+  delta?: { value: number; tolerance: number };
+  tokenIndex?: number;
+}
+
+/** How deep the comparison descends; deeper values compare by their JSON text (our writer's data is shallow). */
+const MAX_DEPTH = 200;
+
+/**
+ * The first difference between two JSON values under the rules above, or null. `key` is the nearest property name
+ * (it names the tolerance); `float` forces float comparison of numbers (logprobs).
+ */
+function firstValueDifference(r: Json, g: Json, path: string, key: string, tolerances: Tolerances, drift: FloatDrift, float = false, depth = 0): Found | null {
+  if (r === g) return null;
+  if (typeof r === "number" && typeof g === "number") {
+    const isFloat = float || !Number.isInteger(r) || !Number.isInteger(g);
+    if (!isFloat) return { kind: "value", path, run: r, golden: g };
+    const tolerance = toleranceOf(key, tolerances);
+    const delta = Math.abs(r - g);
+    if (delta <= tolerance) {
+      drifted(drift, key, delta);
+      return null;
+    }
+    return { kind: "float", path, run: r, golden: g, delta: { value: delta, tolerance } };
+  }
+  if (depth >= MAX_DEPTH) return JSON.stringify(r) === JSON.stringify(g) ? null : { kind: "value", path, run: r, golden: g };
+  if (Array.isArray(r) && Array.isArray(g)) {
+    if (r.length !== g.length) return { kind: "shape", path: `${path}.length`, run: r.length, golden: g.length };
+    for (let i = 0; i < g.length; i++) {
+      const found = firstValueDifference(r[i], g[i], `${path}[${i}]`, key, tolerances, drift, float, depth + 1);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (isObject(r) && isObject(g)) {
+    for (const k of Object.keys(g)) {
+      if (!Object.hasOwn(r, k)) return { kind: "shape", path: joinPath(path, k), run: undefined, golden: g[k] };
+      const found = firstValueDifference(r[k], g[k], joinPath(path, k), k, tolerances, drift, float, depth + 1);
+      if (found) return found;
+    }
+    for (const k of Object.keys(r)) if (!Object.hasOwn(g, k)) return { kind: "shape", path: joinPath(path, k), run: r[k], golden: undefined };
+    return null;
+  }
+  const sameType = typeof r === typeof g && Array.isArray(r) === Array.isArray(g) && (r === null) === (g === null);
+  return { kind: sameType ? "value" : "shape", path, run: r, golden: g };
+}
+
+const joinPath = (path: string, key: string): string => (path ? `${path}.${key}` : key);
 
 interface MessageJson {
   role?: unknown;
@@ -125,62 +234,80 @@ function turnOf(log: readonly MessageJson[], index: number): number {
   return log[index]?.role === "assistant" ? assistantsBefore : Math.max(0, assistantsBefore - 1);
 }
 
-function divergence(
-  line: number,
-  idx: number | null,
-  field: string,
-  runText: string,
-  goldenText: string,
-  at: { turn: number; messageIndex: number; role: string | null } | null = null,
-): SampleDivergence {
+interface Where {
+  line: number;
+  idx: number | null;
+  turn?: number;
+  messageIndex?: number;
+  role?: string | null;
+}
+
+function divergence(where: Where, kind: DivergenceKind, field: string, runText: string, goldenText: string, extra: Partial<SampleDivergence> = {}): SampleDivergence {
   return {
-    line,
-    idx,
-    turn: at?.turn ?? null,
-    messageIndex: at?.messageIndex ?? null,
-    role: at?.role ?? null,
+    kind,
+    line: where.line,
+    idx: where.idx,
+    turn: where.turn ?? null,
+    messageIndex: where.messageIndex ?? null,
+    role: where.role ?? null,
+    tokenIndex: null,
     field,
     runText,
     goldenText,
     diff: charDiff(runText, goldenText),
+    ...extra,
   };
 }
 
-export interface CompareOptions {
-  /** Tolerant mode: the largest allowed |run − golden| of each `generation_logprobs` value. */
-  logprobTolerance?: number;
+function fromFound(where: Where, found: Found, prefix = ""): SampleDivergence {
+  const field = prefix ? joinPath(prefix, found.path) : found.path;
+  const extra: Partial<SampleDivergence> = {};
+  if (found.delta) extra.delta = found.delta;
+  if (found.tokenIndex !== undefined) extra.tokenIndex = found.tokenIndex;
+  const show = (v: Json) => (v === undefined ? "(absent)" : str(v));
+  return divergence(where, found.kind, field, show(found.run), show(found.golden), extra);
 }
 
-/** The first logprob of two same-length arrays that differs by more than the tolerance, or null. */
-function logprobBeyond(run: Json, golden: Json, tolerance: number): { index: number; delta: number } | null | "shape" {
-  if (!Array.isArray(run) || !Array.isArray(golden) || run.length !== golden.length) return "shape";
-  for (let i = 0; i < golden.length; i++) {
-    const r = run[i] as Json;
-    const g = golden[i] as Json;
-    if (typeof r !== "number" || typeof g !== "number") {
-      if (!same(r, g)) return "shape";
+/** The first difference between two messages at the same position of a log, or null. */
+function messageDifference(r: MessageJson, g: MessageJson, tolerances: Tolerances, drift: FloatDrift): Found | null {
+  const keys = ["role", "content", "token_ids", LOGPROBS_KEY, ...Object.keys(g), ...Object.keys(r)];
+  for (const key of new Set(keys)) {
+    const inR = Object.hasOwn(r, key);
+    const inG = Object.hasOwn(g, key);
+    if (!inR && !inG) continue;
+    if (inR !== inG) return { kind: "shape", path: key, run: r[key], golden: g[key] };
+    const rv = r[key];
+    const gv = g[key];
+    if (key === "content" && typeof rv === "string" && typeof gv === "string") {
+      if (rv !== gv) return { kind: "text", path: key, run: rv, golden: gv };
       continue;
     }
-    const delta = Math.abs(r - g);
-    if (r !== g && !(delta <= tolerance)) return { index: i, delta };
+    if ((key === "token_ids" || key === LOGPROBS_KEY) && Array.isArray(rv) && Array.isArray(gv)) {
+      const isLogprobs = key === LOGPROBS_KEY;
+      if (rv.length !== gv.length) return { kind: "tokens", path: `${key}.length`, run: rv.length, golden: gv.length };
+      for (let i = 0; i < gv.length; i++) {
+        const found = firstValueDifference(rv[i], gv[i], `${key}[${i}]`, key, tolerances, drift, isLogprobs);
+        if (found) return { ...found, kind: found.kind === "value" ? "tokens" : found.kind, tokenIndex: i };
+      }
+      continue;
+    }
+    const found = firstValueDifference(rv, gv, key, key, tolerances, drift);
+    if (found) return found;
   }
   return null;
 }
 
-/**
- * Locates the first difference between two (byte-different) transcript lines. In tolerant mode, null when they
- * differ only by logprobs within the tolerance.
- */
-function lineDivergence(line: number, runLine: string, goldenLine: string, options: CompareOptions = {}): SampleDivergence | null {
-  const tolerance = options.logprobTolerance;
-  let run: Record<string, Json>;
-  let golden: Record<string, Json>;
+/** The first difference between two transcript lines (one sample each), or null when they match. */
+function lineDivergence(line: number, runLine: string, goldenLine: string, tolerances: Tolerances, drift: FloatDrift): SampleDivergence | null {
+  let run: Json;
+  let golden: Json;
   try {
-    run = JSON.parse(runLine) as Record<string, Json>;
-    golden = JSON.parse(goldenLine) as Record<string, Json>;
+    run = JSON.parse(runLine);
+    golden = JSON.parse(goldenLine);
   } catch {
-    return divergence(line, null, "line", runLine, goldenLine);
+    return divergence({ line, idx: null }, "shape", "line (not JSON)", runLine, goldenLine);
   }
+  if (!isObject(run) || !isObject(golden)) return divergence({ line, idx: null }, "shape", "line (not a sample object)", runLine, goldenLine);
   const idx = typeof golden.idx === "number" ? golden.idx : typeof run.idx === "number" ? run.idx : null;
   const runLog = (Array.isArray(run.message_log) ? run.message_log : []) as MessageJson[];
   const goldenLog = (Array.isArray(golden.message_log) ? golden.message_log : []) as MessageJson[];
@@ -189,48 +316,37 @@ function lineDivergence(line: number, runLine: string, goldenLine: string, optio
     const r = runLog[i];
     const g = goldenLog[i];
     const log = g ? goldenLog : runLog;
-    const role = str((g ?? r)?.role ?? null);
-    const at = { turn: turnOf(log, i), messageIndex: i, role };
-    if (!r || !g) {
+    const where: Where = { line, idx, turn: turnOf(log, i), messageIndex: i, role: str((g ?? r)?.role ?? null) };
+    if (!isObject(r) || !isObject(g)) {
       const field = r ? "extra message in the run" : "message missing from the run";
-      return divergence(line, idx, field, r ? str(r.content) : "", g ? str(g.content) : "", at);
+      return divergence(where, "shape", field, r ? str(r.content) : "", g ? str(g.content) : "");
     }
-    for (const key of ["role", "content", ...new Set([...Object.keys(g), ...Object.keys(r)])]) {
-      if (same(r[key], g[key])) continue;
-      if (tolerance !== undefined && key === "generation_logprobs") {
-        const beyond = logprobBeyond(r[key], g[key], tolerance);
-        if (beyond === null) continue;
-        if (beyond !== "shape") {
-          const runValue = (r[key] as number[])[beyond.index]!;
-          const goldenValue = (g[key] as number[])[beyond.index]!;
-          return {
-            ...divergence(line, idx, `${key}[${beyond.index}]`, String(runValue), String(goldenValue), at),
-            delta: { value: beyond.delta, tolerance },
-          };
-        }
-      }
-      return divergence(line, idx, key, str(r[key] ?? null), str(g[key] ?? null), at);
+    const found = messageDifference(r, g, tolerances, drift);
+    if (found) {
+      const d = fromFound(where, found);
+      // A text difference is shown whole (the window finds the character); other kinds show the two values.
+      return found.kind === "text" ? { ...d, diff: charDiff(d.runText, d.goldenText) } : d;
     }
   }
-  for (const key of new Set([...Object.keys(golden), ...Object.keys(run)])) {
-    if (key !== "message_log" && !same(run[key], golden[key])) {
-      return divergence(line, idx, key, str(run[key] ?? null), str(golden[key] ?? null));
-    }
-  }
-  // Within tolerance; or, in exact mode, same values with different bytes (key order, number spelling).
-  return tolerance !== undefined ? null : divergence(line, idx, "serialization", runLine, goldenLine);
+  const rest = (o: Record<string, Json>) => Object.fromEntries(Object.entries(o).filter(([k]) => k !== "message_log"));
+  const found = firstValueDifference(rest(run), rest(golden), "", "", tolerances, drift);
+  return found ? fromFound({ line, idx }, found) : null;
 }
 
 /**
- * The first diverging sample of two JSONL transcripts, or null when they are byte-identical (in tolerant mode:
- * identical but for logprobs within the tolerance).
+ * The first diverging sample of two JSONL transcripts under the rules above, or null when they match. `drift`
+ * collects the largest float difference that was within its tolerance.
  */
-export function compareTranscripts(runJsonl: string, goldenJsonl: string, options: CompareOptions = {}): SampleDivergence | null {
+export function compareTranscripts(
+  runJsonl: string,
+  goldenJsonl: string,
+  tolerances: Tolerances = {},
+  drift: FloatDrift = { maxDelta: 0, key: null },
+): SampleDivergence | null {
   if (runJsonl === goldenJsonl) return null;
   const runLines = splitLines(runJsonl);
   const goldenLines = splitLines(goldenJsonl);
   const n = Math.max(runLines.length, goldenLines.length);
-  let tolerated = false;
   for (let i = 0; i < n; i++) {
     const r = runLines[i];
     const g = goldenLines[i];
@@ -244,35 +360,35 @@ export function compareTranscripts(runJsonl: string, goldenJsonl: string, option
       } catch {
         // Not JSON: no idx to show.
       }
-      return divergence(i, idx, r === undefined ? "sample missing from the run" : "extra sample in the run", r ?? "", g ?? "");
+      return divergence({ line: i, idx }, "shape", r === undefined ? "sample missing from the run" : "extra sample in the run", r ?? "", g ?? "");
     }
-    const d = lineDivergence(i, r, g, options);
+    const d = lineDivergence(i, r, g, tolerances, drift);
     if (d) return d;
-    tolerated = true;
   }
-  if (tolerated) return null;
-  // Only the line endings differ.
-  return divergence(0, null, "line endings", runJsonl, goldenJsonl);
+  return null;
 }
 
-/** Metric keys (other than `timing/`) whose run and golden values differ by more than their tolerance. */
+/** Metric keys (other than `timing/`) whose run and golden values differ beyond the rules above. */
 export function compareMetrics(
   run: Record<string, unknown>,
   golden: Record<string, unknown>,
-  tolerances: Record<string, number> = {},
+  tolerances: Tolerances = {},
+  drift: FloatDrift = { maxDelta: 0, key: null },
 ): MetricDelta[] {
   const out: MetricDelta[] = [];
   const keys = [...new Set([...Object.keys(golden), ...Object.keys(run)])].filter((k) => !isTimingKey(k)).sort();
   for (const key of keys) {
-    const tolerance = tolerances[key] ?? 0;
+    const tolerance = toleranceOf(key, tolerances);
     const r = run[key];
     const g = golden[key];
     if (typeof r === "number" && typeof g === "number") {
-      const delta = Math.abs(r - g);
-      const within = r === g || delta <= tolerance;
-      if (!within) out.push({ key, run: r, golden: g, delta: Number.isNaN(delta) ? null : delta, tolerance });
-    } else if (!same(r, g)) {
-      out.push({ key, run: r, golden: g, delta: null, tolerance });
+      const found = firstValueDifference(r, g, key, key, tolerances, drift);
+      if (found) {
+        const delta = Math.abs(r - g);
+        out.push({ key, kind: found.kind === "float" ? "float" : "value", run: r, golden: g, delta: Number.isNaN(delta) ? null : delta, tolerance });
+      }
+    } else if (firstValueDifference(r, g, key, key, tolerances, drift) || Object.hasOwn(run, key) !== Object.hasOwn(golden, key)) {
+      out.push({ key, kind: "value", run: r, golden: g, delta: null, tolerance });
     }
   }
   return out;
@@ -288,29 +404,83 @@ export function compareScenario(
   name: string,
   run: ScenarioArtifacts,
   golden: { samplesJsonl: string | null; metrics: Record<string, unknown> | null },
-  tolerances: Record<string, number> = {},
-  options: CompareOptions = {},
+  tolerances: Tolerances = {},
 ): ScenarioComparison {
-  const missing = [
-    ...(golden.samplesJsonl === null ? ["samples.jsonl"] : []),
-    ...(golden.metrics === null ? ["metrics.json"] : []),
-  ];
-  const samples = golden.samplesJsonl === null ? null : compareTranscripts(run.samplesJsonl, golden.samplesJsonl, options);
-  const metrics = golden.metrics === null ? [] : compareMetrics(run.metrics, golden.metrics, tolerances);
+  const missing = [...(golden.samplesJsonl === null ? ["samples.jsonl"] : []), ...(golden.metrics === null ? ["metrics.json"] : [])];
+  const drift: FloatDrift = { maxDelta: 0, key: null };
+  const samples = golden.samplesJsonl === null ? null : compareTranscripts(run.samplesJsonl, golden.samplesJsonl, tolerances, drift);
+  const metrics = golden.metrics === null ? [] : compareMetrics(run.metrics, golden.metrics, tolerances, drift);
   const status = missing.length ? "missing-golden" : samples || metrics.length ? "regressed" : "ok";
-  return { name, status, missing, samples, metrics };
+  return { name, status, missing, samples, metrics, drift };
 }
 
-/** A one-line description of where a sample divergence is. */
+/**
+ * Compares the repeated runs of one scenario with its first (`--repeat N`): null when all match under the same
+ * rules, else the first differing run (2-based) with its divergence from run 1.
+ */
+export function compareRepeats(runs: readonly ScenarioArtifacts[], tolerances: Tolerances = {}): { run: number; comparison: ScenarioComparison } | null {
+  const [first, ...others] = runs;
+  if (!first) return null;
+  for (let k = 0; k < others.length; k++) {
+    const comparison = compareScenario("", others[k]!, first, tolerances);
+    if (comparison.status !== "ok") return { run: k + 2, comparison };
+  }
+  return null;
+}
+
+/** A difference as `2.93e-4` when small, else with 3 significant digits. */
+export function formatNumber(value: number): string {
+  return value !== 0 && Math.abs(value) < 1e-3 ? value.toExponential(2) : String(Number(value.toPrecision(3)));
+}
+
+const KIND_LABEL: Record<DivergenceKind, string> = {
+  float: "float beyond tolerance",
+  tokens: "tokens differ",
+  text: "text differs",
+  value: "value differs",
+  shape: "shape differs",
+};
+
+/** At most `n` characters of a value's text, for one-line messages. */
+function short(text: string, n = 60): string {
+  const flat = text.replace(/\s+/g, " ");
+  return flat.length > n ? `${flat.slice(0, n - 1)}…` : flat;
+}
+
+/**
+ * A one-line description of where a sample divergence is and what it is, e.g. `float beyond tolerance: sample idx
+ * 3, turn 1, message 3 (assistant), token 1, generation_logprobs[1]: golden -2.000001, run -2.001 (|Δ| 0.000999 >
+ * tolerance 0.001)` or `text differs: sample idx 0, turn 2, message 5 (assistant), content at char 1`.
+ */
 export function describeDivergence(d: SampleDivergence): string {
   const where = [`sample idx ${d.idx ?? "?"}`];
   if (d.turn !== null) where.push(`turn ${d.turn}`);
   if (d.messageIndex !== null) where.push(`message ${d.messageIndex}${d.role ? ` (${d.role})` : ""}`);
-  where.push(d.delta ? `${d.field} |Δ| ${d.delta.value} > tolerance ${d.delta.tolerance}` : `${d.field} at char ${d.diff.position}`);
-  return where.join(", ");
+  if (d.tokenIndex !== null) where.push(`token ${d.tokenIndex}`);
+  let what: string;
+  if (d.kind === "text") what = `${d.field} at char ${d.diff.position}`;
+  else {
+    what = `${d.field}: golden ${short(d.goldenText)}, run ${short(d.runText)}`;
+    if (d.delta) what += ` (|Δ| ${formatNumber(d.delta.value)} > tolerance ${d.delta.tolerance})`;
+  }
+  return `${KIND_LABEL[d.kind]}: ${[...where, what].join(", ")}`;
+}
+
+/** A one-line description of a metric beyond its rule. */
+export function describeMetric(m: MetricDelta): string {
+  const fmt = (v: unknown): string => (typeof v === "number" ? String(v) : (JSON.stringify(v) ?? "(absent)"));
+  const delta = m.kind === "float" && m.delta !== null ? ` (|Δ| ${formatNumber(m.delta)} > tolerance ${m.tolerance})` : "";
+  return `metric ${m.key}: golden ${fmt(m.golden)}, run ${fmt(m.run)}${delta}`;
+}
+
+/** The first divergence of a failing comparison in one line (a sample's, else the first metric's), or null. */
+export function firstDivergenceLine(c: ScenarioComparison): string | null {
+  if (c.samples) return describeDivergence(c.samples);
+  const m = c.metrics[0];
+  return m ? describeMetric(m) : null;
 }
 
 /** A scenario the backend cannot run, reported as such (it neither passes nor fails the suite). */
 export function skippedScenario(name: string, reason: string): ScenarioComparison {
-  return { name, status: "skipped", reason, missing: [], samples: null, metrics: [] };
+  return { name, status: "skipped", reason, missing: [], samples: null, metrics: [], drift: { maxDelta: 0, key: null } };
 }

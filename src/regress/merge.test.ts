@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { ScenarioComparison } from "./compare.js";
 import { mergeReports, type ShardReport } from "./merge.js";
-import { parseReportText, REPORT_FORMAT, reportFails, reportJson, type RegressReport } from "./report-json.js";
+import { parseReportText, REPORT_FORMAT, reportExitCode, reportJson, type RegressReport } from "./report-json.js";
 import { parseShard, selectShard, type Shard } from "./suite.js";
 
 const NAMES = ["a", "b", "c", "d", "e"];
-const ok = (name: string): ScenarioComparison => ({ name, status: "ok", missing: [], samples: null, metrics: [] });
+const ok = (name: string): ScenarioComparison => ({ name, status: "ok", missing: [], samples: null, metrics: [], drift: { maxDelta: 0, key: null } });
 
 /** The report `--shard` would write for a suite of NAMES where every scenario matches. */
 function report(shard: string | null, over: Partial<RegressReport> = {}): RegressReport {
@@ -14,7 +14,8 @@ function report(shard: string | null, over: Partial<RegressReport> = {}): Regres
     format: REPORT_FORMAT,
     suite: { file: "suite.json", scenarios: NAMES, tolerances: { "env/reward": 0.001 } },
     backend: "node",
-    logprobTolerance: null,
+    defaultTolerance: 0.001,
+    repeat: 1,
     shard: s,
     comparisons: selectShard(NAMES, s).map(ok),
     failed: [],
@@ -35,15 +36,17 @@ const mergeError = (input: ShardReport[]): string => {
 
 describe("mergeReports", () => {
   it("puts complementary shards, in any order, back into the whole suite's report (seconds summed)", () => {
-    const regressed: ScenarioComparison = { ...ok("d"), status: "regressed", metrics: [{ key: "m", run: 2, golden: 1, delta: 1, tolerance: 0 }] };
-    const s2 = report("2/3", { comparisons: [ok("b")], failed: [{ name: "e", detail: "boom" }] });
+    const regressed: ScenarioComparison = { ...ok("d"), status: "regressed", metrics: [{ key: "m", kind: "value", run: 2, golden: 1, delta: 1, tolerance: 0 }] };
+    const s2 = report("2/3", { comparisons: [ok("b")], failed: [{ name: "e", kind: "run", detail: "boom" }] });
     const s1 = report("1/3", { comparisons: [ok("a"), regressed] });
     const merged = mergeReports(shards(["out-3", report("3/3")], ["out-2", s2], ["out-1", s1]));
     expect(merged).toEqual(
-      report(null, { comparisons: [ok("a"), ok("b"), ok("c"), regressed], failed: [{ name: "e", detail: "boom" }], seconds: 4.5 }),
+      report(null, { comparisons: [ok("a"), ok("b"), ok("c"), regressed], failed: [{ name: "e", kind: "run", detail: "boom" }], seconds: 4.5 }),
     );
-    expect(reportFails(merged)).toBe(true);
-    expect(reportFails(mergeReports(shards(["1", report("1/2")], ["2", report("2/2")])))).toBe(false);
+    expect(reportExitCode(merged)).toBe(1);
+    expect(reportExitCode(mergeReports(shards(["1", report("1/2")], ["2", report("2/2")])))).toBe(0);
+    const badInput = report("2/3", { comparisons: [ok("b")], failed: [{ name: "e", kind: "input", detail: "damaged golden" }] });
+    expect(reportExitCode(mergeReports(shards(["out-3", report("3/3")], ["out-2", badInput], ["out-1", s1])))).toBe(2);
   });
 
   it("takes an unsharded report alone as the whole suite", () => {
@@ -72,8 +75,12 @@ describe("mergeReports", () => {
     );
     const loose = report("2/2", { suite: { file: "suite.json", scenarios: NAMES, tolerances: {} } });
     expect(mergeError(shards(["x", report("1/2")], ["y", loose]))).toMatch(/^y \(suite suite\.json\) is from a different suite than x .*: its tolerances are \{\}/);
-    const wasm = report("2/2", { backend: "wasm", logprobTolerance: 1e-4 });
-    expect(mergeError(shards(["x", report("1/2")], ["y", wasm]))).toBe("y ran on backend wasm (logprob tolerance 0.0001) but x on backend node");
+    const wasm = report("2/2", { backend: "wasm" });
+    expect(mergeError(shards(["x", report("1/2")], ["y", wasm]))).toBe(
+      "y ran on backend wasm (default tolerance 0.001, 1 run each) but x on backend node (default tolerance 0.001, 1 run each)",
+    );
+    const repeated = report("2/2", { repeat: 3 });
+    expect(mergeError(shards(["x", report("1/2")], ["y", repeated]))).toMatch(/^y ran on backend node \(default tolerance 0\.001, 3 runs each\)/);
   });
 
   it("names a shard that does not cover exactly its scenarios", () => {

@@ -32,8 +32,8 @@ function mismatch(a: ShardReport, b: ShardReport): string | null {
   if (!same(Object.entries(x.suite.tolerances).sort(), Object.entries(y.suite.tolerances).sort())) {
     return `${whose}: its tolerances are ${JSON.stringify(y.suite.tolerances)}; the other's ${JSON.stringify(x.suite.tolerances)}`;
   }
-  if (x.backend !== y.backend || x.logprobTolerance !== y.logprobTolerance) {
-    const on = (r: RegressReport) => `backend ${r.backend}${r.logprobTolerance === null ? "" : ` (logprob tolerance ${r.logprobTolerance})`}`;
+  if (x.backend !== y.backend || x.defaultTolerance !== y.defaultTolerance || x.repeat !== y.repeat) {
+    const on = (r: RegressReport) => `backend ${r.backend} (default tolerance ${r.defaultTolerance}, ${r.repeat} run${r.repeat === 1 ? "" : "s"} each)`;
     return `${b.source} ran on ${on(y)} but ${a.source} on ${on(x)}`;
   }
   return null;

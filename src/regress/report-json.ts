@@ -6,14 +6,18 @@
  */
 
 import { z } from "zod";
-import type { MetricDelta, SampleDivergence, ScenarioComparison } from "./compare.js";
+import type { FloatDrift, MetricDelta, SampleDivergence, ScenarioComparison } from "./compare.js";
 import { fieldPath, formatShard, type Shard } from "./suite.js";
 
-export const REPORT_FORMAT = "rollout-lab/regress-report/1";
+export const REPORT_FORMAT = "rollout-lab/regress-report/2";
 
-/** A scenario whose run failed (it has no comparison). */
+/**
+ * A scenario without a comparison: its run failed (`run`: a regression, exit status 1), or its input is bad
+ * (`input`: the scenario file or its golden cannot be read or is damaged; exit status 2).
+ */
 export interface FailedRun {
   name: string;
+  kind: "run" | "input";
   detail: string;
 }
 
@@ -22,8 +26,10 @@ export interface RegressReport {
   /** `file` as the command line named it (for titles); `scenarios` (names, in suite order) and `tolerances` identify the suite. */
   suite: { file: string; scenarios: string[]; tolerances: Record<string, number> };
   backend: "node" | "wasm" | "webgpu";
-  /** The browser backends' logprob tolerance; null on node. */
-  logprobTolerance: number | null;
+  /** The tolerance of every float the suite's `tolerances` does not name (`DEFAULT_FLOAT_TOLERANCE`). */
+  defaultTolerance: number;
+  /** With `--repeat N`: N (each scenario ran N times and its runs were compared with each other); else 1. */
+  repeat: number;
   /** The shard this report covers; null: the whole suite (an unsharded run, or a merge). */
   shard: Shard | null;
   /** One per scenario of the shard that ran (skipped ones included), in suite order. */
@@ -45,20 +51,23 @@ const reportSchema = z.strictObject({
     tolerances: z.record(z.string(), z.number()),
   }),
   backend: z.enum(["node", "wasm", "webgpu"]),
-  logprobTolerance: z.number().nullable(),
+  defaultTolerance: z.number().nonnegative(),
+  repeat: z.int().min(1),
   shard: shardSchema.nullable(),
   // Checked down to what a merge relies on (names, statuses); the divergence and metric details come from our writer.
   comparisons: z.array(
     z.strictObject({
       name: z.string(),
-      status: z.enum(["ok", "regressed", "missing-golden", "skipped"]),
+      status: z.enum(["ok", "regressed", "missing-golden", "skipped", "flaky"]),
       reason: z.string().optional(),
       missing: z.array(z.string()),
       samples: z.custom<SampleDivergence | null>((v) => typeof v === "object", { error: "expected an object or null" }),
       metrics: z.array(z.custom<MetricDelta>((v) => typeof v === "object" && v !== null, { error: "expected an object" })),
+      drift: z.custom<FloatDrift>((v) => typeof v === "object" && v !== null, { error: "expected an object" }),
+      repeat: z.strictObject({ runs: z.int().min(1), differing: z.int().min(2).nullable() }).optional(),
     }),
   ),
-  failed: z.array(z.strictObject({ name: z.string(), detail: z.string() })),
+  failed: z.array(z.strictObject({ name: z.string(), kind: z.enum(["run", "input"]), detail: z.string() })),
   seconds: z.number(),
 });
 
@@ -82,9 +91,18 @@ export function parseReportText(text: string, source: string): RegressReport {
   return result.data;
 }
 
-/** The exit rule: a regression, a missing golden or a failed run fails the report. */
-export function reportFails(report: RegressReport): boolean {
-  return report.failed.length > 0 || report.comparisons.some((c) => c.status === "regressed" || c.status === "missing-golden");
+/** Whether a comparison fails the suite: a regression, a missing golden, runs that differ from each other. */
+export function isFailing(c: ScenarioComparison): boolean {
+  return c.status === "regressed" || c.status === "missing-golden" || c.status === "flaky";
+}
+
+/**
+ * The exit status of a report: 2 when an input was bad (a scenario or golden that cannot be read, damaged), else
+ * 1 on a regression, a missing golden, a flaky scenario or a failed run, else 0.
+ */
+export function reportExitCode(report: RegressReport): 0 | 1 | 2 {
+  if (report.failed.some((f) => f.kind === "input")) return 2;
+  return report.failed.length > 0 || report.comparisons.some(isFailing) ? 1 : 0;
 }
 
 /** ` (shard i/n)`, or "" for the whole suite. */
@@ -92,9 +110,9 @@ export function shardNote(report: Pick<RegressReport, "shard">): string {
   return report.shard ? ` (shard ${formatShard(report.shard)})` : "";
 }
 
-/** `, backend wasm, logprob tolerance 0.0001`, or "" on node. */
-export function backendNote(report: Pick<RegressReport, "backend" | "logprobTolerance">): string {
-  return report.backend === "node" ? "" : `, backend ${report.backend}, logprob tolerance ${report.logprobTolerance}`;
+/** `, backend wasm`, or "" on node; `, 3 runs each` with --repeat 3. */
+export function backendNote(report: Pick<RegressReport, "backend" | "repeat">): string {
+  return `${report.backend === "node" ? "" : `, backend ${report.backend}`}${report.repeat > 1 ? `, ${report.repeat} runs each` : ""}`;
 }
 
 export function reportTitle(report: RegressReport): string {

@@ -1,7 +1,7 @@
 /** The text report: one summary line per scenario, then for each failing one where it diverges and how. */
 
-import { describeDivergence, type CharDiff, type ScenarioComparison, type TextWindow } from "./compare.js";
-import type { FailedRun } from "./report-json.js";
+import { describeDivergence, describeMetric, formatNumber, type CharDiff, type ScenarioComparison, type TextWindow } from "./compare.js";
+import { isFailing, type FailedRun } from "./report-json.js";
 
 /** Control characters and newlines shown visibly, so a window stays on one line. */
 export function visible(text: string): string {
@@ -23,44 +23,57 @@ export function diffLines(diff: CharDiff, indent = "    "): string[] {
   return [`${indent}${golden}`, `${indent}${goldenCaret}`, `${indent}${run}`, `${indent}${runCaret}`];
 }
 
-/** A scenario whose run failed (printed as it fails, and again by a merge). */
+/** A scenario whose run failed or whose input is bad (printed as it fails, and again by a merge). */
 export function failedLine(f: FailedRun): string {
-  return `FAILED     ${f.name}: ${f.detail}`;
+  return `${f.kind === "input" ? "BAD INPUT " : "FAILED    "} ${f.name}: ${f.detail}`;
+}
+
+/** `floats within 2.93e-4 of the golden (generation_logprobs)` for a match whose floats were not identical, else "". */
+export function driftNote(c: ScenarioComparison): string {
+  return c.drift.maxDelta > 0 ? `floats within ${formatNumber(c.drift.maxDelta)} of the golden (${c.drift.key})` : "";
+}
+
+/** What failed, in one line: the first divergence and the count of metrics beyond their rules. */
+export function failureSummary(c: ScenarioComparison): string {
+  if (c.status === "missing-golden") return `no golden ${c.missing.join(", ")} (run with --update to create it)`;
+  const parts: string[] = [];
+  if (c.status === "flaky" && c.repeat) parts.push(`run ${c.repeat.differing} of ${c.repeat.runs} differs from run 1`);
+  if (c.samples) parts.push(describeDivergence(c.samples));
+  if (c.metrics.length) parts.push(`${c.metrics.length} metric${c.metrics.length === 1 ? "" : "s"} beyond tolerance`);
+  return parts.join("; ");
 }
 
 export function summaryLine(c: ScenarioComparison): string {
-  if (c.status === "ok") return `ok         ${c.name}`;
+  if (c.status === "ok") return `ok         ${c.name}${c.drift.maxDelta > 0 ? `: ${driftNote(c)}` : ""}`;
   if (c.status === "skipped") return `skipped    ${c.name}: ${c.reason ?? "not run"}`;
-  if (c.status === "missing-golden") return `MISSING    ${c.name}: no golden ${c.missing.join(", ")} (run with --update to create it)`;
-  const parts: string[] = [];
-  if (c.samples) parts.push(describeDivergence(c.samples));
-  if (c.metrics.length) parts.push(`${c.metrics.length} metric${c.metrics.length === 1 ? "" : "s"} beyond tolerance`);
-  return `REGRESSED  ${c.name}: ${parts.join("; ")}`;
+  if (c.status === "missing-golden") return `MISSING    ${c.name}: ${failureSummary(c)}`;
+  return `${c.status === "flaky" ? "FLAKY     " : "REGRESSED "} ${c.name}: ${failureSummary(c)}`;
 }
-
-const fmt = (v: unknown): string => (typeof v === "number" ? String(v) : (JSON.stringify(v) ?? "(absent)"));
 
 /** The summary; `failedRuns` counts scenarios that could not run (listed as FAILED above it), which fail the suite too. */
 export function renderTextReport(comparisons: readonly ScenarioComparison[], failedRuns = 0): string {
   const lines = comparisons.map(summaryLine);
-  const failing = comparisons.filter((c) => c.status === "regressed");
-  for (const c of failing) {
-    lines.push("", `== ${c.name}`);
-    if (c.samples) {
-      lines.push(`  first divergence: ${describeDivergence(c.samples)}`);
-      lines.push(...diffLines(c.samples.diff));
-    }
-    for (const m of c.metrics) {
-      const delta = m.delta === null ? "" : ` (|Δ| ${m.delta}, tolerance ${m.tolerance})`;
-      lines.push(`  metric ${m.key}: golden ${fmt(m.golden)}, run ${fmt(m.run)}${delta}`);
-    }
+  for (const c of comparisons.filter((c) => c.status === "regressed" || c.status === "flaky")) {
+    lines.push(...detailLines(c));
   }
   const skipped = comparisons.filter((c) => c.status === "skipped").length;
   const compared = comparisons.length - skipped;
-  const bad = comparisons.filter((c) => c.status === "regressed" || c.status === "missing-golden").length;
+  const bad = comparisons.filter(isFailing).length;
   const skippedNote = skipped ? ` (${skipped} skipped)` : "";
   const failedNote = failedRuns ? `; ${failedRuns} scenario${failedRuns === 1 ? "" : "s"} failed to run` : "";
-  const verdict = bad ? `${bad} of ${compared} scenarios regressed or lack a golden` : `all ${compared} scenarios that ran match their goldens`;
+  const verdict = bad ? `${bad} of ${compared} scenarios regressed, are flaky or lack a golden` : `all ${compared} scenarios that ran match their goldens`;
   lines.push("", `${failedRuns || bad ? verdict : `all ${compared} scenarios match their goldens`}${skippedNote}${failedNote}`);
   return `${lines.join("\n")}\n`;
+}
+
+/** A failing scenario's section: the first divergence with the two texts around it, each metric beyond its rule. */
+export function detailLines(c: ScenarioComparison): string[] {
+  const against = c.status === "flaky" ? `run 1 (as golden) against run ${c.repeat?.differing ?? "?"}` : null;
+  const lines = ["", `== ${c.name}${against ? `: ${against}` : ""}`];
+  if (c.samples) {
+    lines.push(`  first divergence: ${describeDivergence(c.samples)}`);
+    lines.push(...diffLines(c.samples.diff));
+  }
+  for (const m of c.metrics) lines.push(`  ${describeMetric(m)}`);
+  return lines;
 }

@@ -32,12 +32,12 @@ describe("the HTML report", () => {
 describe("the text report", () => {
   it("names the scenario, sample, turn and character, with a marker under the difference", () => {
     const c = regressed("move left", "move down");
-    expect(summaryLine(c)).toBe("REGRESSED  evil<name>: sample idx 7, turn 0, message 1 (assistant), content at char 5; 1 metric beyond tolerance");
+    expect(summaryLine(c)).toBe("REGRESSED  evil<name>: text differs: sample idx 7, turn 0, message 1 (assistant), content at char 5; 1 metric beyond tolerance");
     const text = renderTextReport([c]);
     const lines = text.split("\n");
     const golden = lines.findIndex((l) => l.includes("golden: move down"));
     expect(lines[golden + 1]!.indexOf("^")).toBe(lines[golden]!.lastIndexOf("d"));
-    expect(text).toContain("metric m<x>: golden 1, run 2 (|Δ| 1, tolerance 0)");
+    expect(text).toContain("metric m<x>: golden 1, run 2");
   });
 
   it("shows newlines visibly so each window stays on one line", () => {
