@@ -8,7 +8,7 @@
  * a checkpoint whose run is still going in this one.
  */
 
-import { openKeyedStore } from "./idb.js";
+import { openKeyedStore, transact } from "./idb.js";
 
 const DB_NAME = "rollout-lab-recovery";
 const STORE = "checkpoints";
@@ -38,42 +38,40 @@ let db: Promise<IDBDatabase> | null = null;
 function connection(): Promise<IDBDatabase> {
   db ??= open().then((d) => {
     d.onclose = () => (db = null);
+    d.onversionchange = () => {
+      d.close();
+      db = null;
+    };
     return d;
   });
   db.catch(() => (db = null));
   return db;
 }
 
-async function withStore<T>(mode: IDBTransactionMode, act: (store: IDBObjectStore) => IDBRequest<T>): Promise<T> {
-  const d = await connection();
-  return new Promise<T>((resolve, reject) => {
-    const tx = d.transaction(STORE, mode, { durability: "strict" } as IDBTransactionOptions);
-    const request = act(tx.objectStore(STORE));
-    tx.oncomplete = () => resolve(request.result);
-    tx.onerror = () => reject(tx.error ?? request.error ?? new Error("IndexedDB request failed"));
-    tx.onabort = () => reject(tx.error ?? new Error("IndexedDB transaction aborted"));
-  });
+/** Settles when the transaction commits (a write is done only then: ./idb.ts), or fails with a `StorageError`. */
+async function withStore<T>(mode: IDBTransactionMode, what: string, act: (store: IDBObjectStore) => IDBRequest<T>): Promise<T> {
+  return transact(await connection(), STORE, mode, what, act);
 }
 
 export const lockName = (id: string) => `rollout-lab-live-${id}`;
 
 export async function writeCheckpoint(checkpoint: CheckpointWrite): Promise<void> {
-  await withStore("readwrite", (store) => store.put(checkpoint));
+  await withStore("readwrite", "could not write the run's checkpoint", (store) => store.put(checkpoint));
 }
 
 export async function deleteCheckpoint(id: string): Promise<void> {
-  await withStore("readwrite", (store) => store.delete(id));
+  await withStore("readwrite", "could not delete the checkpoint", (store) => store.delete(id));
 }
 
 export async function readCheckpoint(id: string): Promise<Checkpoint | null> {
-  const stored = await withStore<CheckpointWrite | undefined>("readonly", (store) => store.get(id) as IDBRequest<CheckpointWrite | undefined>);
+  const stored = await withStore<CheckpointWrite | undefined>("readonly", "could not read the checkpoint", (store) => store.get(id) as IDBRequest<CheckpointWrite | undefined>);
   if (!stored) return null;
   return typeof stored.jsonl === "string" ? (stored as Checkpoint) : { ...stored, jsonl: await stored.jsonl.text() };
 }
 
 /** Checkpoints of runs no page is running now (newest first): the runs a closed or reloaded page interrupted. */
 export async function listInterrupted(): Promise<CheckpointSummary[]> {
-  const all = await withStore<Checkpoint[]>("readonly", (store) => store.getAll() as IDBRequest<Checkpoint[]>);
+  const all = await withStore<Checkpoint[]>("readonly", "could not list the checkpoints", (store) => store.getAll() as IDBRequest<Checkpoint[]>);
   const locks = (globalThis.navigator as { locks?: LockManager } | undefined)?.locks;
   const held = new Set(locks ? ((await locks.query()).held ?? []).map((l) => l.name) : []);
   return all

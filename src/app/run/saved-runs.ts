@@ -2,9 +2,13 @@
  * Finished runs survive a reload: each is kept in IndexedDB as its JSONL export (the same text the user can
  * download), with a small summary for the list. The export is stored as a Blob when the page has one (a string
  * value is cloned on the main thread when it is put, and again when the list is read: seconds for a large run).
+ *
+ * A run is saved when its transaction commits, not when its request succeeds (a full quota aborts the transaction
+ * after the request's success): `saveRun` resolves only then, and rejects with a `StorageError` naming the reason
+ * otherwise (./idb.ts).
  */
 
-import { openKeyedStore } from "./idb.js";
+import { openKeyedStore, transact } from "./idb.js";
 
 const DB_NAME = "rollout-lab";
 const STORE = "runs";
@@ -23,14 +27,10 @@ interface SavedRun extends SavedRunSummary {
 
 const open = () => openKeyedStore(DB_NAME, STORE);
 
-async function withStore<T>(mode: IDBTransactionMode, act: (store: IDBObjectStore) => IDBRequest<T>): Promise<T> {
+async function withStore<T>(mode: IDBTransactionMode, what: string, act: (store: IDBObjectStore) => IDBRequest<T>): Promise<T> {
   const db = await open();
   try {
-    return await new Promise<T>((resolve, reject) => {
-      const request = act(db.transaction(STORE, mode).objectStore(STORE));
-      request.onsuccess = () => resolve(request.result);
-      request.onerror = () => reject(request.error ?? new Error("IndexedDB request failed"));
-    });
+    return await transact(db, STORE, mode, what, act);
   } finally {
     db.close();
   }
@@ -48,31 +48,31 @@ const changed = () => listeners.forEach((l) => l());
 
 export async function saveRun(summary: Omit<SavedRunSummary, "id" | "savedAt">, jsonl: string | Blob): Promise<SavedRunSummary> {
   const run: SavedRun = { ...summary, id: `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`, savedAt: Date.now(), jsonl };
-  await withStore("readwrite", (store) => store.put(run));
+  await withStore("readwrite", "could not save the run in this browser", (store) => store.put(run));
   changed();
   const { jsonl: _text, ...rest } = run;
   return rest;
 }
 
 export async function listRuns(): Promise<SavedRunSummary[]> {
-  const runs = await withStore<SavedRun[]>("readonly", (store) => store.getAll() as IDBRequest<SavedRun[]>);
+  const runs = await withStore<SavedRun[]>("readonly", "could not list the saved runs", (store) => store.getAll() as IDBRequest<SavedRun[]>);
   return runs.map(({ jsonl: _text, ...summary }) => summary).sort((a, b) => b.savedAt - a.savedAt);
 }
 
 export async function loadRun(id: string): Promise<string | null> {
-  const run = await withStore<SavedRun | undefined>("readonly", (store) => store.get(id) as IDBRequest<SavedRun | undefined>);
+  const run = await withStore<SavedRun | undefined>("readonly", "could not read the saved run", (store) => store.get(id) as IDBRequest<SavedRun | undefined>);
   if (!run) return null;
   return typeof run.jsonl === "string" ? run.jsonl : run.jsonl.text();
 }
 
 export async function deleteRun(id: string): Promise<void> {
-  await withStore("readwrite", (store) => store.delete(id));
+  await withStore("readwrite", "could not delete the saved run", (store) => store.delete(id));
   changed();
 }
 
 /** The export of a saved run as a Blob (to be read in a Worker: ./jsonl-offthread.ts). */
 export async function loadRunBlob(id: string): Promise<Blob | null> {
-  const run = await withStore<SavedRun | undefined>("readonly", (store) => store.get(id) as IDBRequest<SavedRun | undefined>);
+  const run = await withStore<SavedRun | undefined>("readonly", "could not read the saved run", (store) => store.get(id) as IDBRequest<SavedRun | undefined>);
   if (!run) return null;
   return typeof run.jsonl === "string" ? new Blob([run.jsonl], { type: "application/x-ndjson" }) : run.jsonl;
 }
