@@ -9,7 +9,7 @@
 import { firstDivergenceLine, type ScenarioComparison } from "./compare.js";
 import { reportTitle, type FailedRun, type RegressReport } from "./report-json.js";
 import { scenarioName } from "./suite.js";
-import { detailLines, driftNote, failureSummary, visible } from "./report-text.js";
+import { driftNote, evidenceLines, failureSummary, visible } from "./report-text.js";
 
 type Row = { name: string; comparison: ScenarioComparison | null; failed: FailedRun | null };
 
@@ -44,7 +44,7 @@ function junitOutcome(row: Row): string {
   if (c.status === "ok") return driftNote(c) ? `<system-out>${escapeXml(driftNote(c))}</system-out>` : "";
   if (c.status === "skipped") return `<skipped${attr("message", c.reason ?? "not run")}/>`;
   const message = c.status === "missing-golden" ? failureSummary(c) : (firstDivergenceLine(c) ?? failureSummary(c));
-  const body = c.status === "missing-golden" ? message : [failureSummary(c), ...detailLines(c).slice(1)].join("\n");
+  const body = [failureSummary(c), ...evidenceLines(c)].join("\n");
   return `<failure${attr("type", c.status)}${attr("message", message)}>${escapeXml(body)}</failure>`;
 }
 

@@ -70,10 +70,14 @@ export function renderTextReport(comparisons: readonly ScenarioComparison[], fai
 export function detailLines(c: ScenarioComparison): string[] {
   const against = c.status === "flaky" ? `run 1 (as golden) against run ${c.repeat?.differing ?? "?"}` : null;
   const lines = ["", `== ${c.name}${against ? `: ${against}` : ""}`];
-  if (c.samples) {
-    lines.push(`  first divergence: ${describeDivergence(c.samples)}`);
-    lines.push(...diffLines(c.samples.diff));
-  }
+  if (c.samples) lines.push(`  first divergence: ${describeDivergence(c.samples)}`);
+  return [...lines, ...evidenceLines(c)];
+}
+
+/** The texts around a text difference (a float's or a token's two values are in its description) and each metric. */
+export function evidenceLines(c: ScenarioComparison): string[] {
+  const lines: string[] = [];
+  if (c.samples && c.samples.kind !== "float" && c.samples.kind !== "tokens") lines.push(...diffLines(c.samples.diff));
   for (const m of c.metrics) lines.push(`  ${describeMetric(m)}`);
   return lines;
 }
