@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { loadNodeModelPolicy } from "../policy/llm/node.js";
 import type { RunScenarioOptions } from "../scenario/run.js";
+import { decodeUtf8 } from "../scenario/utf8.js";
 import { checkoutEnvironmentLookup } from "./checkout-environments.js";
 
 /**
@@ -15,7 +16,8 @@ export async function nodeRunOptions(scenarioPath: string): Promise<Pick<RunScen
   const dir = dirname(resolve(scenarioPath));
   return {
     environments: await checkoutEnvironmentLookup(),
-    loadFile: (file) => readFile(resolve(dir, file), "utf8"),
+    // Read as bytes: bytes that are not UTF-8 are an error naming the byte, not U+FFFD.
+    loadFile: async (file) => decodeUtf8(await readFile(resolve(dir, file))),
     modelPolicy: async (spec) => {
       const model = spec.model.startsWith("./") || spec.model.startsWith("../") ? resolve(dir, spec.model) : spec.model;
       const policy = await loadNodeModelPolicy({ ...spec, model });

@@ -88,3 +88,10 @@ describe("formatJsonPath and describeType", () => {
     ]);
   });
 });
+
+describe("rootDepth", () => {
+  it("a value inside a larger input counts the levels above it", () => {
+    expect(findJsonValueProblem(nested(99), { rootDepth: 2 })).toBeNull();
+    expect(findJsonValueProblem(nested(100), { rootDepth: 2 })).toEqual({ path: new Array(99).fill("a"), message: "nested deeper than 100 levels" });
+  });
+});

@@ -39,6 +39,8 @@ export interface JsonValueProblem {
 export interface JsonValueCheckOptions {
   /** Default `MAX_JSON_DEPTH`. */
   maxDepth?: number;
+  /** The level the value itself is at, when it stands inside a larger input (default 1: it is the top). */
+  rootDepth?: number;
   /**
    * The value may share objects or refer to itself (an environment's return, not parsed JSON): an object reached
    * again is walked again only when reached deeper than before, so the walk stays within (objects × depth).
@@ -72,7 +74,7 @@ export function findJsonValueProblem(value: unknown, options: JsonValueCheckOpti
   if (value === null || typeof value !== "object") return null;
   const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
   const seen = options.shared ? new Map<object, number>() : null;
-  const stack: Frame[] = [{ value, depth: 1, parent: null, key: "" }];
+  const stack: Frame[] = [{ value, depth: options.rootDepth ?? 1, parent: null, key: "" }];
   while (stack.length > 0) {
     const frame = stack.pop()!;
     if (frame.proto) return { path: pathOf(frame), message: PROTO_KEY_MESSAGE };

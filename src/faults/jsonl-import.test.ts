@@ -269,12 +269,13 @@ describe("the streaming importer on bad input", () => {
     expect(read.maxBufferedChars).toBeLessThan(12_000);
   });
 
-  it("bytes that are not UTF-8 become U+FFFD, never an exception", async () => {
-    const bytes = new Uint8Array([...encoder.encode('{"idx": 0, "task_name": "'), 0xff, 0xc3, 0x28, 0xe2, 0x82, ...encoder.encode('", "message_log": []}\n'), 0xf0, 0x9f]);
+  it("bytes that are not UTF-8 fail their line, naming the byte (never an exception, never U+FFFD without a word)", async () => {
+    const head = encoder.encode('{"idx": 0, "task_name": "');
+    const good = encoder.encode('{"idx": 1, "task_name": "t", "message_log": []}\n');
+    const bytes = new Uint8Array([...head, 0xff, 0xc3, 0x28, 0xe2, 0x82, ...encoder.encode('", "message_log": []}\n'), ...good, 0xf0, 0x9f]);
     const read = await readJsonl(byteStream(bytes, 1));
-    expect(read.samples.map((s) => s.task_name)).toEqual(["\ufffd\ufffd(\ufffd"]);
-    expect(read.problemCount).toBe(1); // the stray bytes at the end: a line of U+FFFD, not JSON
-    expect(texts(read)[0]).toMatch(/^line 2: not valid JSON at column 1/);
+    expect(read.samples.map((s) => s.idx)).toEqual([1]);
+    expect(texts(read)).toEqual([`line 1: not valid UTF-8 at byte ${head.length}`, `line 3: not valid UTF-8 at byte ${bytes.length - 2}`]);
   });
 
   it("importing the valid lines of a file with problems gives a run of exactly those samples", async () => {

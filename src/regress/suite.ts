@@ -5,7 +5,9 @@
 
 import { basename } from "node:path";
 import { z } from "zod";
+import { describeJsonValueProblem, findJsonValueProblem } from "../core/index.js";
 import { describeJsonError } from "../scenario/json-text.js";
+import { textOf, Utf8Error } from "../scenario/utf8.js";
 
 const suiteSchema = z.strictObject(
   {
@@ -43,8 +45,13 @@ export function fieldPath(path: readonly PropertyKey[], root = "(suite)"): strin
   return out || root;
 }
 
-/** Parses and checks a suite object; throws SuiteError listing each problem as `field.path: what`. */
+/**
+ * Parses and checks a suite object; throws SuiteError listing each problem as `field.path: what` (a value nested
+ * deeper than the lab's JSON depth limit, or with a `__proto__` key, first: src/core/json-value.ts).
+ */
 export function parseSuite(value: unknown): Suite {
+  const shape = findJsonValueProblem(value);
+  if (shape) throw new SuiteError([describeJsonValueProblem(shape, [], "(suite)")]);
   const result = suiteSchema.safeParse(value);
   if (!result.success) {
     throw new SuiteError(
@@ -67,8 +74,18 @@ export function parseSuite(value: unknown): Suite {
   return suite;
 }
 
-/** Parses suite text (JSON), naming the line and column of a syntax error and the field path of a schema error. */
-export function parseSuiteText(text: string, source = "suite"): Suite {
+/**
+ * Parses suite text (JSON), naming the line and column of a syntax error and the field path of a schema error; given
+ * the file's bytes, bytes that are not UTF-8 are an error naming the byte.
+ */
+export function parseSuiteText(input: string | Uint8Array, source = "suite"): Suite {
+  let text: string;
+  try {
+    text = textOf(input);
+  } catch (e) {
+    if (e instanceof Utf8Error) throw new SuiteError([`${source}: ${e.message}`]);
+    throw e;
+  }
   // A byte-order mark (editors on Windows write one) is not JSON, but it is no mistake either.
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let value: unknown;

@@ -1,23 +1,26 @@
 /**
  * Reads a run export (JSONL) line by line and checks every line, without giving up at the first bad one: a `File` /
  * `Blob` in the page, or any `ReadableStream<Uint8Array>` (a Node file stream through `Readable.toWeb`, a test's
- * generated stream). The bytes are decoded chunk by chunk (a streaming `TextDecoder`, so a character split across
- * two chunks is whole) and split into lines as they come: the text is never one string, only the line being read is
+ * generated stream). The bytes are decoded chunk by chunk (a character split across two chunks is whole; bytes that are
+ * not UTF-8 fail their line, `line 7: not valid UTF-8 at byte 5123`, instead of becoming U+FFFD) and split into lines
+ * as they come: the text is never one string, only the line being read is
  * held (and at most `maxLineLength` characters of it: a longer line is skipped and reported). What is kept is the
  * valid records (that is the import), the first `maxProblems` problems and the counts.
  *
  * Each line is JSON: a sample (it has `message_log`, `idx` or `task_name`) or the run's last line (metrics,
  * scenario; it has `lab/format`, `metrics`, `scenario` or `mode`). Samples and the last line are checked against the
  * schemas below; a problem names the line and the field path: `line 1234: message_log[2].content: expected a
- * string`. A last line cut short (no newline at the end and not valid JSON) is reported as truncated.
+ * string`. A line nested deeper than the lab's JSON depth limit, or with a `__proto__` key, is refused before the
+ * schemas read it (`line 3: lab/turns[0].metadata.a.a…: nested deeper than 100 levels`; src/core/json-value.ts). A last line cut short (no newline at the end and not valid JSON) is reported as truncated.
  *
  * The same checks read a saved run for a replay (./result.ts `parseSavedRun`), with its own sample schema and its
  * metrics line skipped.
  */
 
 import { z } from "zod";
-import type { Message, Metadata, TerminationReason } from "../core/index.js";
+import { findJsonValueProblem, formatJsonPath, type Message, type Metadata, type TerminationReason } from "../core/index.js";
 import { jsonErrorOffset, jsonErrorWhat } from "./json-text.js";
+import { StrictUtf8Decoder } from "./utf8.js";
 
 /** `expected …`, or `missing (expected …)` when the key is absent. */
 export const expected = (what: string) => (issue: { input?: unknown }) =>
@@ -81,7 +84,8 @@ const turnRecord = z.looseObject(
 
 /** One sample line: the message log with the spec's field names, the batch keys, and the lab's records. */
 export const sampleLineSchema = z.looseObject({
-  idx: num,
+  // A whole number ("expected a number" for another type, as before; "expected an integer" for 1.5).
+  idx: num.int({ error: "expected an integer" }),
   task_name: str,
   message_log: z.array(message, { error: expected("a list of messages") }),
   total_reward: num.nullable().optional(),
@@ -252,6 +256,11 @@ export interface JsonlLineOptions<S> extends Pick<JsonlReadOptions, "maxProblems
   sampleSchema?: z.ZodType<S>;
   /** A line that is no sample: checked as the run's metrics line (default), or skipped (a replay reads samples only). */
   otherLines?: "check" | "skip";
+  /**
+   * A check of a valid sample against the lines before it (a replay's `idx` must be unique): a problem (its field
+   * path and what is wrong) fails the line, null passes it.
+   */
+  checkSample?: (sample: S, line: number) => { path: string | null; message: string } | null;
 }
 
 function isBlank(line: string): boolean {
@@ -272,9 +281,12 @@ export class JsonlAccumulator<S = SampleLine> {
   private readonly maxLineLength: number;
   private readonly sampleSchema: z.ZodType<S>;
   private readonly skipOtherLines: boolean;
+  private readonly checkSample: JsonlLineOptions<S>["checkSample"];
   private pending: string[] = [];
   private pendingLength = 0;
   private overlong = false;
+  /** Why the line being read is bad already (its bytes were not UTF-8), or null. */
+  private lineProblem: string | null = null;
   private ended = false;
   readonly result: JsonlReadResult<S> = {
     samples: [],
@@ -294,6 +306,7 @@ export class JsonlAccumulator<S = SampleLine> {
     this.maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
     this.sampleSchema = options.sampleSchema ?? (sampleLineSchema as unknown as z.ZodType<S>);
     this.skipOtherLines = options.otherLines === "skip";
+    this.checkSample = options.checkSample;
   }
 
   push(text: string): void {
@@ -317,6 +330,11 @@ export class JsonlAccumulator<S = SampleLine> {
     return this.result;
   }
 
+  /** The line being read is bad, whatever else it holds (the first reason given is the one reported). */
+  markLine(problem: string): void {
+    this.lineProblem ??= problem;
+  }
+
   private hold(piece: string): void {
     this.pendingLength += piece.length;
     if (this.overlong) return;
@@ -330,6 +348,15 @@ export class JsonlAccumulator<S = SampleLine> {
 
   private finishLine(last: string, atEnd: boolean): void {
     const lineNo = ++this.result.linesRead;
+    if (this.lineProblem !== null) {
+      const message = this.lineProblem;
+      this.lineProblem = null;
+      this.pending = [];
+      this.pendingLength = 0;
+      this.overlong = false;
+      this.problem([{ line: lineNo, path: null, message }]);
+      return;
+    }
     if (this.overlong || this.pendingLength + last.length > this.maxLineLength) {
       const length = this.pendingLength + last.length;
       this.pending = [];
@@ -389,6 +416,13 @@ export class JsonlAccumulator<S = SampleLine> {
     // The messages' number lists (most of a line) are checked here when they are clean, not element by element
     // through the schema (which then sees them empty); a list with any doubt goes through the schema as it is.
     const aside = isSample ? setAsideNumberLists(record) : null;
+    // Depth and `__proto__` keys, before any schema reads the line (on the line with its clean number lists set
+    // aside: those hold no object, and they are most of a line).
+    const shape = findJsonValueProblem(aside ? aside.record : record);
+    if (shape) {
+      this.problem([{ line: lineNo, path: formatJsonPath(shape.path), message: shape.message }]);
+      return;
+    }
     const checked = checkValue<unknown>(isSample ? this.sampleSchema : footerLineSchema, aside ? aside.record : record, this.maxPerLine);
     if (!checked.ok) {
       this.problem(
@@ -398,6 +432,11 @@ export class JsonlAccumulator<S = SampleLine> {
       return;
     }
     if (aside) aside.restore(checked.value as { message_log: Record<string, unknown>[] });
+    const extra = isSample && this.checkSample ? this.checkSample(checked.value as S, lineNo) : null;
+    if (extra) {
+      this.problem([{ line: lineNo, ...extra }]);
+      return;
+    }
     this.result.validLines += 1;
     if (isSample) this.result.samples.push(checked.value as S);
     else this.result.footer = checked.value as FooterLine;
@@ -467,8 +506,11 @@ export async function readJsonl(source: JsonlSource, options: JsonlReadOptions =
   const totalBytes = typeof Blob !== "undefined" && source instanceof Blob ? source.size : null;
   const stream = typeof Blob !== "undefined" && source instanceof Blob ? (source.stream() as ReadableStream<Uint8Array>) : (source as ReadableStream<Uint8Array>);
   const reader = stream.getReader();
-  const decoder = new TextDecoder("utf-8");
   const acc = new JsonlAccumulator(options);
+  const decoder = new StrictUtf8Decoder(
+    (text) => acc.push(text),
+    (offset) => acc.markLine(`not valid UTF-8 at byte ${offset}`),
+  );
   let handed = 0;
   const progress = () => {
     if (options.onSamples && acc.result.samples.length > handed) {
@@ -484,11 +526,10 @@ export async function readJsonl(source: JsonlSource, options: JsonlReadOptions =
       const { done, value } = await reader.read();
       if (done) break;
       acc.result.bytesRead += value.byteLength;
-      acc.push(decoder.decode(value, { stream: true }));
+      decoder.decode(value);
       progress();
     }
-    const rest = decoder.decode();
-    if (rest) acc.push(rest);
+    decoder.end();
   } catch (e) {
     void reader.cancel(e).catch(() => undefined);
     throw e;

@@ -3,7 +3,7 @@
  * with its message log, every output batch key of its path, `termination`, and `error` where there was one.
  */
 
-import type { BatchedDataDict, Message } from "../core/index.js";
+import { findJsonValueProblem, formatJsonPath, type BatchedDataDict, type Message } from "../core/index.js";
 import { z } from "zod";
 import type { SavedSample } from "../policy/replay.js";
 import { describeJsonError } from "./json-text.js";
@@ -93,7 +93,7 @@ export class SavedRunError extends Error {
 /** What a replay reads of a saved sample: its `idx` and its messages (their text, and tokens where saved). */
 const savedSampleSchema = z.looseObject(
   {
-    idx: z.number({ error: expected("a number") }),
+    idx: z.number({ error: expected("a number") }).int({ error: "expected an integer" }),
     message_log: z.array(
       z.looseObject(
         {
@@ -119,7 +119,8 @@ const addSavedRunProblems = (into: ProblemTally<SavedRunProblem>, found: SavedRu
  * line; lines without a sample's keys, such as the metrics line, are skipped). Every line is checked, and any
  * problem fails the whole read with a `SavedRunError` that lists the first few (`line 7: message_log[2].content:
  * expected a string`, `line 9: truncated: …`) and how many there are: a replay of part of a run would silently
- * differ from it.
+ * differ from it. A replay matches samples by `idx`, so two samples of one `idx` are an error too (`line 4: idx: 2 is
+ * also the idx of line 2`), and so is a value nested too deep or a `__proto__` key (src/core/json-value.ts).
  */
 export function parseSavedRun(text: string): SavedSample[] {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -134,15 +135,26 @@ export function parseSavedRun(text: string): SavedSample[] {
   }
   const record = parsed as Record<string, unknown>;
   // One line of a sample: a JSONL export of one sample without its metrics line.
-  if (!("samples" in record) && SAMPLE_KEYS.some((k) => k in record)) return parseSavedRunLines(body);
+  if (!Object.hasOwn(record, "samples") && SAMPLE_KEYS.some((k) => Object.hasOwn(record, k))) return parseSavedRunLines(body);
+  const shape = findJsonValueProblem(parsed);
+  if (shape) throw new SavedRunError([{ line: null, path: formatJsonPath(shape.path), message: shape.message }], 1, 1, null);
   if (!Array.isArray(record.samples)) {
     throw new SavedRunError([{ line: null, path: "samples", message: `${expected("a list of samples")({ input: record.samples })} (a result JSON; or give the run's JSONL export)` }], 1, 1, null);
   }
   const found = tally();
+  const firstOfIdx = new Map<number, number>();
   const samples = record.samples.map((s, i) => {
     const prefix = `samples[${i}]`;
     const checked = checkValue(savedSampleSchema, s, MAX_PROBLEMS_PER_LINE);
-    if (checked.ok) return checked.value;
+    if (checked.ok) {
+      const first = firstOfIdx.get(checked.value.idx);
+      if (first === undefined) {
+        firstOfIdx.set(checked.value.idx, i);
+        return checked.value;
+      }
+      addSavedRunProblems(found, [{ line: null, path: `${prefix}.idx`, message: `${checked.value.idx} is also the idx of samples[${first}] (a replay matches samples by idx)` }], 1);
+      return null;
+    }
     const problems = checked.problems.map(({ path, message }) => ({ line: null, path: path ? `${prefix}${path.startsWith("[") ? "" : "."}${path}` : prefix, message }));
     addSavedRunProblems(found, problems, checked.total);
     return null;
@@ -174,6 +186,7 @@ function looksLikeJsonl(trimmed: string): boolean {
 
 /** A JSONL saved run, every line through the JSONL checker (./jsonl-reader.ts) with the replay's sample schema. */
 function parseSavedRunLines(text: string): SavedSample[] {
+  const firstOfIdx = new Map<number, number>();
   const acc = new JsonlAccumulator<SavedSample>({
     sampleSchema: savedSampleSchema,
     // The metrics line, and any other object that is no sample, is not the replay's business.
@@ -182,6 +195,14 @@ function parseSavedRunLines(text: string): SavedSample[] {
     maxProblemsPerLine: MAX_PROBLEMS_PER_LINE,
     // The text is in memory already: no line is too long to hold.
     maxLineLength: Number.POSITIVE_INFINITY,
+    checkSample: (sample, line) => {
+      const first = firstOfIdx.get(sample.idx);
+      if (first === undefined) {
+        firstOfIdx.set(sample.idx, line);
+        return null;
+      }
+      return { path: "idx", message: `${sample.idx} is also the idx of line ${first} (a replay matches samples by idx)` };
+    },
   });
   acc.push(text);
   const read = acc.end();

@@ -4,10 +4,20 @@
  */
 
 import { z } from "zod";
+import { describeJsonValueProblem, findJsonValueProblem } from "../core/index.js";
 import { describeJsonError } from "./json-text.js";
+import { textOf, Utf8Error } from "./utf8.js";
 
 const int = (what: string) => z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` });
 const positiveInt = int("a positive integer").positive({ error: "expected a positive integer" });
+/**
+ * The longest a timer can wait: `setTimeout` takes a signed 32-bit delay, and a longer one fires after 1 ms (so every
+ * step would "time out" at once).
+ */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+const timeoutMs = positiveInt.max(MAX_TIMEOUT_MS, {
+  error: `expected at most ${MAX_TIMEOUT_MS} ms (about 24.8 days, the longest a timer can wait)`,
+});
 const jsonObject = z.record(z.string(), z.unknown(), { error: "expected an object" });
 
 const message = z.strictObject(
@@ -133,7 +143,7 @@ export const scenarioSchema = z
       greedy: z.boolean({ error: "expected true or false" }).optional(),
       end_on_response_truncation: z.boolean({ error: "expected true or false" }).optional(),
       fail_fast: z.boolean({ error: "expected true or false" }).optional(),
-      env_step_timeout_ms: positiveInt.optional(),
+      env_step_timeout_ms: timeoutMs.optional(),
       envs: z.record(
         z.string(),
         z.strictObject(
@@ -158,11 +168,12 @@ export const scenarioSchema = z
       ctx.addIssue({ code: "custom", path: ["samples"], message: "expected exactly one of samples and dataset" });
     }
     for (const [i, d] of (s.samples ?? []).entries()) {
-      if (!(d.task_name in s.envs)) {
+      // Own keys only: "constructor" or "toString" is no task of an `envs` that does not name it.
+      if (!Object.hasOwn(s.envs, d.task_name)) {
         ctx.addIssue({ code: "custom", path: ["samples", i, "task_name"], message: `'${d.task_name}' is not a key of envs` });
       }
     }
-    if (s.dataset && !(s.dataset.task_name in s.envs)) {
+    if (s.dataset && !Object.hasOwn(s.envs, s.dataset.task_name)) {
       ctx.addIssue({ code: "custom", path: ["dataset", "task_name"], message: `'${s.dataset.task_name}' is not a key of envs` });
     }
   });
@@ -192,8 +203,14 @@ function problemsOf(error: z.ZodError, prefix: readonly PropertyKey[] = []): str
   });
 }
 
-/** Parses and checks a scenario object; throws ScenarioError listing each problem as `field.path: what`. */
+/**
+ * Parses and checks a scenario object; throws ScenarioError listing each problem as `field.path: what`. A value
+ * nested deeper than `MAX_JSON_DEPTH` levels or holding a `__proto__` key is refused first, with its path
+ * (`samples[0].extra_env_info.a.a…: nested deeper than 100 levels`): see src/core/json-value.ts.
+ */
 export function parseScenario(value: unknown): Scenario {
+  const shape = findJsonValueProblem(value);
+  if (shape) throw new ScenarioError([describeJsonValueProblem(shape, [], "(scenario)")]);
   const result = scenarioSchema.safeParse(value);
   if (result.success) return result.data;
   throw new ScenarioError(problemsOf(result.error));
@@ -203,6 +220,10 @@ const generatedDataset = z.array(datum, { error: "expected a list of datum specs
 
 /** Checks datum specs an environment generated (a user's module, a remote server); `source` names it in errors. */
 export function parseGeneratedDataset(value: unknown, source: string): z.infer<typeof generatedDataset> {
+  // The list stands where a scenario's `samples` stands: one level in (so a datum's extra_env_info may have what a
+  // scenario's may). A JS environment's list may share objects.
+  const shape = findJsonValueProblem(value, { rootDepth: 2, shared: true });
+  if (shape) throw new ScenarioError([describeJsonValueProblem(shape, [source])]);
   const result = generatedDataset.safeParse(value);
   if (result.success) return result.data;
   throw new ScenarioError(problemsOf(result.error, [source]));
@@ -210,9 +231,17 @@ export function parseGeneratedDataset(value: unknown, source: string): z.infer<t
 
 /**
  * Parses scenario text (JSON), naming the line and column of a syntax error (`a.json: not valid JSON at line 3,
- * column 14: …`); schema errors name the field path.
+ * column 14: …`); schema errors name the field path. Given the file's bytes, it decodes them as UTF-8 first, and
+ * bytes that are not UTF-8 are an error naming the byte (`a.json: not valid UTF-8 at byte 1234 (line 5): …`).
  */
-export function parseScenarioText(text: string, source = "scenario"): Scenario {
+export function parseScenarioText(input: string | Uint8Array, source = "scenario"): Scenario {
+  let text: string;
+  try {
+    text = textOf(input);
+  } catch (e) {
+    if (e instanceof Utf8Error) throw new ScenarioError([`${source}: ${e.message}`]);
+    throw e;
+  }
   // A byte-order mark (editors on Windows write one) is not JSON, but it is no mistake either.
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let value: unknown;
