@@ -49,7 +49,7 @@ describe("a deliberately changed environment", () => {
       const at = log.findIndex((m) => m.role === "environment" && m.content.startsWith("<environment>lower"));
       if (at < 0) continue;
       const turn = log.slice(0, at).filter((m) => m.role === "assistant").length - 1;
-      expected = `sample idx ${sample.idx}, turn ${turn}, message ${at} (environment), content at char 13`;
+      expected = `text differs: sample idx ${sample.idx}, turn ${turn}, message ${at} (environment), content at char 13`;
       break;
     }
     expect(expected).not.toBe("");
