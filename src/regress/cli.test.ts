@@ -193,7 +193,7 @@ const built = existsSync(join(root, "dist", "index.html"));
 
 describe("npm run regress --backend wasm (the built app in headless Chromium)", () => {
   it.skipIf(!built)(
-    "matches Node's goldens (floats within the default tolerance), a replay scenario included" +
+    "matches Node's goldens (floats within the default tolerance), a replay scenario included; keeps a failing scenario's trace" +
       (built ? "" : " [skipped: dist/index.html is missing; run npm run build first]"),
     async () => {
       const dir = await mkdtemp(join(tmpdir(), "regress-wasm-"));
@@ -211,21 +211,31 @@ describe("npm run regress --backend wasm (the built app in headless Chromium)", 
         await mkdir(join(dir, "runs"), { recursive: true });
         await writeFile(join(dir, "runs", "saved.json"), JSON.stringify({ samples, metrics: JSON.parse(await readFile(join(golden, "metrics.json"), "utf8")) }));
         await cp(golden, join(dir, "goldens", "replayed"), { recursive: true });
+        // A scenario whose golden says otherwise: it fails, and its page's Playwright trace is kept.
+        await cp(join(dir, "scenarios", "calculator-scripted-sync.json"), join(dir, "scenarios", "perturbed.json"));
+        await mkdir(join(dir, "goldens", "perturbed"), { recursive: true });
+        await writeFile(join(dir, "goldens", "perturbed", "samples.jsonl"), (await readFile(join(golden, "samples.jsonl"), "utf8")).replace("[3, 5, sum]", "[3, 6, sum]"));
+        await cp(join(golden, "metrics.json"), join(dir, "goldens", "perturbed", "metrics.json"));
         const suite = join(dir, "suite.json");
-        const scenarios = [...BROWSER_NAMES, "replayed"].map((n) => `scenarios/${n}.json`);
+        const scenarios = [...BROWSER_NAMES, "replayed", "perturbed"].map((n) => `scenarios/${n}.json`);
         await writeFile(suite, JSON.stringify({ scenarios, tolerances: {} }));
-        const { code, stdout, stderr } = await regress([suite, "--backend", "wasm", "--out", join(dir, "out")], 85_000);
+        const { code, stdout, stderr } = await regress([suite, "--backend", "wasm", "--out", join(dir, "out")], 110_000);
         expect(stderr + stdout).not.toContain("FAILED");
-        expect(code).toBe(0);
+        expect(code).toBe(1);
+        expect(stdout).toMatch(/^REGRESSED +perturbed: text differs: sample idx 0, turn 0, message 1 \(assistant\), content at char 4$/m);
+        const trace = await readFile(join(dir, "out", "perturbed", "trace.zip"));
+        expect(trace.subarray(0, 2).toString()).toBe("PK"); // a zip: Playwright's trace format
+        expect(trace.includes("trace.trace")).toBe(true);
+        expect(existsSync(join(dir, "out", "calculator-scripted-sync", "trace.zip"))).toBe(false);
         expect(stdout).toMatch(/^ok +calculator-scripted-sync$/m);
         expect(stdout).toMatch(/^ok +puzzle-tiny-model-greedy(: floats within \S+ of the golden \(generation_logprobs\))?$/m);
         expect(stdout).toMatch(/^ok +replayed$/m);
-        expect(stdout).toContain("all 3 scenarios match their goldens");
+        expect(stdout).toContain("1 of 4 scenarios regressed, are flaky or lack a golden");
         expect(stdout).toContain("backend wasm");
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
     },
-    90_000,
+    120_000,
   );
 });
