@@ -56,9 +56,21 @@ export interface EnvironmentReturn {
   answers: (string | null)[] | null;
 }
 
+/**
+ * What the rollout tells a step besides its inputs (a lab addition; environments may ignore it): the step's deadline
+ * (`envStepTimeoutMs`), and a signal aborted when the deadline passes, so work done for the step (a remote
+ * environment's HTTP request) can be cancelled rather than left running after the step was given up.
+ */
+export interface StepContext {
+  /** The step's deadline in ms; absent when the rollout sets none. */
+  timeoutMs?: number;
+  /** Aborted (with the timeout error as its reason) when the deadline passes. */
+  signal?: AbortSignal;
+}
+
 export interface EnvironmentInterface {
   /** Steps a group of samples of this task. May be synchronous or return a promise. */
-  step(messageLogBatch: EnvMessage[][], metadata: Metadata[]): EnvironmentReturn | Promise<EnvironmentReturn>;
+  step(messageLogBatch: EnvMessage[][], metadata: Metadata[], context?: StepContext): EnvironmentReturn | Promise<EnvironmentReturn>;
   /** Declared by the reference interface; no rollout calls it. */
   globalPostProcessAndMetrics?(batch: Record<string, unknown[]>): [Record<string, unknown[]>, Record<string, number>];
 }

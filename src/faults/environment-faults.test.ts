@@ -44,7 +44,23 @@ const FAULTS: Record<string, { fault: Fault; error: RegExp; wholeCall?: boolean 
     wholeCall: true,
   },
   "NaN reward": { fault: (ret) => ({ ...ret, rewards: [NaN] }), error: /invalid reward for sample 1: NaN is not a number/ },
-  "string reward": { fault: (ret) => ({ ...ret, rewards: ["1" as unknown as number] }), error: /invalid reward for sample 1: 1 is not a number/ },
+  // A JS environment's Infinity, or a remote environment's 1e400 (JSON.parse reads it as Infinity).
+  "Infinity reward": { fault: (ret) => ({ ...ret, rewards: [Infinity] }), error: /invalid reward for sample 1: Infinity is not a finite number/ },
+  "-Infinity reward": { fault: (ret) => ({ ...ret, rewards: [JSON.parse("-1e400")] }), error: /invalid reward for sample 1: -Infinity is not a finite number/ },
+  "string reward": { fault: (ret) => ({ ...ret, rewards: ["1" as unknown as number] }), error: /invalid reward for sample 1: the string "1" is not a number/ },
+  "terminated as a string": {
+    fault: (ret) => ({ ...ret, terminateds: ["false" as unknown as boolean] }),
+    error: /invalid terminated for sample 1: expected true or false \(or the number 0 or 1\), got the string "false"/,
+  },
+  "terminated as 2": { fault: (ret) => ({ ...ret, terminateds: [2] }), error: /invalid terminated for sample 1: expected true or false \(or the number 0 or 1\), got 2/ },
+  "metadata nested 5,000 deep": {
+    fault: (ret) => ({ ...ret, metadata: [JSON.parse(`${'{"a":'.repeat(5000)}1${"}".repeat(5000)}`)] }),
+    error: /invalid metadata for sample 1: metadata\.a\.a\.a\.a\.a\.a\.a\.a\.a…: nested deeper than 97 levels/,
+  },
+  "metadata with a __proto__ key": {
+    fault: (ret) => ({ ...ret, metadata: [JSON.parse('{"turns": 1, "__proto__": {"turns": 9}}')] }),
+    error: /invalid metadata for sample 1: metadata\.__proto__: a key named "__proto__" is not allowed/,
+  },
   "uncloneable metadata": {
     fault: (ret) => ({ ...ret, metadata: [{ socket: () => 1 }] }),
     error: /invalid metadata for sample 1: it cannot be copied/,
@@ -54,6 +70,7 @@ const FAULTS: Record<string, { fault: Fault; error: RegExp; wholeCall?: boolean 
     error: /invalid observation for sample 1: expected \{role: string, content: string\}/,
   },
   "not an object": { fault: () => undefined as unknown as EnvironmentReturn, error: /step returned undefined, expected an object/, wholeCall: true },
+  "an array": { fault: () => [] as unknown as EnvironmentReturn, error: /step returned an array, expected an object/, wholeCall: true },
 };
 
 function faultyEnvironment(fault: Fault): EnvironmentDefinition {
@@ -71,7 +88,7 @@ function faultyEnvironment(fault: Fault): EnvironmentDefinition {
             return (metadata[i] as { bad?: boolean } | null)?.bad ? fault(ret, i) : ret;
           }),
         );
-        const broken = parts.findIndex((p) => !p || typeof p !== "object");
+        const broken = parts.findIndex((p) => !p || typeof p !== "object" || Array.isArray(p));
         if (broken >= 0) return parts[broken] as EnvironmentReturn;
         const join = <K extends keyof EnvironmentReturn>(key: K) => parts.flatMap((p) => (p[key] as unknown[]) ?? []) as never;
         return {

@@ -204,3 +204,20 @@ describe("npm run rollout", () => {
     expect((failure as { stderr: string }).stderr).toContain("samples: expected at least one sample");
   }, 60_000);
 });
+
+describe("task names are the scenario's own keys", () => {
+  it("a task named 'constructor' runs like any other; 'toString' finds nothing its envs did not name", async () => {
+    const base = await example("calculator-scripted.json");
+    const renamed = parseScenario({
+      ...base,
+      envs: { constructor: base.envs.multi_step_calculator_game },
+      samples: base.samples!.map((s) => ({ ...s, task_name: "constructor" })),
+    });
+    const result = await runScenario(renamed);
+    expect(result.samples[0]!.termination).toBe("terminated");
+    expect(result.samples[0]!.total_reward).toBe(1);
+    // Past the parser (which names it), the runner refuses a dataset task that is no own key of envs.
+    const stray = { ...renamed, samples: undefined, dataset: { task_name: "toString", size: 1, seed: 0 } } as Scenario;
+    await expect(prepareScenario(stray)).rejects.toThrow("dataset.task_name: 'toString' is not a key of envs");
+  });
+});

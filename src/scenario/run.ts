@@ -62,8 +62,10 @@ function problem(path: string, what: string): ScenarioError {
 
 /** Builds the environments and the dataset (once: a remote environment's dataset comes from its server). */
 export async function prepareScenario(scenario: Scenario, lookup: EnvironmentLookup = findEnvironment): Promise<PreparedScenario> {
-  const taskToEnv: Record<string, EnvironmentInterface> = {};
-  const environments: Record<string, EnvironmentDefinition> = {};
+  // Keyed by the scenario's task names: objects without a prototype, so no task name ("constructor", "toString")
+  // finds anything its scenario did not put there.
+  const taskToEnv: Record<string, EnvironmentInterface> = Object.create(null);
+  const environments: Record<string, EnvironmentDefinition> = Object.create(null);
   for (const [task, spec] of Object.entries(scenario.envs)) {
     const definition = lookup(spec.env);
     if (!definition) throw problem(`envs.${task}.env`, `unknown environment '${spec.env}'`);
@@ -78,7 +80,8 @@ export async function prepareScenario(scenario: Scenario, lookup: EnvironmentLoo
   let data: DatumSpec[];
   if (scenario.dataset) {
     const { task_name, size, seed, config } = scenario.dataset;
-    const definition = environments[task_name]!;
+    const definition = Object.hasOwn(environments, task_name) ? environments[task_name] : undefined;
+    if (!definition) throw problem("dataset.task_name", `'${task_name}' is not a key of envs`);
     let generated: unknown;
     try {
       generated = await definition.generateDataset({

@@ -88,3 +88,28 @@ describe("scenario parser", () => {
     );
   });
 });
+
+describe("values that would run wrong", () => {
+  it("env_step_timeout_ms above what a timer can wait (it would fire after 1 ms) is refused with the field", () => {
+    expect(parseScenario({ ...valid, env_step_timeout_ms: 2_147_483_647 }).env_step_timeout_ms).toBe(2_147_483_647);
+    expect(problemsOf({ ...valid, env_step_timeout_ms: 2_147_483_648 })).toEqual([
+      "env_step_timeout_ms: expected at most 2147483647 ms (about 24.8 days, the longest a timer can wait)",
+    ]);
+    expect(problemsOf({ ...valid, env_step_timeout_ms: 1e400 })).toEqual(["env_step_timeout_ms: expected a positive integer"]);
+  });
+
+  it("task names that are Object.prototype members are no keys of an envs that does not name them", () => {
+    for (const name of ["constructor", "toString", "hasOwnProperty", "valueOf"]) {
+      expect(problemsOf({ ...valid, samples: [{ task_name: name, message_log: [{ role: "user", content: "hi" }] }] })).toEqual([
+        `samples[0].task_name: '${name}' is not a key of envs`,
+      ]);
+      const { samples: _, ...noSamples } = valid;
+      expect(problemsOf({ ...noSamples, dataset: { task_name: name, size: 1, seed: 0 } })).toEqual([`dataset.task_name: '${name}' is not a key of envs`]);
+    }
+  });
+
+  it("a task that is named 'constructor' in envs is a task like any other", () => {
+    const s = parseScenario({ ...valid, envs: { constructor: { env: "calculator" } }, samples: [{ task_name: "constructor", message_log: [{ role: "user", content: "hi" }] }] });
+    expect(Object.keys(s.envs)).toEqual(["constructor"]);
+  });
+});

@@ -4,17 +4,13 @@
  */
 
 import { z } from "zod";
-import { describeJsonValueProblem, findJsonValueProblem } from "../core/index.js";
+import { describeJsonValueProblem, findJsonValueProblem, MAX_TIMEOUT_MS } from "../core/index.js";
 import { describeJsonError } from "./json-text.js";
 import { textOf, Utf8Error } from "./utf8.js";
 
 const int = (what: string) => z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` });
 const positiveInt = int("a positive integer").positive({ error: "expected a positive integer" });
-/**
- * The longest a timer can wait: `setTimeout` takes a signed 32-bit delay, and a longer one fires after 1 ms (so every
- * step would "time out" at once).
- */
-export const MAX_TIMEOUT_MS = 2_147_483_647;
+// The longest a timer can wait (a longer delay fires after 1 ms): src/core/rollout/options.ts.
 const timeoutMs = positiveInt.max(MAX_TIMEOUT_MS, {
   error: `expected at most ${MAX_TIMEOUT_MS} ms (about 24.8 days, the longest a timer can wait)`,
 });

@@ -149,7 +149,7 @@ export function assessAssistantTurn(
  */
 export function popEnvFlags(metadata: Metadata): Metadata {
   if (metadata === null || metadata === undefined) return metadata ?? null;
-  if (!(ENV_INVALID_ACTION_KEY in metadata) && !(ENV_MALFORMED_THINKING_KEY in metadata)) return metadata;
+  if (!Object.hasOwn(metadata, ENV_INVALID_ACTION_KEY) && !Object.hasOwn(metadata, ENV_MALFORMED_THINKING_KEY)) return metadata;
   const { [ENV_INVALID_ACTION_KEY]: _a, [ENV_MALFORMED_THINKING_KEY]: _m, ...rest } = metadata;
   return rest;
 }

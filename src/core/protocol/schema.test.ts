@@ -128,3 +128,12 @@ describe("validateArguments / validateAgainstSchema (fork-additions.md §3.1)", 
     expect(pyEquals([1, 2], [2, 1])).toBe(false);
   });
 });
+
+describe("user-given names are own keys only", () => {
+  it("a schema type named after an Object.prototype member is unsupported, not Object's method", () => {
+    for (const type of ["constructor", "toString", "hasOwnProperty"]) {
+      expect(() => validateAgainstSchema(1, { type })).toThrow(SchemaError);
+      expect(() => validateAgainstSchema(1, { type })).toThrow(`unsupported JSON-schema type: '${type}'`);
+    }
+  });
+});

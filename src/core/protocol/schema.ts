@@ -45,7 +45,7 @@ export function pyEquals(a: unknown, b: unknown): boolean {
   if (Array.isArray(x) && Array.isArray(y)) return x.length === y.length && x.every((v, i) => pyEquals(v, y[i]));
   if (isObject(x) && isObject(y)) {
     const keys = Object.keys(x);
-    return keys.length === Object.keys(y).length && keys.every((k) => k in y && pyEquals(x[k], y[k]));
+    return keys.length === Object.keys(y).length && keys.every((k) => Object.hasOwn(y, k) && pyEquals(x[k], y[k]));
   }
   return x === y;
 }
@@ -56,7 +56,8 @@ export function validateAgainstSchema(value: unknown, schema: unknown, path = "$
   const t = s.type;
   if ("type" in s) {
     if (typeof t !== "string") throw new SchemaError(`${path}: 'type' must be a string, got ${pyRepr(t)}`);
-    const check = TYPE_CHECKS[t];
+    // Own keys only: a schema's "constructor" or "toString" is an unsupported type, not Object's method.
+    const check = Object.hasOwn(TYPE_CHECKS, t) ? TYPE_CHECKS[t] : undefined;
     if (!check) throw new SchemaError(`unsupported JSON-schema type: ${pyRepr(t)}`);
     if (!check(value)) return [`${path}: expected ${t}, got ${jsonTypeName(value)}`];
   }

@@ -29,13 +29,13 @@ export function resolveStructuredToolUse(block: unknown): StructuredToolUseConfi
   if (!block || (typeof block === "object" && Object.keys(block).length === 0)) return null;
   const cfg = block as StructuredToolUseConfig;
   if (!pyTruthy(cfg.enabled ?? false)) return null;
-  const style = "thinking_style" in cfg ? cfg.thinking_style : THINKING_PAIRED;
+  const style = Object.hasOwn(cfg, "thinking_style") ? cfg.thinking_style : THINKING_PAIRED;
   if (!THINKING_STYLES.includes(style as ThinkingStyle)) {
     throw new Error(
       `structured_tool_use.thinking_style must be one of ${pyRepr(new PyTuple(THINKING_STYLES))}, got ${pyRepr(style)}`,
     );
   }
-  const backend = "backend" in cfg ? cfg.backend : "vllm";
+  const backend = Object.hasOwn(cfg, "backend") ? cfg.backend : "vllm";
   if (backend !== "vllm") throw new Error(`structured_tool_use v1 supports only the 'vllm' backend, got ${pyRepr(backend)}`);
   return cfg;
 }

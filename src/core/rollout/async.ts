@@ -26,7 +26,7 @@ import { isAbortError } from "./control.js";
 import type { RolloutEvent, TerminationReason } from "./events.js";
 import { ContextRows } from "./context-rows.js";
 import { asyncGenerateResponseForSampleTurn } from "./generate.js";
-import { DEFAULT_MAX_ROLLOUT_TURNS, type RolloutOptions } from "./options.js";
+import { checkTimeoutMs, DEFAULT_MAX_ROLLOUT_TURNS, type RolloutOptions } from "./options.js";
 import { stepSample } from "./rewards.js";
 import { RolloutFailure, type RolloutResult } from "./sync.js";
 import { assessTurn, clock, errorText, max, mean, min, observationMessage, sum, terminationReason } from "./turn.js";
@@ -295,6 +295,7 @@ async function runAllSamples(
   args: AsyncRolloutArgs,
 ): Promise<{ results: [FinalSampleState, SampleMetrics][]; now: () => number }> {
   const { inputBatch } = args;
+  checkTimeoutMs("envStepTimeoutMs", args.envStepTimeoutMs);
   const B = inputBatch.size;
   if (B === 0) throw new RolloutFailure("cannot run a rollout on an empty batch");
   const now = clock();

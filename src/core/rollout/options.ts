@@ -24,7 +24,10 @@ export interface RolloutOptions {
   endOnResponseTruncation?: boolean;
   /** Decision 4: the first generation or environment error rejects the whole rollout. */
   failFast?: boolean;
-  /** An environment step running longer fails its samples with an `error` termination. */
+  /**
+   * An environment step running longer fails its samples with an `error` termination (and its `StepContext.signal`
+   * is aborted). An integer from 1 to `MAX_TIMEOUT_MS`; 0 or absent: no deadline.
+   */
   envStepTimeoutMs?: number;
   /** Cancels the rollout: it resolves with the partial results, unfinished samples marked `cancelled`. */
   signal?: AbortSignal;
@@ -35,3 +38,17 @@ export interface RolloutOptions {
 }
 
 export const DEFAULT_MAX_ROLLOUT_TURNS = 999999;
+
+/**
+ * The longest a timer can wait: `setTimeout` takes a signed 32-bit delay in ms, and a longer one fires after 1 ms
+ * (so every step would "time out" at once). About 24.8 days.
+ */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** Throws a RangeError naming the option when `value` is not a usable timeout (an integer from 0 to MAX_TIMEOUT_MS). */
+export function checkTimeoutMs(name: string, value: number | undefined): void {
+  if (value === undefined) return;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > MAX_TIMEOUT_MS) {
+    throw new RangeError(`${name}: expected an integer number of ms from 0 to ${MAX_TIMEOUT_MS}, got ${String(value)}`);
+  }
+}

@@ -5,11 +5,18 @@
  * `stepEnvironments` is the same dispatch with each group's failure kept to that group (decision 4): a `step` that
  * throws, times out or returns a malformed result fails only its own samples, with a message naming the
  * environment, the field and the sample. `calculateRewards` is the reference's all-or-nothing form on top of it.
+ *
+ * A return is checked exactly: rewards are finite numbers (NaN and ±Infinity fail the sample, as a JSON `1e400`
+ * would otherwise become `total_reward: null`), each `terminateds` entry is a boolean or the number 0 or 1 (the
+ * reference's tensors are bool or float 0/1; a string such as "false" is no flag), metadata is an object or null
+ * nested at most `MAX_METADATA_DEPTH` levels with no `__proto__` key (so it fits every file it goes into), and an
+ * error names what was there instead (`step returned an array, expected an object`).
  */
 
 import type { BatchedDataDict } from "../batch.js";
 import { cloneData } from "../clone.js";
-import type { EnvironmentInterface, EnvironmentReturn, EnvMessage, Message, Metadata } from "../types.js";
+import { describeType, findJsonValueProblem, formatJsonPath, MAX_METADATA_DEPTH } from "../json-value.js";
+import type { EnvironmentInterface, EnvironmentReturn, EnvMessage, Message, Metadata, StepContext } from "../types.js";
 
 /** A batch with `message_log`, `extra_env_info` and `task_name`. */
 export type RewardsBatch = BatchedDataDict;
@@ -85,13 +92,17 @@ async function stepGroup(
 ): Promise<SampleStep[]> {
   const env = Object.prototype.hasOwnProperty.call(taskToEnv, task) ? taskToEnv[task] : undefined;
   if (!env) return indices.map(() => ({ ok: false, error: `No environment found for task type: ${task}` }));
+  const timeoutMs = options.timeoutMs !== undefined && options.timeoutMs > 0 ? options.timeoutMs : undefined;
+  const deadline = timeoutMs !== undefined ? new AbortController() : null;
   try {
+    const context: StepContext = deadline ? { timeoutMs, signal: deadline.signal } : {};
     // Environments get copies: an in-process environment must not be able to change the rollout's state.
     const call = env.step(
       indices.map((i) => toEnvMessages(logs[i]!)),
       indices.map((i) => cloneData(infos[i] ?? null)),
+      context,
     );
-    const ret = await withTimeout(Promise.resolve(call), options.timeoutMs, task);
+    const ret = await withTimeout(Promise.resolve(call), timeoutMs, task, deadline);
     return splitReturn(ret, task, indices, options.sampleIds);
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
@@ -104,14 +115,16 @@ class StepTimeoutError extends Error {}
 /** A return that does not fit the interface: its message already names the environment and the field. */
 class ReturnShapeError extends Error {}
 
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number | undefined, task: string): Promise<T> {
-  if (timeoutMs === undefined || timeoutMs <= 0) return promise;
+/** The step or its timeout; at the timeout `deadline` is aborted (the step's work is told to stop). */
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number | undefined, task: string, deadline: AbortController | null): Promise<T> {
+  if (timeoutMs === undefined) return promise;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new StepTimeoutError(`environment '${task}' step timed out after ${timeoutMs} ms`)),
-      timeoutMs,
-    );
+    timer = setTimeout(() => {
+      const error = new StepTimeoutError(`environment '${task}' step timed out after ${timeoutMs} ms`);
+      reject(error);
+      deadline?.abort(error);
+    }, timeoutMs);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -120,7 +133,9 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number | undefined, task
 function splitReturn(ret: EnvironmentReturn, task: string, indices: number[], sampleIds?: readonly number[]): SampleStep[] {
   const n = indices.length;
   const where = `environment '${task}'`;
-  if (!ret || typeof ret !== "object") throw new ReturnShapeError(`${where} step returned ${typeof ret}, expected an object`);
+  if (!ret || typeof ret !== "object" || Array.isArray(ret)) {
+    throw new ReturnShapeError(`${where} step returned ${describeType(ret)}, expected an object`);
+  }
   const lists: [string, unknown][] = [
     ["observations", ret.observations],
     ["metadata", ret.metadata],
@@ -133,13 +148,14 @@ function splitReturn(ret: EnvironmentReturn, task: string, indices: number[], sa
   const rewardsIsList = Array.isArray(ret.rewards);
   if (rewardsIsList) lists.push(["rewards", ret.rewards]);
   else if (ret.rewards && typeof ret.rewards === "object") {
-    for (const [name, values] of Object.entries(ret.rewards)) lists.push([`rewards['${name}']`, values]);
-  } else throw new ReturnShapeError(`${where} returned rewards of type ${typeof ret.rewards}, expected a list or named lists`);
-  for (const [field, value] of lists) {
-    if (!Array.isArray(value) || value.length !== n) {
-      const got = Array.isArray(value) ? `${value.length} entries` : typeof value;
-      throw new ReturnShapeError(`${where} returned ${field} with ${got} for a step of ${n} samples`);
+    for (const [name, values] of Object.entries(ret.rewards)) {
+      if (name === "__proto__") throw new ReturnShapeError(`${where} returned a reward named '__proto__', which is not allowed`);
+      lists.push([`rewards['${name}']`, values]);
     }
+  } else throw new ReturnShapeError(`${where} returned rewards as ${describeType(ret.rewards)}, expected a list or named lists`);
+  for (const [field, value] of lists) {
+    if (!Array.isArray(value)) throw new ReturnShapeError(`${where} returned ${field} as ${describeType(value)}, expected a list of ${n}`);
+    if (value.length !== n) throw new ReturnShapeError(`${where} returned ${field} with ${value.length} entries for a step of ${n} samples`);
   }
   return indices.map((sampleIndex, j): SampleStep => {
     const fail = (field: string, why: string): SampleStep => ({
@@ -153,21 +169,33 @@ function splitReturn(ret: EnvironmentReturn, task: string, indices: number[], sa
     let reward = 0;
     let components: Record<string, number> | null = null;
     if (rewardsIsList) {
-      reward = (ret.rewards as unknown[])[j] as number;
-      if (typeof reward !== "number" || Number.isNaN(reward)) return fail("reward", `${String(reward)} is not a number`);
+      const value = (ret.rewards as unknown[])[j];
+      const why = notFinite(value);
+      if (why) return fail("reward", why);
+      reward = value as number;
     } else {
       components = {};
       for (const [name, values] of Object.entries(ret.rewards as Record<string, unknown[]>)) {
         const value = values[j];
-        if (typeof value !== "number" || Number.isNaN(value)) return fail(`reward '${name}'`, `${String(value)} is not a number`);
-        components[name] = value;
-        reward += value;
+        const why = notFinite(value);
+        if (why) return fail(`reward '${name}'`, why);
+        components[name] = value as number;
+        reward += value as number;
       }
+      // Finite components can still add up to ±Infinity.
+      if (!Number.isFinite(reward)) return fail("reward", `its components add up to ${reward}`);
+    }
+    const flag = ret.terminateds[j];
+    if (typeof flag !== "boolean" && flag !== 0 && flag !== 1) {
+      return fail("terminated", `expected true or false (or the number 0 or 1), got ${valueWords(flag)}`);
     }
     let metadata = (ret.metadata[j] ?? null) as Metadata;
     if (metadata !== null && (typeof metadata !== "object" || Array.isArray(metadata))) {
-      return fail("metadata", "expected an object or null");
+      return fail("metadata", `expected an object or null, got ${describeType(metadata)}`);
     }
+    // Before the copy below (which recurses): too deep a value, or a `__proto__` key, fails here by name.
+    const shape = metadata === null ? null : findJsonValueProblem(metadata, { maxDepth: MAX_METADATA_DEPTH, shared: true });
+    if (shape) return fail("metadata", `${formatJsonPath(["metadata", ...shape.path])}: ${shape.message}`);
     try {
       // The rollout keeps its own copy: later changes by the environment cannot reach it, and a value that
       // cannot be copied (a function, a socket) fails here rather than in an export.
@@ -186,10 +214,25 @@ function splitReturn(ret: EnvironmentReturn, task: string, indices: number[], sa
       nextStopStrings: stops ?? null,
       reward,
       rewardComponents: components,
-      terminated: Boolean(ret.terminateds[j]),
+      terminated: flag === true || flag === 1,
       answer: ret.answers ? (ret.answers[j] ?? null) : null,
     };
   });
+}
+
+/** Why `value` is no reward (not a number, NaN, ±Infinity), or null when it is one. */
+function notFinite(value: unknown): string | null {
+  if (typeof value !== "number") return `${valueWords(value)} is not a number`;
+  if (Number.isNaN(value)) return "NaN is not a number";
+  if (!Number.isFinite(value)) return `${value} is not a finite number`;
+  return null;
+}
+
+/** A value in an error: `the string "false"`, `an array`, `null`, `2`. */
+function valueWords(value: unknown): string {
+  if (typeof value === "string") return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return describeType(value);
 }
 
 /** The reference's `calculate_rewards`: any failure rejects. Rewards come back as a list, or named lists. */

@@ -27,7 +27,7 @@ import { isAbortError } from "./control.js";
 import type { RolloutEvent, TerminationReason } from "./events.js";
 import { ContextRows } from "./context-rows.js";
 import { buildGenerationInput, generateResponses } from "./generate.js";
-import { DEFAULT_MAX_ROLLOUT_TURNS, type RolloutOptions } from "./options.js";
+import { checkTimeoutMs, DEFAULT_MAX_ROLLOUT_TURNS, type RolloutOptions } from "./options.js";
 import { stepEnvironments } from "./rewards.js";
 import { assessTurn, clock, errorText, max, mean, min, observationMessage, sum, terminationReason } from "./turn.js";
 
@@ -50,6 +50,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
   // Per-turn events are made only for a listener (a rollout without one makes tens of thousands for nobody).
   const listening = args.onEvent !== undefined;
 
+  checkTimeoutMs("envStepTimeoutMs", args.envStepTimeoutMs);
   const B = inputBatch.size;
   if (B === 0) throw new RolloutFailure("cannot run a rollout on an empty batch");
   const columns = cloneData(inputBatch.data);
@@ -60,7 +61,8 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
   const stopStrings = (columns.stop_strings as (string[] | null)[] | undefined) ?? new Array(B).fill(null);
 
   const totalRewards = new Array<number>(B).fill(0);
-  let multiRewards: Record<string, number[]> | null = null;
+  // Keyed by the environment's reward names: a Map, so a name such as "constructor" is a name like any other.
+  let multiRewards: Map<string, number[]> | null = null;
   const turnCounts = new Array<number>(B).fill(0);
   const tokenCounts = new Array<number>(B).fill(0);
   const assistantTokens = new Array<number>(B).fill(0);
@@ -181,10 +183,11 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
         const step = steps[j]!;
         if (!step.ok) return fail(g, step.error);
         if (step.rewardComponents) {
-          multiRewards ??= {};
+          multiRewards ??= new Map();
           for (const [name, value] of Object.entries(step.rewardComponents)) {
-            multiRewards[name] ??= new Array<number>(B).fill(0);
-            multiRewards[name]![g]! += value;
+            let column = multiRewards.get(name);
+            if (!column) multiRewards.set(name, (column = new Array<number>(B).fill(0)));
+            column[g]! += value;
           }
         }
         totalRewards[g]! += step.reward;
@@ -262,7 +265,10 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
     total_reward: totalRewards,
     truncated,
   };
-  if (multiRewards) Object.assign(out, multiRewards);
+  // (No reward is named `__proto__`: the step check refuses that name.)
+  // (Set in the step callbacks: TypeScript's narrowing does not see it.)
+  const rewardColumns = multiRewards as Map<string, number[]> | null;
+  if (rewardColumns) for (const [name, column] of rewardColumns) out[name] = column;
   if (detectInvalid) {
     out.invalid_action_count = invalidCounts;
     out.malformed_thinking_count = thinkingCounts;

@@ -224,3 +224,11 @@ describe("built-in commands", () => {
     expect(sh("true && false")).toBe("[exit=1]\n");
   });
 });
+
+describe("names a model writes are looked up as own keys only", () => {
+  it("$constructor is an unset variable, --constructor an unknown option, \\\\_ no escape", () => {
+    expect(sh("echo [$constructor][$toString][$HOME]")).toBe("[exit=0]\n[][][/workspace]\n");
+    expect(sh("ls --constructor")).toMatch(/^\[exit=2\]\n\n\[stderr\]\nls: unrecognized option '--constructor'/);
+    expect(sh("sort --toString names.txt")).toMatch(/unrecognized option '--toString'/);
+  });
+});

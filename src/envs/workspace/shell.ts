@@ -187,7 +187,8 @@ class Shell {
   private variable(name: string): string {
     const known: Record<string, string> = { HOME: WORKSPACE_ROOT, PWD: this.fs.cwd, USER: "user", SHELL: "/bin/sh" };
     if (name === "?") return String(this.status);
-    return known[name] ?? "";
+    // Own keys only: `$constructor` is an unset variable, not Object's constructor.
+    return Object.hasOwn(known, name) ? known[name]! : "";
   }
 
   /** `$(...)`: runs the script in a nested shell on the same tree; its output minus trailing newlines. */

@@ -79,7 +79,8 @@ export function parseArgs(name: string, args: readonly string[], spec: ArgSpec):
     }
     if (arg.startsWith("--")) {
       const [key, inline] = arg.slice(2).split(/=(.*)/s) as [string, string | undefined];
-      const letter = spec.long?.[key];
+      // Own keys only: `--constructor` is an unknown option, not Object's constructor.
+      const letter = spec.long && Object.hasOwn(spec.long, key) ? spec.long[key] : undefined;
       if (!letter) throw new UsageError(`${name}: unrecognized option '${arg}'`);
       if (takes(letter)) {
         const value = inline ?? args[++i];

@@ -218,7 +218,7 @@ const uniq = withUsage((io, out) => {
 /** Backslash escapes of `echo -e` and of printf formats. */
 function unescapeBackslashes(text: string): string {
   const map: Record<string, string> = { n: "\n", t: "\t", r: "\r", "\\": "\\", a: "\x07", b: "\b", f: "\f", v: "\v", '"': '"', "'": "'" };
-  return text.replace(/\\(.)/gs, (whole, ch: string) => map[ch] ?? whole);
+  return text.replace(/\\(.)/gs, (whole, ch: string) => (Object.hasOwn(map, ch) ? map[ch]! : whole));
 }
 
 const echo: Command = (io) => {
