@@ -144,3 +144,33 @@ describe("rollout-lab as a package installed into another project", () => {
     240_000,
   );
 });
+
+describe("rollout-lab installed from a git URL", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "rollout-lab-git-"));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  // npm clones the repository (its committed HEAD: this checkout's last commit) and installs it as it would from
+  // a host: no build step, the same files as the tarball.
+  it.skipIf(!existsSync(join(root, ".git")))(
+    "installs and runs a suite with the project's own module",
+    async () => {
+      await mkdir(join(dir, "environments"));
+      await mkdir(join(dir, "scenarios"));
+      await writeFile(join(dir, "package.json"), JSON.stringify({ name: "git-user", private: true, type: "module" }));
+      await writeFile(join(dir, "environments", "word_echo.js"), WORD_ECHO);
+      await writeFile(join(dir, "scenarios", "echo.json"), JSON.stringify(SCRIPTED));
+      await writeFile(join(dir, "suite.json"), JSON.stringify({ scenarios: ["scenarios/echo.json"] }));
+      const installed = await sh("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", `git+file://${root}`], dir);
+      expect(installed.code, installed.stderr).toBe(0);
+      const env = ["--environments", "environments"];
+      expect((await sh("npx", ["rollout-lab", "regress", "suite.json", "--update", ...env], dir)).code).toBe(0);
+      const run = await sh("npx", ["rollout-lab", "regress", "suite.json", "--junit", "junit.xml", ...env], dir);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^ok +echo$/m);
+    },
+    300_000,
+  );
+});
