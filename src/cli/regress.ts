@@ -53,6 +53,7 @@ import { failedLine, renderTextReport, summaryLine } from "../regress/report-tex
 import { parseShard, parseSuiteText, scenarioName, selectShard, SuiteError, type Shard, type Suite } from "../regress/suite.js";
 import { withoutTiming } from "../scenario/result.js";
 import { runScenario } from "../scenario/run.js";
+import { decodeUtf8 } from "../scenario/utf8.js";
 import { parseScenarioText, ScenarioError, type Scenario } from "../scenario/schema.js";
 
 const USAGE = [
@@ -152,14 +153,15 @@ const asStored = (metrics: Record<string, unknown>) => JSON.parse(JSON.stringify
 
 /** A scenario file read and checked: a bad one is a FailedRun of kind input. */
 async function readScenario(path: string): Promise<Scenario> {
-  return parseScenarioText(await readFile(path, "utf8"), path);
+  // Bytes: the parser decodes strict UTF-8 and names a bad byte.
+  return parseScenarioText(await readFile(path), path);
 }
 
 async function runOnce(scenario: Scenario, path: string, browser: BrowserRunner | null, tracePath: string | null): Promise<RunOutcome> {
   if (browser) {
     const skip = browserSkipReason(scenario);
     if (skip) return { skipped: skip };
-    const replayRun = scenario.policy.kind === "replay" ? await readFile(resolve(dirname(path), scenario.policy.file), "utf8") : undefined;
+    const replayRun = scenario.policy.kind === "replay" ? decodeUtf8(await readFile(resolve(dirname(path), scenario.policy.file))) : undefined;
     const result = await browser.run(scenario, { replayRun, tracePath });
     return { samplesJsonl: toJsonl(result.samples), metrics: asStored(result.metrics) };
   }
@@ -274,7 +276,7 @@ export async function main(argv: string[]): Promise<number> {
   const suitePath = resolve(args.suite);
   let suite: Suite;
   try {
-    suite = parseSuiteText(await readFile(suitePath, "utf8"), args.suite);
+    suite = parseSuiteText(await readFile(suitePath), args.suite);
   } catch (e) {
     const problems = e instanceof SuiteError ? e.problems : [(e as Error).message];
     process.stderr.write(`error: invalid suite ${args.suite}:\n${problems.map((p) => `  ${p}`).join("\n")}\n`);
