@@ -8,6 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describeJsonError } from "../scenario/json-text.js";
+import { decodeUtf8 } from "../scenario/utf8.js";
 
 export class GoldenError extends Error {
   override name = "GoldenError";
@@ -19,13 +20,19 @@ export interface Golden {
 }
 
 async function readIfThere(path: string): Promise<string | null> {
+  let bytes: Uint8Array;
   try {
-    return await readFile(path, "utf8");
+    bytes = await readFile(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return null;
     if (code === "EISDIR") throw new GoldenError(`damaged golden ${path}: a folder, expected a file`);
     throw new GoldenError(`damaged golden ${path}: cannot be read: ${(e as Error).message}`);
+  }
+  try {
+    return decodeUtf8(bytes);
+  } catch (e) {
+    throw new GoldenError(`damaged golden ${path}: ${(e as Error).message}`);
   }
 }
 
