@@ -1,4 +1,4 @@
-// `npm run test:faults`: the fault suite (README, "Faults and what survives them"). The unit tests of the faults
+// `npm run test:faults`: the fault suite (docs/faults.md). The unit tests of the faults
 // (src/faults/ through `npm run test:faults:node`; the device-loss guard, load errors, runs cut short), the static
 // build, then the browser tests that
 // inject each fault into the built lab: e2e/faults.spec.ts (default project) and e2e/faults.webgpu.spec.ts (the
