@@ -25,21 +25,9 @@ import {
   type GenerationOutputSpec,
   type TokenizerInterface,
 } from "../../core/index.js";
+import { generationHooks, type GenerationHooks, type RowState, type SamplingSettings, type TransformersRuntime } from "./processors.js";
 
-export type TransformersRuntime = Pick<
-  typeof Transformers,
-  "Tensor" | "LogitsProcessor" | "StoppingCriteria" | "BaseStreamer"
->;
-
-export interface SamplingSettings {
-  /** 1 = the raw distribution. Ignored when greedy. */
-  temperature?: number;
-  /** 0 = no top-k cut. */
-  top_k?: number;
-  /** 1 = no nucleus cut. */
-  top_p?: number;
-  seed?: number;
-}
+export { logSoftmax, sampleToken, type SamplingSettings, type TransformersRuntime } from "./processors.js";
 
 type Model = Transformers.PreTrainedModel;
 type HfTokenizer = Transformers.PreTrainedTokenizer;
@@ -94,18 +82,6 @@ function detectGenerationPrefill(hf: HfTokenizer): string {
   }
 }
 
-interface RowState {
-  sampleId: number;
-  turn: number;
-  promptIds: number[];
-  maxNew: number;
-  stops: string[];
-  /** Generated tokens kept, once the row is done; null while running. */
-  keep: number | null;
-  truncated: boolean;
-  logprobs: number[];
-  rng: Rng;
-}
 
 interface CacheEntry {
   /** The padded token rows the cache covers (the last generated token of each row is not in it). */
@@ -125,6 +101,7 @@ export class ModelPolicy implements GenerationInterface {
   private queue: Promise<unknown> = Promise.resolve();
   private cached: CacheEntry | null = null;
   private stats = { cacheHits: 0, cacheMisses: 0 };
+  private readonly hooks: GenerationHooks;
 
   constructor(
     private readonly runtime: TransformersRuntime,
@@ -133,6 +110,7 @@ export class ModelPolicy implements GenerationInterface {
     private readonly sampling: ModelPolicyOptions = {},
   ) {
     this.tokenizer = new ModelTokenizer(hfTokenizer);
+    this.hooks = generationHooks(runtime, this.tokenizer);
   }
 
   get cacheStats(): { cacheHits: number; cacheMisses: number } {
@@ -182,9 +160,9 @@ export class ModelPolicy implements GenerationInterface {
     const attentionMask = new Tensor("int64", BigInt64Array.from(mask.flat().map(BigInt)), [B, width]);
     const pastKeyValues = await this.reusableCache(padded);
 
-    const recorder = new this.recorder(rows);
+    const recorder = new this.hooks.LogprobRecorder(rows);
     const processors: Transformers.LogitsProcessor[] = [recorder];
-    if (!greedy) processors.push(new this.sampler(rows, this.sampling));
+    if (!greedy) processors.push(new this.hooks.SeededSampler(rows, this.sampling));
     const result = (await this.model.generate({
       input_ids: inputIds,
       attention_mask: attentionMask,
@@ -194,9 +172,9 @@ export class ModelPolicy implements GenerationInterface {
       no_repeat_ngram_size: 0,
       min_new_tokens: null,
       logits_processor: processors,
-      stopping_criteria: [new this.rowStopper(rows, width, options.signal, this.sampling.ignoreEos ?? false)],
+      stopping_criteria: [new this.hooks.RowStopper(rows, width, options.signal, this.sampling.ignoreEos ?? false)],
       ...(this.sampling.ignoreEos ? { eos_token_id: [] } : {}),
-      streamer: options.onToken ? new this.streamer(rows, options.onToken) : undefined,
+      streamer: options.onToken ? new this.hooks.RowStreamer(rows, options.onToken) : undefined,
       return_dict_in_generate: true,
       ...(pastKeyValues ? { past_key_values: pastKeyValues } : {}),
     } as Record<string, unknown>)) as unknown as { sequences: Transformers.Tensor; past_key_values: Transformers.DynamicCache };
@@ -242,178 +220,6 @@ export class ModelPolicy implements GenerationInterface {
     this.cached = null;
     if (entry) await entry.cache.dispose();
   }
-
-  /** Records log-softmax of the raw logits; resolves each step's chosen token on the next call. */
-  private get recorder() {
-    const { LogitsProcessor } = this.runtime;
-    return class LogprobRecorder extends LogitsProcessor {
-      private pending: Float32Array[] | null = null;
-      constructor(private readonly rows: RowState[]) {
-        super();
-      }
-      override _call(inputIds: bigint[][], logits: Transformers.Tensor): Transformers.Tensor {
-        this.resolve(inputIds);
-        const data = logits.data as Float32Array;
-        const vocab = logits.dims.at(-1)!;
-        this.pending = this.rows.map((_, b) => logSoftmax(data.subarray(b * vocab, (b + 1) * vocab)));
-        return logits;
-      }
-      finish(sequences: bigint[][]): void {
-        this.resolve(sequences);
-      }
-      private resolve(ids: bigint[][]): void {
-        if (!this.pending) return;
-        this.pending.forEach((row, b) => this.rows[b]!.logprobs.push(row[Number(ids[b]!.at(-1))]!));
-        this.pending = null;
-      }
-    };
-  }
-
-  /** Temperature, top-k and top-p, then one seeded draw per row: every other token is masked out. */
-  private get sampler() {
-    const { LogitsProcessor } = this.runtime;
-    return class SeededSampler extends LogitsProcessor {
-      constructor(
-        private readonly rows: RowState[],
-        private readonly settings: SamplingSettings,
-      ) {
-        super();
-      }
-      override _call(_inputIds: bigint[][], logits: Transformers.Tensor): Transformers.Tensor {
-        const data = logits.data as Float32Array;
-        const vocab = logits.dims.at(-1)!;
-        this.rows.forEach((row, b) => {
-          const slice = data.subarray(b * vocab, (b + 1) * vocab);
-          const chosen = sampleToken(slice, this.settings, row.rng);
-          slice.fill(-Infinity);
-          slice[chosen] = 0;
-        });
-        return logits;
-      }
-    };
-  }
-
-  /** Marks each row done at its EOS, its first stop string (kept) or its own token limit. */
-  private get rowStopper() {
-    const { StoppingCriteria } = this.runtime;
-    const tokenizer = this.tokenizer;
-    return class RowStopper extends StoppingCriteria {
-      constructor(
-        private readonly rows: RowState[],
-        private readonly promptWidth: number,
-        private readonly signal: AbortSignal | undefined,
-        private readonly ignoreEos: boolean,
-      ) {
-        super();
-      }
-      override _call(inputIds: number[][] | bigint[][]): boolean[] {
-        if (this.signal?.aborted) return this.rows.map(() => true);
-        return this.rows.map((row, b) => {
-          if (row.keep !== null) return true;
-          const all = inputIds[b] as (number | bigint)[];
-          const n = all.length - this.promptWidth;
-          const last = Number(all[all.length - 1]);
-          if ((last === tokenizer.eosTokenId && !this.ignoreEos) || stopsAt(all, this.promptWidth, row.stops, tokenizer)) {
-            row.keep = n;
-          } else if (n >= row.maxNew) {
-            row.keep = row.maxNew;
-            row.truncated = true;
-          }
-          return row.keep !== null;
-        });
-      }
-    };
-  }
-
-  /** Streams each running row's new token as text. */
-  private get streamer() {
-    const { BaseStreamer } = this.runtime;
-    const tokenizer = this.tokenizer;
-    return class RowStreamer extends BaseStreamer {
-      private promptSeen = false;
-      private readonly streamed: number[];
-      constructor(
-        private readonly rows: RowState[],
-        private readonly onToken: NonNullable<GenerateOptions["onToken"]>,
-      ) {
-        super();
-        this.streamed = rows.map(() => 0);
-      }
-      override put(value: bigint[][]): void {
-        if (!this.promptSeen) {
-          this.promptSeen = true;
-          return;
-        }
-        value.forEach(([id], b) => {
-          const row = this.rows[b]!;
-          // A row marked done keeps receiving tokens until the whole batch is done: those are not its output.
-          if (row.keep !== null || this.streamed[b]! >= row.maxNew) return;
-          this.streamed[b]! += 1;
-          this.onToken(b, Number(id), tokenizer.tokenText(Number(id)));
-        });
-      }
-      override end(): void {}
-    };
-  }
-}
-
-/** Whether the newest generated token completed one of the stop strings (only the tail is decoded). */
-function stopsAt(all: (number | bigint)[], promptWidth: number, stops: string[], tokenizer: TokenizerInterface): boolean {
-  if (stops.length === 0) return false;
-  const window = Math.max(...stops.map((s) => s.length)) + 4;
-  const ids = all.slice(Math.max(promptWidth, all.length - window)).map(Number);
-  const tail = tokenizer.decode(ids);
-  const before = tokenizer.decode(ids.slice(0, -1));
-  return stops.some((s) => tail.includes(s) && !before.includes(s));
-}
-
-export function logSoftmax(row: Float32Array): Float32Array {
-  let max = -Infinity;
-  for (const x of row) if (x > max) max = x;
-  let sum = 0;
-  for (const x of row) sum += Math.exp(x - max);
-  const logZ = max + Math.log(sum);
-  const out = new Float32Array(row.length);
-  for (let i = 0; i < row.length; i++) out[i] = row[i]! - logZ;
-  return out;
-}
-
-/** One draw from the tempered, top-k and top-p filtered distribution of a row of logits. */
-export function sampleToken(logits: Float32Array, settings: SamplingSettings, rng: Rng): number {
-  const temperature = settings.temperature ?? 1;
-  if (temperature <= 0) return argmax(logits);
-  let order = Array.from(logits.keys()).filter((i) => Number.isFinite(logits[i]!));
-  order.sort((a, b) => logits[b]! - logits[a]! || a - b);
-  if (settings.top_k && settings.top_k > 0) order = order.slice(0, settings.top_k);
-  const scaled = order.map((i) => logits[i]! / temperature);
-  const max = scaled[0]!;
-  const weights = scaled.map((x) => Math.exp(x - max));
-  const total = weights.reduce((a, b) => a + b, 0);
-  const topP = settings.top_p ?? 1;
-  let kept = order.length;
-  if (topP < 1) {
-    let mass = 0;
-    for (let i = 0; i < order.length; i++) {
-      mass += weights[i]! / total;
-      if (mass >= topP) {
-        kept = i + 1;
-        break;
-      }
-    }
-  }
-  const keptTotal = weights.slice(0, kept).reduce((a, b) => a + b, 0);
-  let u = rng.next() * keptTotal;
-  for (let i = 0; i < kept; i++) {
-    u -= weights[i]!;
-    if (u < 0) return order[i]!;
-  }
-  return order[kept - 1]!;
-}
-
-function argmax(row: Float32Array): number {
-  let best = 0;
-  for (let i = 1; i < row.length; i++) if (row[i]! > row[best]!) best = i;
-  return best;
 }
 
 function abortError(): Error {

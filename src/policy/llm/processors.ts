@@ -1,0 +1,207 @@
+/**
+ * The hooks the model policy puts into transformers.js's `generate` (logits processors, a stopping criterion, a
+ * streamer), and the sampling arithmetic they use. The classes extend transformers.js's own base classes, which
+ * the entries (`node.ts`, `worker.ts`) pass in as the runtime, so they are made once per policy by
+ * `generationHooks` rather than imported.
+ */
+
+import type * as Transformers from "@huggingface/transformers";
+import type { GenerateOptions, Rng, TokenizerInterface } from "../../core/index.js";
+
+export type TransformersRuntime = Pick<typeof Transformers, "Tensor" | "LogitsProcessor" | "StoppingCriteria" | "BaseStreamer">;
+
+export interface SamplingSettings {
+  /** 1 = the raw distribution. Ignored when greedy. */
+  temperature?: number;
+  /** 0 = no top-k cut. */
+  top_k?: number;
+  /** 1 = no nucleus cut. */
+  top_p?: number;
+  seed?: number;
+}
+
+/** One row of a batched generation, as the hooks update it. */
+export interface RowState {
+  sampleId: number;
+  turn: number;
+  promptIds: number[];
+  maxNew: number;
+  stops: string[];
+  /** Generated tokens kept, once the row is done; null while running. */
+  keep: number | null;
+  truncated: boolean;
+  logprobs: number[];
+  rng: Rng;
+}
+
+/** What the hooks need of the tokenizer: its EOS, decoding (stop strings) and one token's text (streaming). */
+export interface HookTokenizer extends TokenizerInterface {
+  tokenText(id: number): string;
+}
+
+/** The four hook classes over the given transformers.js runtime and tokenizer. */
+export function generationHooks(runtime: TransformersRuntime, tokenizer: HookTokenizer) {
+  const { LogitsProcessor, StoppingCriteria, BaseStreamer } = runtime;
+
+  /** Records log-softmax of the raw logits; resolves each step's chosen token on the next call. */
+  class LogprobRecorder extends LogitsProcessor {
+    private pending: Float32Array[] | null = null;
+    constructor(private readonly rows: RowState[]) {
+      super();
+    }
+    override _call(inputIds: bigint[][], logits: Transformers.Tensor): Transformers.Tensor {
+      this.resolve(inputIds);
+      const data = logits.data as Float32Array;
+      const vocab = logits.dims.at(-1)!;
+      this.pending = this.rows.map((_, b) => logSoftmax(data.subarray(b * vocab, (b + 1) * vocab)));
+      return logits;
+    }
+    finish(sequences: bigint[][]): void {
+      this.resolve(sequences);
+    }
+    private resolve(ids: bigint[][]): void {
+      if (!this.pending) return;
+      this.pending.forEach((row, b) => this.rows[b]!.logprobs.push(row[Number(ids[b]!.at(-1))]!));
+      this.pending = null;
+    }
+  }
+
+  /** Temperature, top-k and top-p, then one seeded draw per row: every other token is masked out. */
+  class SeededSampler extends LogitsProcessor {
+    constructor(
+      private readonly rows: RowState[],
+      private readonly settings: SamplingSettings,
+    ) {
+      super();
+    }
+    override _call(_inputIds: bigint[][], logits: Transformers.Tensor): Transformers.Tensor {
+      const data = logits.data as Float32Array;
+      const vocab = logits.dims.at(-1)!;
+      this.rows.forEach((row, b) => {
+        const slice = data.subarray(b * vocab, (b + 1) * vocab);
+        const chosen = sampleToken(slice, this.settings, row.rng);
+        slice.fill(-Infinity);
+        slice[chosen] = 0;
+      });
+      return logits;
+    }
+  }
+
+  /** Marks each row done at its EOS, its first stop string (kept) or its own token limit. */
+  class RowStopper extends StoppingCriteria {
+    constructor(
+      private readonly rows: RowState[],
+      private readonly promptWidth: number,
+      private readonly signal: AbortSignal | undefined,
+      private readonly ignoreEos: boolean,
+    ) {
+      super();
+    }
+    override _call(inputIds: number[][] | bigint[][]): boolean[] {
+      if (this.signal?.aborted) return this.rows.map(() => true);
+      return this.rows.map((row, b) => {
+        if (row.keep !== null) return true;
+        const all = inputIds[b] as (number | bigint)[];
+        const n = all.length - this.promptWidth;
+        const last = Number(all[all.length - 1]);
+        if ((last === tokenizer.eosTokenId && !this.ignoreEos) || stopsAt(all, this.promptWidth, row.stops, tokenizer)) {
+          row.keep = n;
+        } else if (n >= row.maxNew) {
+          row.keep = row.maxNew;
+          row.truncated = true;
+        }
+        return row.keep !== null;
+      });
+    }
+  }
+
+  /** Streams each running row's new token as text. */
+  class RowStreamer extends BaseStreamer {
+    private promptSeen = false;
+    private readonly streamed: number[];
+    constructor(
+      private readonly rows: RowState[],
+      private readonly onToken: NonNullable<GenerateOptions["onToken"]>,
+    ) {
+      super();
+      this.streamed = rows.map(() => 0);
+    }
+    override put(value: bigint[][]): void {
+      if (!this.promptSeen) {
+        this.promptSeen = true;
+        return;
+      }
+      value.forEach(([id], b) => {
+        const row = this.rows[b]!;
+        // A row marked done keeps receiving tokens until the whole batch is done: those are not its output.
+        if (row.keep !== null || this.streamed[b]! >= row.maxNew) return;
+        this.streamed[b]! += 1;
+        this.onToken(b, Number(id), tokenizer.tokenText(Number(id)));
+      });
+    }
+    override end(): void {}
+  }
+
+  return { LogprobRecorder, SeededSampler, RowStopper, RowStreamer };
+}
+
+export type GenerationHooks = ReturnType<typeof generationHooks>;
+
+/** Whether the newest generated token completed one of the stop strings (only the tail is decoded). */
+export function stopsAt(all: (number | bigint)[], promptWidth: number, stops: string[], tokenizer: TokenizerInterface): boolean {
+  if (stops.length === 0) return false;
+  const window = Math.max(...stops.map((s) => s.length)) + 4;
+  const ids = all.slice(Math.max(promptWidth, all.length - window)).map(Number);
+  const tail = tokenizer.decode(ids);
+  const before = tokenizer.decode(ids.slice(0, -1));
+  return stops.some((s) => tail.includes(s) && !before.includes(s));
+}
+
+export function logSoftmax(row: Float32Array): Float32Array {
+  let max = -Infinity;
+  for (const x of row) if (x > max) max = x;
+  let sum = 0;
+  for (const x of row) sum += Math.exp(x - max);
+  const logZ = max + Math.log(sum);
+  const out = new Float32Array(row.length);
+  for (let i = 0; i < row.length; i++) out[i] = row[i]! - logZ;
+  return out;
+}
+
+/** One draw from the tempered, top-k and top-p filtered distribution of a row of logits. */
+export function sampleToken(logits: Float32Array, settings: SamplingSettings, rng: Rng): number {
+  const temperature = settings.temperature ?? 1;
+  if (temperature <= 0) return argmax(logits);
+  let order = Array.from(logits.keys()).filter((i) => Number.isFinite(logits[i]!));
+  order.sort((a, b) => logits[b]! - logits[a]! || a - b);
+  if (settings.top_k && settings.top_k > 0) order = order.slice(0, settings.top_k);
+  const scaled = order.map((i) => logits[i]! / temperature);
+  const max = scaled[0]!;
+  const weights = scaled.map((x) => Math.exp(x - max));
+  const total = weights.reduce((a, b) => a + b, 0);
+  const topP = settings.top_p ?? 1;
+  let kept = order.length;
+  if (topP < 1) {
+    let mass = 0;
+    for (let i = 0; i < order.length; i++) {
+      mass += weights[i]! / total;
+      if (mass >= topP) {
+        kept = i + 1;
+        break;
+      }
+    }
+  }
+  const keptTotal = weights.slice(0, kept).reduce((a, b) => a + b, 0);
+  let u = rng.next() * keptTotal;
+  for (let i = 0; i < kept; i++) {
+    u -= weights[i]!;
+    if (u < 0) return order[i]!;
+  }
+  return order[kept - 1]!;
+}
+
+function argmax(row: Float32Array): number {
+  let best = 0;
+  for (let i = 1; i < row.length; i++) if (row[i]! > row[best]!) best = i;
+  return best;
+}
