@@ -2,8 +2,9 @@
 
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
+import { getHeapStatistics } from "node:v8";
 import { loadNodeModelPolicy } from "../policy/llm/node.js";
-import type { RunScenarioOptions } from "../scenario/run.js";
+import type { RunScenarioOptions, SampleLimit } from "../scenario/run.js";
 import { decodeUtf8 } from "../scenario/utf8.js";
 import { checkoutEnvironmentLookup } from "./checkout-environments.js";
 
@@ -12,9 +13,12 @@ import { checkoutEnvironmentLookup } from "./checkout-environments.js";
  * folder are relative to the scenario file; models run on onnxruntime-node; the environments are the built-in
  * ones and the modules of `--environments <dir>` (default: this checkout's `environments/*.js`), loaded once.
  */
-export async function nodeRunOptions(scenarioPath: string): Promise<Pick<RunScenarioOptions, "loadFile" | "modelPolicy" | "environments">> {
+export async function nodeRunOptions(
+  scenarioPath: string,
+): Promise<Pick<RunScenarioOptions, "loadFile" | "modelPolicy" | "environments" | "sampleLimit">> {
   const dir = dirname(resolve(scenarioPath));
   return {
+    sampleLimit: nodeSampleLimit(),
     environments: await checkoutEnvironmentLookup(),
     // Read as bytes: bytes that are not UTF-8 are an error naming the byte, not U+FFFD.
     loadFile: async (file) => decodeUtf8(await readFile(resolve(dir, file))),
@@ -23,6 +27,30 @@ export async function nodeRunOptions(scenarioPath: string): Promise<Pick<RunScen
       const policy = await loadNodeModelPolicy({ ...spec, model });
       return { generation: policy, tokenizer: policy.tokenizer, dispose: () => policy.dispose() };
     },
+  };
+}
+
+/**
+ * The heap a sample takes at the least, for the bound below: 64 KiB, about twice what a finished sample of the
+ * heaviest built-in environment keeps (the workspace with its files, ~33 KiB; the calculator and the puzzle ~14 KiB),
+ * leaving room for what a run holds while it runs. A floor, not an estimate of every run: long episodes or a model's
+ * long outputs take more, and can still run out of memory below the bound.
+ */
+export const HEAP_BYTES_PER_SAMPLE = 64 * 1024;
+
+/**
+ * The most samples this process can hold: its heap limit (`v8.getHeapStatistics().heap_size_limit`, which
+ * `--max-old-space-size` sets) over `HEAP_BYTES_PER_SAMPLE`. A dataset above it would end in V8's heap abort (a crash
+ * with no result), so it is refused before anything is generated (4 GiB of heap: 65,536 samples).
+ */
+export function nodeSampleLimit(heapSizeLimit = getHeapStatistics().heap_size_limit): SampleLimit {
+  const max = Math.floor(heapSizeLimit / HEAP_BYTES_PER_SAMPLE);
+  const mib = Math.round(heapSizeLimit / 2 ** 20);
+  return {
+    max,
+    why:
+      `at most ${max} fit in its ${mib} MiB heap (${HEAP_BYTES_PER_SAMPLE / 1024} KiB a sample at the least); give Node more ` +
+      "(NODE_OPTIONS=--max-old-space-size=<MiB>) or split the dataset into several runs",
   };
 }
 

@@ -2,10 +2,19 @@
  * `rollout-lab rollout <scenario.json> [--out <result.json>] [--environments <dir>]` (`npm run rollout -- …` in
  * the checkout): runs one scenario headless in Node and writes the result JSON (to stdout without --out). Exit
  * status 1 on a bad scenario or a failed rollout, 2 on bad usage.
+ *
+ * The result is written as it is serialised, a sample at a time (`jsonTextChunks`), never as one string: the text
+ * is byte for byte `JSON.stringify(result, null, 2)` and a newline, as before, but a run too big for one string
+ * (30,000 calculator samples are ~700 million characters; V8 stops at 2^29 − 24) is written whole. A dataset too big
+ * for the heap is refused before it is generated (`dataset.size: …`, `nodeSampleLimit` in ./node-run.ts). The
+ * scenario file is read as bytes: bytes that are not UTF-8 are an error naming the byte.
  */
 
-import { readFile, writeFile } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
+import { finished } from "node:stream/promises";
+import { jsonTextChunks } from "../scenario/result.js";
 import { runScenario } from "../scenario/run.js";
 import { useEnvironmentsDir } from "./checkout-environments.js";
 import { isEntryPoint } from "./entry.js";
@@ -51,19 +60,22 @@ export async function main(argv: string[]): Promise<number> {
     return detail ? 2 : 0;
   }
   const path = resolve(args.scenario);
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = await readFile(path, "utf8");
+    bytes = await readFile(path);
   } catch (e) {
     process.stderr.write(`error: cannot read scenario ${args.scenario}: ${(e as Error).message}\n`);
     return 1;
   }
   try {
-    const scenario = parseScenarioText(text, args.scenario);
+    const scenario = parseScenarioText(bytes, args.scenario);
     const result = await runScenario(scenario, await nodeRunOptions(path));
-    const json = `${JSON.stringify(result, null, 2)}\n`;
-    if (args.out) await writeFile(args.out, json);
-    else process.stdout.write(json);
+    try {
+      await writeResult(result, args.out);
+    } catch (e) {
+      process.stderr.write(`error: cannot write the result${args.out ? ` to ${args.out}` : ""}: ${(e as Error).message}\n`);
+      return 1;
+    }
     return 0;
   } catch (e) {
     if (e instanceof ScenarioError) {
@@ -72,6 +84,56 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`error: rollout failed: ${(e as Error).message}\n`);
     }
     return 1;
+  }
+}
+
+/** How much text is gathered before one write (the pieces are small; a write per piece would cost more). */
+const WRITE_BYTES = 1 << 20;
+
+/** Writes `JSON.stringify(result, null, 2)` + "\n" to `out` (a file) or stdout, a piece at a time, minding backpressure. */
+export async function writeResult(result: unknown, out?: string): Promise<void> {
+  const sink = out ? createWriteStream(out) : process.stdout;
+  let failed: Error | null = null;
+  const onError = (e: Error) => (failed ??= e);
+  sink.on("error", onError);
+  const write = async (text: string) => {
+    if (failed) throw failed;
+    if (sink.write(text)) return;
+    await new Promise<void>((resolve, reject) => {
+      const done = () => {
+        sink.off("error", fail);
+        resolve();
+      };
+      const fail = (e: Error) => {
+        sink.off("drain", done);
+        reject(e);
+      };
+      sink.once("drain", done);
+      sink.once("error", fail);
+    });
+  };
+  try {
+    let parts: string[] = [];
+    let size = 0;
+    for (const piece of jsonTextChunks(result)) {
+      parts.push(piece);
+      size += piece.length;
+      if (size >= WRITE_BYTES) {
+        await write(parts.join(""));
+        parts = [];
+        size = 0;
+      }
+    }
+    parts.push("\n");
+    await write(parts.join(""));
+    if (out) {
+      sink.end();
+      await finished(sink);
+    }
+    if (failed) throw failed;
+  } finally {
+    sink.off("error", onError);
+    if (out && !sink.writableFinished) sink.destroy();
   }
 }
 

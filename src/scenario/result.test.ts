@@ -4,9 +4,10 @@
  * expected, and how many there are.
  */
 
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { runScenario } from "./run.js";
-import { parseSavedRun, SAVED_RUN_MAX_PROBLEMS, SavedRunError } from "./result.js";
+import { jsonTextChunks, parseSavedRun, SAVED_RUN_MAX_PROBLEMS, SavedRunError } from "./result.js";
 import { parseScenario } from "./schema.js";
 
 const sample = (idx: number, answer = `answer ${idx}`, tokens: number[] | null = [1, 2]) =>
@@ -137,5 +138,30 @@ describe("a replay of a damaged saved run", () => {
       ].join("\n"),
     );
     expect(events).toEqual([]);
+  });
+});
+
+describe("jsonTextChunks", () => {
+  it("joined, the pieces are JSON.stringify(value, null, 2), for any JSON value (and undefined members)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
+        for (const value of [a, { samples: [a, b, undefined], metrics: b, gone: undefined }, [a, [b, []], {}], { samples: [], metrics: {} }]) {
+          expect([...jsonTextChunks(value)].join("")).toBe(JSON.stringify(value, null, 2));
+        }
+      }),
+      { numRuns: 300 },
+    );
+    expect([...jsonTextChunks(undefined)]).toEqual([]);
+    expect([...jsonTextChunks({ d: new Date(0), s: "a\nb" }, 4)].join("")).toBe(JSON.stringify({ d: new Date(0), s: "a\nb" }, null, 4));
+  });
+
+  it("no piece is bigger than one sample: a result too big for one string can be written", () => {
+    const sample = (i: number) => ({ idx: i, message_log: [{ role: "assistant", content: "x".repeat(10_000), token_ids: new Array(1000).fill(i) }] });
+    const result = { samples: Array.from({ length: 300 }, (_, i) => sample(i)), metrics: { total_turns: 300 } };
+    const pieces = [...jsonTextChunks(result)];
+    // The biggest piece is one sample's text, indented to its place in the result.
+    const biggestSample = Math.max(...result.samples.map((s) => JSON.stringify(s, null, 2).replace(/\n/g, "\n    ").length));
+    expect(Math.max(...pieces.map((p) => p.length))).toBe(biggestSample);
+    expect(pieces.join("")).toBe(JSON.stringify(result, null, 2));
   });
 });

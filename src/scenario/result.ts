@@ -209,3 +209,53 @@ function parseSavedRunLines(text: string): SavedSample[] {
   if (read.problemCount > 0) throw new SavedRunError(read.problems, read.problemCount, read.badLines, read.linesRead);
   return read.samples;
 }
+
+/**
+ * The text of `JSON.stringify(value, null, indent)`, in pieces: the top `levels` levels of objects and arrays are
+ * written member by member, each member below them by one `JSON.stringify` (its lines indented to its place), so no
+ * piece is bigger than one of those members (a result's sample). The pieces joined are byte for byte the one
+ * string, which a run of tens of thousands of samples cannot be (V8's strings stop at 2^29 − 24 characters: "Invalid
+ * string length"). For plain data (what a result is); a value with `toJSON` is written by `JSON.stringify` whole.
+ */
+export function* jsonTextChunks(value: unknown, indent = 2, levels = 2): Generator<string> {
+  if (!(indent > 0)) {
+    const text = JSON.stringify(value);
+    if (text !== undefined) yield text;
+    return;
+  }
+  const step = " ".repeat(indent);
+  // JSON.stringify leaves out object members it cannot write (undefined, functions, symbols) and writes them as
+  // null in arrays.
+  const skipped = (v: unknown) => v === undefined || typeof v === "function" || typeof v === "symbol";
+  function* write(v: unknown, pad: string, level: number): Generator<string> {
+    if (level >= levels || v === null || typeof v !== "object" || typeof (v as { toJSON?: unknown }).toJSON === "function") {
+      const text = JSON.stringify(v, null, indent);
+      yield pad && text.includes("\n") ? text.replace(/\n/g, `\n${pad}`) : text;
+      return;
+    }
+    const inner = pad + step;
+    if (Array.isArray(v)) {
+      if (v.length === 0) return void (yield "[]");
+      for (let i = 0; i < v.length; i++) {
+        yield `${i === 0 ? "[" : ","}\n${inner}`;
+        const item: unknown = v[i];
+        if (skipped(item)) yield "null";
+        else yield* write(item, inner, level + 1);
+      }
+      yield `\n${pad}]`;
+      return;
+    }
+    const record = v as Record<string, unknown>;
+    let first = true;
+    for (const key of Object.keys(record)) {
+      const item = record[key];
+      if (skipped(item)) continue;
+      yield `${first ? "{" : ","}\n${inner}${JSON.stringify(key)}: `;
+      first = false;
+      yield* write(item, inner, level + 1);
+    }
+    yield first ? "{}" : `\n${pad}}`;
+  }
+  if (skipped(value)) return; // JSON.stringify gives undefined: no text
+  yield* write(value, "", 0);
+}

@@ -38,6 +38,17 @@ export interface RunScenarioOptions {
   environments?: EnvironmentLookup;
   /** Wraps the policy once it is built (the lab's forks: a forced first turn, the original's turn numbers). */
   wrapPolicy?: (policy: LoadedPolicy) => LoadedPolicy;
+  /**
+   * The most samples this process can hold (a Node command's: `nodeSampleLimit`, from its heap limit): a dataset
+   * `size` (or a `samples` list) above it is refused before anything is generated, with `why` as the reason.
+   */
+  sampleLimit?: SampleLimit;
+}
+
+export interface SampleLimit {
+  max: number;
+  /** Why no more fit, for the error: `at most 66304 fit in its 4144 MiB heap …`. */
+  why: string;
 }
 
 export interface LoadedPolicy {
@@ -60,8 +71,20 @@ function problem(path: string, what: string): ScenarioError {
   return new ScenarioError([`${path}: ${what}`]);
 }
 
+/** A run of more samples than `limit` allows cannot finish: refused up front, naming the field. */
+function checkSampleCount(scenario: Scenario, limit: SampleLimit | undefined): void {
+  if (!limit) return;
+  const [field, count] = scenario.dataset ? ["dataset.size", scenario.dataset.size] : ["samples", scenario.samples?.length ?? 0];
+  if (count > limit.max) throw problem(field, `${count} samples cannot fit in this process's memory: ${limit.why}`);
+}
+
 /** Builds the environments and the dataset (once: a remote environment's dataset comes from its server). */
-export async function prepareScenario(scenario: Scenario, lookup: EnvironmentLookup = findEnvironment): Promise<PreparedScenario> {
+export async function prepareScenario(
+  scenario: Scenario,
+  lookup: EnvironmentLookup = findEnvironment,
+  sampleLimit?: SampleLimit,
+): Promise<PreparedScenario> {
+  checkSampleCount(scenario, sampleLimit);
   // Keyed by the scenario's task names: objects without a prototype, so no task name ("constructor", "toString")
   // finds anything its scenario did not put there.
   const taskToEnv: Record<string, EnvironmentInterface> = Object.create(null);
@@ -159,7 +182,7 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
   } catch (e) {
     throw problem("structured", (e as Error).message);
   }
-  const prepared = await prepareScenario(scenario, options.environments);
+  const prepared = await prepareScenario(scenario, options.environments, options.sampleLimit);
   const built = options.policyOverride ?? (await buildPolicy(scenario, prepared, options));
   const { generation, tokenizer, dispose } = options.wrapPolicy ? options.wrapPolicy(built) : built;
   try {
