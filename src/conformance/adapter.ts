@@ -9,6 +9,8 @@
 
 import {
   applyInvalidActionPenalty,
+  describeJsonValueProblem,
+  findJsonValueProblem,
   assessAssistantTurn,
   assessToolCalls,
   ByteLevelTokenizer,
@@ -653,5 +655,8 @@ export function parseCaseFile(text: string): ConformanceCase[] {
     throw new Error(`not valid JSON: ${errorMessage(e)}`);
   }
   if (!Array.isArray(data)) throw new Error(`expected a JSON array of cases, got ${data === null ? "null" : typeof data}`);
+  // Too deep a value (the comparisons recurse) or a __proto__ key: named by its path (src/core/json-value.ts).
+  const shape = findJsonValueProblem(data);
+  if (shape) throw new Error(describeJsonValueProblem(shape));
   return data as ConformanceCase[];
 }

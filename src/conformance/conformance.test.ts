@@ -229,6 +229,11 @@ describe("the adapter can fail", () => {
     expect(() => parseCaseFile("{}")).toThrow(/JSON array/);
     expect(parseCaseFile("[]")).toEqual([]);
   });
+
+  it("rejects a case nested deeper than the lab's JSON depth limit, naming its path", () => {
+    const deep = `[{"id": "x", "input": ${'{"a":'.repeat(5000)}1${"}".repeat(5000)}}]`;
+    expect(() => parseCaseFile(deep)).toThrow("[0].input.a.a.a.a.a.a.a.a…: nested deeper than 100 levels");
+  });
 });
 
 describe("npm run conformance (src/cli/conformance.ts)", () => {
