@@ -12,17 +12,25 @@ import { claimShow } from "./store.js";
  */
 export function RecoveredRuns() {
   const [runs, setRuns] = useState<CheckpointSummary[]>([]);
+  /** The checkpoints were listed once (what a test waits for before it says nothing is on offer). */
+  const [listed, setListed] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
   const { importFile, panel } = useJsonlImport(
     () => undefined, // every call brings its own `accept`
     (message) => setProblem(message),
   );
   useEffect(() => {
-    const refresh = () => void listRecoverable().then(setRuns, () => setRuns([]));
+    const refresh = () =>
+      void listRecoverable()
+        .then(setRuns, (e: Error) => {
+          setRuns([]);
+          setProblem(`could not list the runs to recover: ${e.message}`);
+        })
+        .finally(() => setListed(true));
     refresh();
     return onRecoverableChange(refresh);
   }, []);
-  if (runs.length === 0 && !problem && !panel) return null;
+  if (runs.length === 0 && !problem && !panel) return <span hidden data-testid="recovered-runs-listed" data-listed={listed} />;
   const act = (what: Promise<void>, claim?: AbortSignal) =>
     what.catch((e: Error) => {
       if (!claim?.aborted) setProblem(`could not recover the run: ${e.message}`);
@@ -44,6 +52,7 @@ export function RecoveredRuns() {
   };
   return (
     <section className="recovered" aria-label="Recovered runs">
+      <span hidden data-testid="recovered-runs-listed" data-listed={listed} />
       {runs.map((run) => (
         <p key={run.id} className="recovered-run" data-testid="recovered-run">
           <span data-testid="recovered-run-summary">

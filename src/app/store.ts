@@ -11,6 +11,7 @@ import type { Preset } from "./presets.js";
 import { environmentPortsFor, userEnvironmentsSettled } from "./envs/user-environments.js";
 import type { DeviceLossAction } from "../policy/llm/device-loss.js";
 import { endUnfinished } from "./run/interrupted.js";
+import { notify } from "./run/kept.js";
 import type { JsonlProgress } from "../scenario/jsonl-reader.js";
 import type { PreviewProgress, PreviewTarget } from "./run/preview-import.js";
 import { renderBudget } from "./run/render-budget.js";
@@ -126,6 +127,25 @@ function supersedeClaim(): void {
   was?.abort(new DOMException("superseded by a newer run, import or opened run", "AbortError"));
 }
 
+/**
+ * A live run something else replaces (a run started, an import, a saved or recovered run opened, a link's run) is
+ * stopped as Stop stops it, and kept as Stop keeps it: ./run/recovery.ts saves it among the saved runs once it has
+ * ended (its checkpoint stays until that save commits). The page says so. Nothing replaces a live run silently.
+ */
+function stopReplaced(state: Pick<LabState, "status" | "model">, instead: string): void {
+  if (!current || (state.status !== "running" && state.status !== "paused")) return;
+  const handle = current;
+  handle.stop();
+  if (state.status === "paused") handle.resume();
+  const fork = (state.model as { savedAs?: string } | null)?.savedAs === "fork";
+  notify({
+    tone: "info",
+    text: fork
+      ? `The fork under way was stopped (as Stop stops it) and stays with its run's forks: ${instead}.`
+      : `The run under way was stopped (as Stop stops it) and is kept among the saved runs: ${instead}.`,
+  });
+}
+
 /** What the person typed in a human run, per sample and turn: the run's scripted responses. */
 let humanTyped: string[][] = [];
 
@@ -201,6 +221,7 @@ export const useLab = create<LabState>((set, get) => ({
       return;
     }
     supersedeClaim();
+    stopReplaced(get(), "a new run started");
     current?.stop();
     dropPreview();
     const model = new RunModel();
@@ -225,7 +246,9 @@ export const useLab = create<LabState>((set, get) => ({
     humanTyped = [];
     const names = Object.values(scenario.envs).map((e) => e.env);
     const start = () => {
-      const handle = client.run(
+      let handle: RunHandle;
+      try {
+        handle = client.run(
         scenario,
         {
           onModel: (modelStatus) => set({ modelStatus }),
@@ -241,10 +264,18 @@ export const useLab = create<LabState>((set, get) => ({
           ...(human ? { human: true } : {}),
           onDeviceLoss: get().deviceLoss,
           files: get().files,
+          ...(labRuns.startPaused ? { startPaused: true } : {}),
         },
         environmentPortsFor(names),
-      );
+        );
+      } catch (e) {
+        // Whatever the run cannot even be handed to its worker for (a scenario that cannot be copied) is its error.
+        set({ status: "failed", error: `the run could not start: ${(e as Error).message}`, humanRequests: [] });
+        return;
+      }
       current = handle;
+      // The test hook's (src/app/faults-debug.ts): the worker starts it paused before its first turn (a test steps it).
+      if (labRuns.startPaused) set({ status: "paused" });
       handle.result.then(
         (result) => {
           if (current !== handle) return;
@@ -301,6 +332,7 @@ export const useLab = create<LabState>((set, get) => ({
     if (shownFor?.aborted) return false;
     if (shownFor && claim?.signal === shownFor) claim = null;
     else supersedeClaim();
+    stopReplaced(get(), "the page shows the run opened instead");
     current?.stop();
     current = null;
     if (preview && preview.model === model) {
@@ -396,6 +428,8 @@ export function labPreview(name: string, controls: { stop(): void; replaced(): v
  */
 export const labRuns = {
   client,
+  /** Set by the test hook only (`?faults=1`): each run starts paused, before its first turn. */
+  startPaused: false,
   adopt(handle: RunHandle | null): void {
     // A run started: it supersedes any import or open under way.
     if (handle) supersedeClaim();

@@ -64,4 +64,14 @@ describe("runs cut short", () => {
     expect(progress).toEqual({ finished: 0, total: 1 });
     expect(jsonl.split("\n")[1]).toBe("not json");
   });
+
+  it("a line nested too deep to write again is left as it is (no stack overflow): the importer reports it", () => {
+    const deep = `{"idx": 0, "task_name": "t", "message_log": [], "extra_env_info": {"x": ${"[".repeat(20_000)}0${"]".repeat(20_000)}}}`;
+    const shallow = '{"idx": 1, "task_name": "t", "message_log": []}';
+    const { jsonl, progress } = markInterrupted(`${deep}\n${shallow}\n`);
+    expect(progress).toEqual({ finished: 0, total: 2 });
+    const [first, second] = jsonl.split("\n");
+    expect(first).toBe(deep);
+    expect(JSON.parse(second!)).toMatchObject({ idx: 1, termination: "cancelled" });
+  });
 });

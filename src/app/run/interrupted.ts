@@ -73,15 +73,24 @@ export function markInterrupted(jsonl: string, reason: string = INTERRUPTED_BY_P
       return line;
     }
     if (typeof record !== "object" || record === null) return line;
+    // A line this cannot write again (a value nested too deep for JSON.stringify) is left as it is: the reader then
+    // reports it with its line number, as it does any line it refuses.
+    const rewrite = (changed: Record<string, unknown>) => {
+      try {
+        return JSON.stringify(changed);
+      } catch {
+        return line;
+      }
+    };
     if ("message_log" in record) {
       total += 1;
       if (record.termination) {
         if (finishedOnItsOwn(record.termination, record.error)) finished += 1;
         return line;
       }
-      return JSON.stringify({ ...record, termination: "cancelled", error: `${ENDED_EARLY}${reason}` });
+      return rewrite({ ...record, termination: "cancelled", error: `${ENDED_EARLY}${reason}` });
     }
-    if ("lab/format" in record) return JSON.stringify({ ...record, partial: true });
+    if ("lab/format" in record) return rewrite({ ...record, partial: true });
     return line;
   });
   return { jsonl: lines.join("\n"), progress: { finished, total } };

@@ -1,7 +1,14 @@
 /**
  * Keeps the page's run safe from the page itself: while a run is live its checkpoint (src/app/run/checkpoints.ts)
- * is rewritten at most about once a second, and at once when the page is hidden or left; a run that ends deletes
- * it. A run that failed (a crashed worker, a lost device) is saved like a finished one, with what finished.
+ * is rewritten at most about once a second, and at once when the page is hidden or left. A run that ends is saved
+ * among the saved runs (src/app/run/saved-runs.ts): finished, stopped, failed (a crashed worker, a lost device: with
+ * what finished), or replaced while live (an import, a saved or recovered run opened, a link's run started: the
+ * replaced run is stopped as Stop stops it, and kept as Stop keeps it). A run imported from a file is saved too.
+ *
+ * A run is kept only when its save commits (./idb.ts): its checkpoint is deleted only then. When the save fails (a
+ * full quota), the checkpoint stays (the run's final state is written into it if there is room), the page says so
+ * with the reason (./kept.ts, src/app/KeepNotices.tsx) and offers the run's export and another try.
+ *
  * Checkpoints a closed or reloaded page left behind are offered by src/app/RecoveredRuns.tsx, through
  * `readRecovered` (then read and checked as an import is), `openRecoveredRead` and `discardRecovered`.
  *
@@ -11,9 +18,11 @@
 import { useLab } from "../store.js";
 import { buildRunInSlices } from "./build-slices.js";
 import { deleteCheckpoint, listInterrupted, lockName, readCheckpoint, writeCheckpoint, type Checkpoint, type CheckpointSummary } from "./checkpoints.js";
+import { describeStorageError } from "./idb.js";
 import { endUnfinished, markInterrupted, runProgress, type RunProgress } from "./interrupted.js";
 import { exportJsonlInSlices } from "./export-slices.js";
 import { exportJsonl, type JsonlReadResult } from "./jsonl.js";
+import { dismissKey, exportFileName, notify } from "./kept.js";
 import type { RunModel } from "./run-model.js";
 import { saveRun } from "./saved-runs.js";
 
@@ -30,6 +39,8 @@ interface LiveRun {
   nextAt: number;
   /** A checkpoint is being written in slices. */
   writing?: boolean;
+  /** What the last checkpoint that committed holds (null: none committed yet). */
+  committed: { finished: number; total: number; at: number; final: boolean } | null;
   /** The kinds of failure already reported (`report`). */
   reported: Set<string>;
   releaseLock: () => void;
@@ -47,12 +58,22 @@ export function onRecoverableChange(listener: () => void): () => void {
 }
 const changed = () => listeners.forEach((l) => l());
 
+/**
+ * `savedAs` on a run model: the saved run's id once saved; "pending" while it is being saved; "unsaved" when its
+ * save failed (the page said so; it is not tried again on its own); "fork" for a fork (kept with its original run).
+ */
 type WithSavedAs = RunModel & { savedAs?: string };
 
 function checkpointNow(run: LiveRun): void {
   if (run.model.samples.length === 0 || run.model.version === run.written) return;
   const started = performance.now();
-  const jsonl = exportJsonl(run.model, run.scenario);
+  let jsonl: string;
+  try {
+    jsonl = exportJsonl(run.model, run.scenario);
+  } catch (e) {
+    report(run, "could not export the run for its checkpoint (a reload would recover an older one, or none)", e);
+    return;
+  }
   write(run, jsonl, performance.now() - started, run.model.version);
 }
 
@@ -72,9 +93,9 @@ function checkpointInSlices(run: LiveRun): void {
 }
 
 /**
- * A checkpoint that could not be written, or a failed run that could not be saved: said on the console with what
- * was being done (once per run and kind of failure: a broken IndexedDB fails every second while the run goes on).
- * The page's run goes on; only what would survive a reload is missing.
+ * A checkpoint that could not be written, or a run that could not be saved: said on the console with what was being
+ * done (once per run and kind of failure: a broken IndexedDB fails every second while the run goes on). What the
+ * user must know is also shown in the page (`notify`).
  */
 function report(run: Pick<LiveRun, "id" | "reported">, what: string, error: unknown): void {
   if (run.reported.has(what)) return;
@@ -82,26 +103,47 @@ function report(run: Pick<LiveRun, "id" | "reported">, what: string, error: unkn
   console.error(`rollout-lab: ${what} (run ${run.id}):`, error);
 }
 
+const time = (ms: number) => new Date(ms).toLocaleTimeString();
+
+/** Exports `model` as a Blob (for a notice's Export button). */
+const exporter = (model: RunModel, scenario: unknown) => async () => (await exportJsonlInSlices(model, scenario)).blob;
+
 function write(run: LiveRun, jsonl: string | Blob, cost: number, version: number): void {
   const { finished, total } = runProgress(run.model);
   run.written = version;
   run.nextAt = Date.now() + Math.max(CHECKPOINT_INTERVAL_MS, cost * 20);
-  void writeCheckpoint({
-    id: run.id,
-    startedAt: run.model.summary.startedAt,
-    updatedAt: Date.now(),
-    mode: run.model.summary.mode,
-    finished,
-    total,
-    jsonl,
-  }).catch((e: unknown) => report(run, "could not write the run's checkpoint (a reload would recover an older one, or none)", e));
+  const at = Date.now();
+  void writeCheckpoint({ id: run.id, startedAt: run.model.summary.startedAt, updatedAt: at, mode: run.model.summary.mode, finished, total, jsonl }).then(
+    () => {
+      // Transactions on the store commit in the order they were made: a final checkpoint (`keepEnded`) comes last.
+      if (!run.committed?.final) run.committed = { finished, total, at, final: false };
+    },
+    (e: unknown) => {
+      report(run, "could not write the run's checkpoint (a reload would recover an older one, or none)", e);
+      if (live.get(run.model) !== run || run.reported.has("checkpoint notice")) return;
+      run.reported.add("checkpoint notice");
+      const kept = run.committed ? `its last checkpoint (${run.committed.finished} of ${run.committed.total} samples finished, at ${time(run.committed.at)}) is all a reload would recover` : "a reload or a crash of the tab would lose it";
+      notify({
+        tone: "error",
+        key: `checkpoint:${run.id}`,
+        text: `The run under way cannot be checkpointed in this browser: ${describeStorageError((e as { original?: unknown }).original ?? e)}. It goes on, but ${kept}; export it to keep it.`,
+        exportRun: { name: exportFileName(), blob: exporter(run.model, run.scenario) },
+      });
+    },
+  );
 }
 
 function tick(): void {
   const shown = useLab.getState().model;
   for (const run of live.values()) {
-    // A run that ended while another was shown (a fork, a run replaced by a saved one): nothing to recover.
-    if (run.model !== shown && run.model.summary.status !== "running") finish(run, Promise.resolve());
+    if (run.model === shown) {
+      if (Date.now() >= run.nextAt) checkpointInSlices(run);
+      continue;
+    }
+    // A run no longer shown (a fork while another run is shown, a run something else replaced: it was stopped) is
+    // kept once it has ended; one that never got going (no sample) has nothing to keep.
+    if (run.model.samples.length === 0) drop(run);
+    else if (run.model.summary.status !== "running") end(run, run.model.summary.status === "failed" ? "failed" : "finished", run.model.summary.error ?? null, run.scenario);
     else if (Date.now() >= run.nextAt) checkpointInSlices(run);
   }
 }
@@ -115,52 +157,169 @@ function begin(model: RunModel, scenario: unknown): void {
     const held = new Promise<void>((resolve) => (releaseLock = resolve));
     void locks.request(lockName(id), () => held).catch(() => undefined);
   }
-  live.set(model, { id, model, scenario, written: -1, nextAt: 0, releaseLock, reported: new Set() });
+  live.set(model, { id, model, scenario, written: -1, nextAt: 0, committed: null, releaseLock, reported: new Set() });
   ticker ??= setInterval(tick, 250);
 }
 
-/** The run is over: its checkpoint goes once `saved` (a failed run being saved) settles. */
-function finish(run: LiveRun, saved: Promise<unknown>): void {
+/** No longer live (ended or dropped): the page stops checkpointing it. */
+function leave(run: LiveRun): void {
   live.delete(run.model);
+  dismissKey(`checkpoint:${run.id}`);
   if (live.size === 0 && ticker) {
     clearInterval(ticker);
     ticker = null;
   }
-  void saved
-    .then(
-      () => deleteCheckpoint(run.id).catch((e: unknown) => report(run, "could not delete the checkpoint of a run that ended (a reload may offer it as interrupted)", e)),
-      // Not saved: its checkpoint stays (the page offers it after a reload), and the page says why.
-      (e: unknown) => {
-        report(run, "could not save the failed run in this browser (its checkpoint is kept: a reload offers it)", e);
-        useLab.setState((state) => (state.model === run.model ? { error: `${state.error ?? "the run failed"} (and it could not be saved in this browser: ${(e as Error).message})` } : {}));
-      },
-    )
-    .finally(() => run.releaseLock());
 }
 
-/** A failed run is saved like a finished one (KeepAndShare saves those), with what finished. */
-function saveFailed(model: WithSavedAs, error: string | null): Promise<unknown> {
+/** A run that never started (no sample, no checkpoint): forgotten. */
+function drop(run: LiveRun): void {
+  leave(run);
+  void deleteCheckpoint(run.id).catch(() => undefined);
+  run.releaseLock();
+}
+
+/** The title a run is saved under. */
+function titleOf(model: RunModel, status: "finished" | "failed"): string {
+  const { finished, total } = runProgress(model);
+  if (status === "failed") return `failed · ${model.summary.mode ?? "run"} · ${finished} of ${total} samples finished · ${new Date().toLocaleTimeString()}`;
+  return `${model.summary.mode ?? "run"} · ${total} samples · ${new Date().toLocaleTimeString()}`;
+}
+
+const meanOf = (model: RunModel) => (model.samples.length ? model.samples.reduce((a, s) => a + s.totalReward, 0) / model.samples.length : null);
+
+/**
+ * The run is over (finished, stopped, failed; shown or replaced): it is saved, and its checkpoint goes once the save
+ * committed. A fork (kept with its original) or a run already saved only lets go of its checkpoint.
+ */
+function end(run: LiveRun, status: "finished" | "failed", error: string | null, scenario: unknown): void {
+  leave(run);
+  const model = run.model as WithSavedAs;
   // A run whose rollout did not end (a fork's crashed worker) ends here, its samples under way with the reason.
-  if (model.summary.status === "running" && endUnfinished(model, error ?? "the run failed")) {
+  if (status === "failed" && model.summary.status === "running" && endUnfinished(model, error ?? "the run failed")) {
     queueMicrotask(() => useLab.getState().model === model && useLab.setState({ version: model.version }));
   }
-  if (model.samples.length === 0 || model.savedAs) return Promise.resolve();
+  if (model.samples.length === 0 || model.savedAs) {
+    void deleteCheckpoint(run.id)
+      .catch((e: unknown) => report(run, "could not delete the checkpoint of a run that ended (a reload may offer it as interrupted)", e))
+      .finally(() => run.releaseLock());
+    return;
+  }
   model.savedAs = "pending";
-  const { finished, total } = runProgress(model);
-  const mean = model.samples.reduce((a, s) => a + s.totalReward, 0) / total;
-  const title = `failed · ${model.summary.mode ?? "run"} · ${finished} of ${total} samples finished · ${new Date().toLocaleTimeString()}`;
-  return saveRun({ title, samples: total, meanReward: mean }, exportJsonl(model, useLab.getState().runScenario)).then((summary) => {
+  void keepEnded(run, status, scenario);
+}
+
+/** Saves an ended run (`end`); on failure keeps its checkpoint (its final state in it if there is room) and says so. */
+async function keepEnded(run: LiveRun, status: "finished" | "failed", scenario: unknown): Promise<void> {
+  const model = run.model as WithSavedAs;
+  const title = titleOf(model, status);
+  const { total } = runProgress(model);
+  let blob: Blob | null = null;
+  try {
+    blob = (await exportJsonlInSlices(model, scenario)).blob;
+    const summary = await saveRun({ title, samples: total, meanReward: meanOf(model) }, blob);
     model.savedAs = summary.id;
+  } catch (e) {
+    model.savedAs = "unsaved";
+    report(run, "could not save the run in this browser (its checkpoint is kept: a reload offers it)", e);
+    // The checkpoint is what survives a reload: it gets the run as it ended, if the storage takes it.
+    if (blob) {
+      const { finished } = runProgress(model);
+      const at = Date.now();
+      try {
+        await writeCheckpoint({ id: run.id, startedAt: model.summary.startedAt, updatedAt: at, mode: model.summary.mode, finished, total, jsonl: blob });
+        run.committed = { finished, total, at, final: true };
+      } catch {
+        // The older checkpoint (if any) stays.
+      }
+    }
+    notifyUnsaved(run, title, scenario, e);
+    return;
+  }
+  try {
+    await deleteCheckpoint(run.id);
+  } catch (e) {
+    report(run, "could not delete the checkpoint of a run that ended (a reload may offer it as interrupted)", e);
+  } finally {
+    run.releaseLock();
+  }
+}
+
+/** What a reload would bring back of a run that could not be saved. */
+function whatSurvives(run: LiveRun): string {
+  const c = run.committed;
+  if (!c) return "No checkpoint of it could be written either: export it now, or it is lost when this page is closed or reloaded.";
+  if (c.final) return "Its checkpoint holds the run as it ended: a reload of the page offers it again (Show recovered run).";
+  return `Its last checkpoint (${c.finished} of ${c.total} samples finished, at ${time(c.at)}) is kept: a reload of the page offers it (Show recovered run); export the run to keep all of it.`;
+}
+
+function notifyUnsaved(run: LiveRun, title: string, scenario: unknown, error: unknown): void {
+  const model = run.model as WithSavedAs;
+  const key = `unsaved:${run.id}`;
+  notify({
+    tone: "error",
+    key,
+    text: `The run “${title}” is not saved in this browser: ${storageReason(error)}. ${whatSurvives(run)}`,
+    exportRun: { name: exportFileName(), blob: exporter(model, scenario) },
+    retry: {
+      label: "Try saving again",
+      run: async () => {
+        const { blob } = await exportJsonlInSlices(model, scenario);
+        const summary = await saveRun({ title, samples: model.samples.length, meanReward: meanOf(model) }, blob);
+        model.savedAs = summary.id;
+        dismissKey(key);
+        await deleteCheckpoint(run.id).catch((e: unknown) => report(run, "could not delete the checkpoint of a run that ended (a reload may offer it as interrupted)", e));
+        run.releaseLock();
+      },
+    },
+  });
+}
+
+/** The reason of a failed save, in words (a StorageError's own reason, else its message). */
+function storageReason(error: unknown): string {
+  const reason = (error as { reason?: unknown } | null)?.reason;
+  return typeof reason === "string" ? reason : describeStorageError(error);
+}
+
+/** A run shown that is no live run's end and not saved yet (an imported file): saved, or the page says why not. */
+function keepShown(model: WithSavedAs, scenario: unknown): void {
+  if (model.samples.length === 0) return;
+  model.savedAs = "pending";
+  const title = titleOf(model, "finished");
+  const save = async () => {
+    const { blob } = await exportJsonlInSlices(model, scenario);
+    const summary = await saveRun({ title, samples: model.samples.length, meanReward: meanOf(model) }, blob);
+    model.savedAs = summary.id;
+  };
+  save().catch((e: unknown) => {
+    model.savedAs = "unsaved";
+    console.error("rollout-lab: could not save the run in this browser:", e);
+    const key = `unsaved-shown:${title}:${Math.random()}`;
+    notify({
+      tone: "error",
+      key,
+      text: `The run “${title}” is shown but not saved in this browser: ${storageReason(e)}. Export it to keep it.`,
+      exportRun: { name: exportFileName(), blob: exporter(model, scenario) },
+      retry: {
+        label: "Try saving again",
+        run: async () => {
+          await save();
+          dismissKey(key);
+        },
+      },
+    });
   });
 }
 
 useLab.subscribe((state, prev) => {
-  const model = state.model;
+  const model = state.model as WithSavedAs | null;
   if (!model) return;
   if (state.status === "running" || state.status === "paused") begin(model, state.runScenario);
   const run = live.get(model);
   if (run && state.status !== prev.status && (state.status === "finished" || state.status === "failed")) {
-    finish(run, state.status === "failed" ? saveFailed(model, state.error) : Promise.resolve());
+    end(run, state.status, state.error, state.runScenario);
+  } else if (!run && state.status === "finished" && !state.preview && !model.savedAs && model.summary.status !== "running") {
+    // A finished run shown that no live run of this page was (an imported file): kept like one.
+    keepShown(model, state.runScenario);
   }
 });
 
@@ -222,7 +381,9 @@ export async function recoveredRun(
 
 /**
  * Shows an interrupted run like a saved one, from the read of its checkpoint (`readRecovered`): its unfinished
- * samples marked cancelled with the reason, saved among the saved runs (where it stays), and its checkpoint deleted.
+ * samples marked cancelled with the reason, saved among the saved runs (where it stays), and its checkpoint deleted
+ * once that save committed. A save that fails (a full quota) still shows the run, keeps the checkpoint (offered again
+ * after a reload) and says so, with the reason, an Export and another try.
  * `claim` (the page's `claimShow`): superseded before it is saved, it stops there (the checkpoint stays on offer);
  * superseded once saved, it is not shown (it is among the saved runs).
  */
@@ -235,11 +396,38 @@ export async function openRecoveredRead(
 ): Promise<void> {
   const { model, scenario, title, meanReward } = await recoveredRun(recovered, read, skipped, built, claim);
   if (claim?.aborted) return;
-  const summary = await saveRun({ title, samples: recovered.progress.total, meanReward }, recovered.jsonl);
-  (model as WithSavedAs).savedAs = summary.id;
-  useLab.getState().show(model, scenario as never, "finished", claim);
-  await deleteCheckpoint(recovered.id);
-  changed();
+  const save = () => saveRun({ title, samples: recovered.progress.total, meanReward }, recovered.jsonl);
+  let failure: unknown = null;
+  try {
+    (model as WithSavedAs).savedAs = (await save()).id;
+  } catch (e) {
+    failure = e;
+    (model as WithSavedAs).savedAs = "unsaved";
+  }
+  const shown = useLab.getState().show(model, scenario as never, "finished", claim);
+  if (failure === null) {
+    await deleteCheckpoint(recovered.id);
+    changed();
+    return;
+  }
+  console.error("rollout-lab: could not save the recovered run in this browser (its checkpoint is kept):", failure);
+  if (!shown) return; // superseded: nothing was shown, and the checkpoint is still on offer
+  const key = `unsaved-recovered:${recovered.id}`;
+  notify({
+    tone: "error",
+    key,
+    text: `The recovered run “${title}” is shown but not saved in this browser: ${storageReason(failure)}. Its checkpoint is kept: it stays on offer here and after a reload; export the run to keep it elsewhere.`,
+    exportRun: { name: exportFileName(), blob: async () => new Blob([recovered.jsonl], { type: "application/x-ndjson" }) },
+    retry: {
+      label: "Try saving again",
+      run: async () => {
+        (model as WithSavedAs).savedAs = (await save()).id;
+        dismissKey(key);
+        await deleteCheckpoint(recovered.id);
+        changed();
+      },
+    },
+  });
 }
 
 export async function discardRecovered(id: string): Promise<void> {

@@ -20,6 +20,8 @@ export interface ModelSettings {
   fork?: ForkContinuation;
   /** What a model run does when its WebGPU device is lost: stop (default), or go on with the model on WASM. */
   onDeviceLoss?: DeviceLossAction;
+  /** The run starts paused, before its first turn (the test hook's `startPaused`: src/app/faults-debug.ts). */
+  startPaused?: boolean;
 }
 
 /** Faults the test hook (`?faults=1`, src/app/faults-debug.ts) injects into the worker; no control of the page sends them. */

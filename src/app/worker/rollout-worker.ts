@@ -124,6 +124,8 @@ function injectFault(fault: InjectedFault, ms = 60_000): void {
 
 async function run(runId: number, value: unknown, settings: ModelSettings, userEnvironments: UserEnvironmentPort[]): Promise<void> {
   const active: ActiveRun = { controller: new AbortController(), pause: new YieldingPauseController(), waiting: new Map() };
+  // Paused before the first turn (the test hook): whatever the order in which later messages arrive.
+  if (settings.startPaused) active.pause.pause();
   runs.set(runId, active);
   const guards: DeviceLossGuard[] = [];
   let modelLoading = false;
