@@ -1,11 +1,15 @@
 import { memo, useEffect, useMemo, useState } from "react";
 import { byteLevelTokenizer, VOCAB_SIZE } from "../core/index.js";
 import { CompareView } from "./compare/CompareView.js";
+import { ErrorBoundary } from "./ErrorBoundary.js";
+import { FaultProbe } from "./faults-debug.js";
 import { ForkEditor } from "./fork/ForkEditor.js";
 import { ForksPanel } from "./fork/ForksPanel.js";
 import { turnNotesFor, useForks } from "./fork/fork-store.js";
 import { HumanTurns } from "./HumanTurns.js";
 import { KeepAndShare } from "./KeepAndShare.js";
+import { KeepNotices } from "./KeepNotices.js";
+import { LinkBanner, useSharedLinks } from "./LinkBanner.js";
 import { ModelPanel } from "./ModelPanel.js";
 import { ModelStatusLine } from "./ModelStatusLine.js";
 import { PRESETS } from "./presets.js";
@@ -14,7 +18,6 @@ import { RecoveredRuns } from "./RecoveredRuns.js";
 import { RunControls } from "./RunControls.js";
 import { SetupForm } from "./setup/SetupForm.js";
 import { resultText } from "./run/result-text.js";
-import { readHash } from "./share-url.js";
 import { useLab } from "./store.js";
 import { useKeyboardNavigation } from "./useKeyboardNavigation.js";
 import { BatchOverview } from "./views/BatchOverview.js";
@@ -62,7 +65,7 @@ const ResultJson = memo(function ResultJson() {
 });
 
 export function App() {
-  const { status, error, model, version, runScenario, selected, selectedTurn, scenarioText, setScenarioText, loadPreset, select, run, preview } = useLab();
+  const { status, error, model, version, runScenario, selected, selectedTurn, scenarioText, setScenarioText, loadPreset, select, preview } = useLab();
   const [chosenTab, setTab] = useState<Tab>("transcript");
   // A preview (a big file still being read) is no run yet: not compared (nor forked, saved, exported) as the current run.
   const tab: Tab = preview && chosenTab === "compare" ? "transcript" : chosenTab;
@@ -75,17 +78,8 @@ export function App() {
   }, [tabRequest]);
   const turnNotes = useMemo(() => turnNotesFor(forks, model, selected), [forks, model, selected]);
 
-  // A shared link loads its scenario, and runs it when it says so.
-  useEffect(() => {
-    const link = readHash(location.hash);
-    if (!link) return;
-    if ("error" in link) {
-      useLab.setState({ status: "failed", error: link.error });
-      return;
-    }
-    setScenarioText(JSON.stringify(link.scenario, null, 2));
-    if (link.autorun) run();
-  }, [setScenarioText, run]);
+  // A shared link loads its scenario, and runs it when it says so (asking first when it would reach other hosts).
+  useSharedLinks();
 
   const sample = model?.samples[selected] ?? null;
   const envName = useMemo(() => {
@@ -113,12 +107,15 @@ export function App() {
         </div>
         <RunControls />
       </header>
+      <FaultProbe where="page" />
       <ModelStatusLine />
       {error && (
         <pre className="error" data-testid="run-error">
           {error}
         </pre>
       )}
+      <LinkBanner />
+      <KeepNotices />
       <RecoveredRuns />
       <div className="columns">
         <aside className="setup">
@@ -144,6 +141,25 @@ export function App() {
           <KeepAndShare />
         </aside>
         <main className="views">
+          <ErrorBoundary
+            where="Showing this run"
+            testId="view-error"
+            resetKey={model}
+            actions={(reset) => (
+              <button
+                className="secondary"
+                onClick={() => {
+                  // The run stays where it is kept (saved runs, its file); the views go back to empty.
+                  useLab.setState({ model: null, version: 0, selected: 0, selectedTurn: null });
+                  reset();
+                }}
+                disabled={status === "running" || status === "paused"}
+              >
+                Close this run
+              </button>
+            )}
+          >
+          <FaultProbe where="views" />
           <PreviewBanner />
           {!model && <p className="empty">Set up a run and press Run. Keys: ↑/↓ or j/k move between samples, ←/→ or h/l between turns.</p>}
           <HumanTurns />
@@ -204,6 +220,7 @@ export function App() {
               )}
             </>
           )}
+          </ErrorBoundary>
         </main>
       </div>
     </div>

@@ -2,51 +2,35 @@ import { useEffect, useState } from "react";
 import { JsonlFileButton, useJsonlImport, type AcceptRead } from "./ImportJsonl.js";
 import { exportJsonlInSlices } from "./run/export-slices.js";
 import { buildRunInSlices } from "./run/build-slices.js";
-import { deleteRun, listRuns, loadRunBlob, onSavedRunsChange, saveRun, type SavedRunSummary } from "./run/saved-runs.js";
-import { shareHash } from "./share-url.js";
+import { downloadBlob, exportFileName } from "./run/kept.js";
+import { deleteRun, listRuns, loadRunBlob, onSavedRunsChange, type SavedRunSummary } from "./run/saved-runs.js";
+import { MAX_SHARE_LINK_LENGTH, shareHash } from "./share-url.js";
 import { claimShow, labPreview, useLab } from "./store.js";
 
-/** Share the configuration as a link, export and import runs as JSONL, and reopen runs saved in this browser. */
+/** The Share link's outcome: a link (copied or not), or a link too long to share (the files to share instead). */
+type Shared = { url: string; copied: boolean; why?: string } | { tooLong: number } | null;
+
+/**
+ * Share the configuration as a link, export and import runs as JSONL, and reopen runs saved in this browser. Runs
+ * are saved by ./run/recovery.ts (a run that ends, an imported one); a save that fails is said by ./KeepNotices.tsx.
+ */
 export function KeepAndShare() {
   const { status, model, runScenario, scenarioText, show, preview } = useLab();
   const [saved, setSaved] = useState<SavedRunSummary[]>([]);
   const [message, setMessage] = useState<string | null>(null);
+  const [shared, setShared] = useState<Shared>(null);
 
   useEffect(() => {
     listRuns().then(setSaved, () => setSaved([]));
-    // Runs saved elsewhere in the page (a failed run, a recovered one: src/app/run/recovery.ts) join the list.
+    // Runs saved elsewhere in the page (a run that ended, an imported or recovered one: ./run/recovery.ts) join the list.
     return onSavedRunsChange(() => void listRuns().then(setSaved, () => undefined));
   }, []);
-
-  // A finished (or stopped) run is saved once, so it survives a reload.
-  useEffect(() => {
-    if (status !== "finished" || !model || model.summary.status === "running") return;
-    if ((model as { savedAs?: string }).savedAs) return;
-    const samples = model.samples.length;
-    const meanReward = samples ? model.samples.reduce((a, s) => a + s.totalReward, 0) / samples : null;
-    const title = `${model.summary.mode ?? "run"} · ${samples} samples · ${new Date().toLocaleTimeString()}`;
-    (model as { savedAs?: string }).savedAs = "pending";
-    // Written a few samples at a time into a Blob: a large run's export is no long task of the page.
-    exportJsonlInSlices(model, runScenario)
-      .then(({ blob }) => saveRun({ title, samples, meanReward }, blob))
-      .then(
-        (summary) => {
-          (model as { savedAs?: string }).savedAs = summary.id;
-          setSaved((list) => [summary, ...list]);
-        },
-        (e: Error) => setMessage(`could not save the run in this browser: ${e.message}`),
-      );
-  }, [status, model, runScenario]);
 
   const download = async () => {
     if (!model) return;
     try {
       const { blob } = await exportJsonlInSlices(model, runScenario);
-      const a = document.createElement("a");
-      a.href = URL.createObjectURL(blob);
-      a.download = `rollout-${Date.now()}.jsonl`;
-      a.click();
-      URL.revokeObjectURL(a.href);
+      downloadBlob(blob, exportFileName());
     } catch (e) {
       setMessage(`could not export the run: ${(e as Error).message}`);
     }
@@ -106,24 +90,40 @@ export function KeepAndShare() {
       (e: Error) => setMessage(`could not delete ${run.title}: ${e.message}`),
     );
 
-  const copyLink = () => {
-    let scenario: unknown;
+  const copyLink = async () => {
+    setShared(null);
+    setMessage(null);
+    let hash: string;
     try {
-      scenario = JSON.parse(scenarioText);
-    } catch {
-      setMessage("the scenario is not valid JSON");
+      hash = shareHash(JSON.parse(scenarioText), true);
+    } catch (e) {
+      setMessage(e instanceof SyntaxError ? "the scenario is not valid JSON" : `the scenario cannot be put in a link: ${(e as Error).message}`);
       return;
     }
-    const url = `${location.origin}${location.pathname}${shareHash(scenario, true)}`;
-    history.replaceState(null, "", url);
-    void navigator.clipboard?.writeText(url).catch(() => undefined);
-    setMessage("link to this run copied (opening it runs the same scenario with the same seed)");
+    const url = `${location.origin}${location.pathname}${hash}`;
+    // No browser opens a link past its URL limit, and the apps links pass through cut them far shorter: such a link is
+    // not offered (nor copied, nor put in the address bar); the files that carry a run are.
+    if (url.length > MAX_SHARE_LINK_LENGTH) {
+      setShared({ tooLong: url.length });
+      return;
+    }
+    // This tab's address loads the scenario (a reload does not run it again); the copied link runs it.
+    history.replaceState(null, "", url.replace(/&run=1$/, ""));
+    try {
+      if (!navigator.clipboard) throw new Error("this page has no clipboard access");
+      await navigator.clipboard.writeText(url);
+      setShared({ url, copied: true });
+    } catch (e) {
+      setShared({ url, copied: false, why: (e as Error).message });
+    }
   };
+
+  const downloadScenario = () => downloadBlob(new Blob([scenarioText], { type: "application/json" }), `scenario-${Date.now()}.json`);
 
   return (
     <section className="keep">
       <div className="row">
-        <button className="secondary" onClick={copyLink}>
+        <button className="secondary" onClick={() => void copyLink()}>
           Share link
         </button>
         <button className="secondary" onClick={download} disabled={!model || status === "running" || preview !== null} title={preview ? "A preview is no run yet: export it once it is imported" : undefined}>
@@ -132,6 +132,36 @@ export function KeepAndShare() {
         <JsonlFileButton label="Import JSONL" ariaLabel="Import JSONL" onFile={importPicked} />
       </div>
       {importPanel}
+      {shared && "tooLong" in shared && (
+        <div className="error" role="alert" data-testid="share-too-long">
+          <p>
+            This link would be {shared.tooLong.toLocaleString("en")} characters long, more than the{" "}
+            {MAX_SHARE_LINK_LENGTH.toLocaleString("en")} a link can carry safely (browsers refuse or cut longer ones, and so do
+            the apps links pass through): no link was made or copied. Share a file instead: the scenario as JSON
+            {model ? ", or the run as JSONL (its last line holds the scenario)" : ""}.
+          </p>
+          <div className="row">
+            <button className="secondary" onClick={downloadScenario}>
+              Download the scenario (JSON)
+            </button>
+            {model && (
+              <button className="secondary" onClick={download} disabled={status === "running" || preview !== null}>
+                Export the run (JSONL)
+              </button>
+            )}
+          </div>
+        </div>
+      )}
+      {shared && "url" in shared && (
+        <div className="hint" data-testid="share-message">
+          <p>
+            {shared.copied
+              ? "Link to this run copied (opening it runs the same scenario with the same seed; a link that reaches other hosts asks first):"
+              : `The link could not be copied (${shared.why}); copy it from here (opening it runs the same scenario with the same seed):`}
+          </p>
+          <input className="share-link" aria-label="Share link" data-testid="share-link" readOnly value={shared.url} onFocus={(e) => e.target.select()} />
+        </div>
+      )}
       {message && <p className="hint" data-testid="keep-message">{message}</p>}
       {saved.length > 0 && (
         <details>

@@ -2,10 +2,26 @@
  * The fault-injection hook of the tests (e2e/faults.spec.ts), present only when the page's URL has `?faults=1`:
  * `window.__rolloutLabFaults` crashes the rollout worker, closes it silently, keeps it busy in one synchronous loop
  * (a hang: it reads no Stop), or loses its WebGPU device (a real `destroy()` of onnxruntime's device when a model
- * runs on WebGPU, else the loss handler called with a simulated loss). No control of the page reaches it.
+ * runs on WebGPU, else the loss handler called with a simulated loss), or starts each run paused before its first
+ * turn (so a test steps it turn by turn). No control of the page reaches it.
  */
 
+import { create } from "zustand";
 import { labRuns } from "./store.js";
+
+/** A drawing fault the hook injects: the `FaultProbe` of that part of the page throws this message while it is set. */
+const renderFaults = create<{ views: string | null; page: string | null }>(() => ({ views: null, page: null }));
+
+/**
+ * Drawn inside the views (`where="views"`, under their error boundary) and inside the page (`"page"`, under the
+ * page's own): nothing, unless the test hook set a fault there; then it throws, as a view that meets data it cannot
+ * draw would (until the fault is cleared).
+ */
+export function FaultProbe({ where }: { where: "views" | "page" }): null {
+  const fault = renderFaults((s) => s[where]);
+  if (fault !== null) throw new Error(fault);
+  return null;
+}
 
 export interface FaultHook {
   crashWorker(): Promise<string | null>;
@@ -17,6 +33,13 @@ export interface FaultHook {
    * busy loop would: it reads no message meanwhile, Stop included (the page's watchdog terminates it).
    */
   hangWorker(ms?: number): Promise<string | null>;
+  /**
+   * From now on (or, with false, no longer) each run starts paused before its first turn: a test then drives it turn
+   * by turn with Step, whatever the machine's speed (no race between the run and a click on Pause).
+   */
+  startPaused(on?: boolean): Promise<string | null>;
+  /** Makes the views (or the whole page) throw `message` while they draw, until called again with null. */
+  breakDrawing(where: "views" | "page", message: string | null): Promise<string | null>;
 }
 
 if (typeof location !== "undefined" && new URLSearchParams(location.search).get("faults") === "1") {
@@ -25,6 +48,14 @@ if (typeof location !== "undefined" && new URLSearchParams(location.search).get(
     closeWorker: () => labRuns.client.injectFault("close"),
     loseDevice: () => labRuns.client.injectFault("device_lost"),
     hangWorker: (ms) => labRuns.client.injectFault("hang", ms),
+    startPaused: async (on = true) => {
+      labRuns.startPaused = on;
+      return on ? "paused" : "running";
+    },
+    breakDrawing: async (where, message) => {
+      renderFaults.setState({ [where]: message });
+      return message;
+    },
   };
   (window as unknown as { __rolloutLabFaults: FaultHook }).__rolloutLabFaults = hook;
 }

@@ -1,0 +1,66 @@
+/**
+ * Which hosts a link's run would contact (./link.ts): a link that reaches only the page's own origin runs at once (the
+ * regression runner's links: built-in environments, this checkout's modules, the built-in models, scripted, oracle
+ * and replay policies); any other is shown to the user first, host by host.
+ */
+
+import { describe, expect, it } from "vitest";
+import { parseScenario, type Scenario } from "../scenario/schema.js";
+import { linkContacts } from "./link.js";
+
+const origin = "http://127.0.0.1:4173";
+const base = { mode: "sync", max_seq_len: 64, max_rollout_turns: 1, dataset: { task_name: "t", size: 1, seed: 0 } };
+const scenario = (envs: Record<string, unknown>, policy: unknown): Scenario => parseScenario({ ...base, dataset: { ...base.dataset, task_name: Object.keys(envs)[0] }, envs, policy });
+
+describe("linkContacts", () => {
+  it("nothing for built-in environments with the built-in models, scripted, oracle, replay and local models", () => {
+    for (const policy of [
+      { kind: "model", model: "builtin:tiny" },
+      { kind: "model", model: "builtin:small", device: "wasm" },
+      { kind: "model", model: "local:picked" },
+      { kind: "scripted", responses: [["a"]] },
+      { kind: "oracle", seed: 1 },
+      { kind: "replay", file: "run.jsonl" },
+    ]) {
+      for (const env of ["sliding_puzzle", "calculator", "workspace"]) expect(linkContacts(scenario({ t: { env } }, policy), { origin })).toEqual([]);
+    }
+  });
+
+  it("a remote environment's server, unless it is the page's own origin", () => {
+    const remote = scenario({ t: { env: "http", config: { url: "http://localhost:8765/" } }, u: { env: "http", config: { url: `${origin}/env` } } }, { kind: "oracle" });
+    expect(linkContacts(remote, { origin })).toEqual([{ host: "http://localhost:8765", what: "remote environment 't' (http://localhost:8765/): its dataset and every step are sent there" }]);
+  });
+
+  it("the hub for a hub model id: the default hub, or the hub address the page is set to", () => {
+    const hub = scenario({ t: { env: "calculator" } }, { kind: "model", model: "onnx-community/Qwen2.5-0.5B-Instruct" });
+    expect(linkContacts(hub, { origin })).toEqual([
+      { host: "https://huggingface.co", what: "model 'onnx-community/Qwen2.5-0.5B-Instruct' from the hub at https://huggingface.co (and its file hosts)" },
+    ]);
+    expect(linkContacts(hub, { origin, hubAddress: "http://127.0.0.1:9000/" })).toEqual([
+      { host: "http://127.0.0.1:9000", what: "model 'onnx-community/Qwen2.5-0.5B-Instruct' from the hub at http://127.0.0.1:9000/" },
+    ]);
+    // A mirror on the page's own origin contacts nothing else.
+    expect(linkContacts(hub, { origin, hubAddress: `${origin}/hub/` })).toEqual([]);
+  });
+
+  it("a user environment module loaded from a URL; not this checkout's modules nor a picked file", () => {
+    const userEnvironments = [
+      { origin: "environments/number_guess.js", source: "checkout" as const, status: "ready" as const, description: { name: "number_guess" } },
+      { origin: "picked.js", source: "file" as const, status: "ready" as const, description: { name: "picked" } },
+      { origin: "https://envs.example/far.js", source: "url" as const, status: "ready" as const, description: { name: "far" } },
+    ] as never;
+    expect(linkContacts(scenario({ t: { env: "number_guess" } }, { kind: "oracle" }), { origin, userEnvironments })).toEqual([]);
+    expect(linkContacts(scenario({ t: { env: "picked" } }, { kind: "oracle" }), { origin, userEnvironments })).toEqual([]);
+    expect(linkContacts(scenario({ t: { env: "far" } }, { kind: "oracle" }), { origin, userEnvironments })).toEqual([
+      { host: "https://envs.example", what: "environment module 'far' (task 't'), loaded from https://envs.example/far.js: it may make requests of its own" },
+    ]);
+  });
+
+  it("every host, each once: a remote environment and a hub model together", () => {
+    const both = scenario(
+      { t: { env: "http", config: { url: "http://127.0.0.1:8765" } }, u: { env: "http", config: { url: "http://127.0.0.1:8765" } } },
+      { kind: "model", model: "org/m" },
+    );
+    expect(linkContacts(both, { origin }).map((c) => c.host)).toEqual(["http://127.0.0.1:8765", "http://127.0.0.1:8765", "https://huggingface.co"]);
+  });
+});
