@@ -60,7 +60,8 @@ for (const mode of ["sync", "async"] as const) {
 test("pause, step one turn, resume and stop behave; stopped runs keep their partial results", async ({ page }) => {
   await page.goto("/");
   // The built-in model: turns take long enough to pause between them.
-  await page.getByLabel("max_rollout_turns").fill("6");
+  // Long enough (30 turns) that the run cannot end between the clicks below, on however fast a machine.
+  await page.getByLabel("max_rollout_turns").fill("30");
   await page.getByRole("button", { name: "Run" }).click();
   await page.getByRole("button", { name: "Pause" }).click();
   await expect(status(page)).toHaveText("paused");
@@ -80,6 +81,9 @@ test("pause, step one turn, resume and stop behave; stopped runs keep their part
   await expect(status(page)).toHaveText("paused");
   await page.getByRole("button", { name: "Resume" }).click();
   await expect(status(page)).toHaveText("running");
+  // Paused again before Stop: the samples under way are then surely under way when it stops (not raced to their end).
+  await page.getByRole("button", { name: "Pause" }).click();
+  await expect(status(page)).toHaveText("paused");
   await page.getByRole("button", { name: "Stop" }).click();
   await expect(status(page)).toHaveText("finished");
   const endings = await page.getByTestId("termination").allTextContents();
@@ -111,8 +115,11 @@ test("the URL reproduces a run", async ({ page, context }) => {
   await runPreset(page, "Calculator · oracle · async");
   const result = JSON.parse((await page.getByTestId("result-json").textContent())!);
   await page.getByRole("button", { name: "Share link" }).click();
-  const url = page.url();
+  const url = await page.getByTestId("share-link").inputValue();
   expect(url).toContain("#scenario=");
+  expect(url).toMatch(/&run=1$/);
+  // This tab's address holds the scenario without `run=1`: a reload loads it and runs nothing.
+  expect(page.url()).toBe(url.replace(/&run=1$/, ""));
   const other = await context.newPage();
   await other.goto(url);
   await expect(other.getByTestId("run-status")).toHaveText("finished", { timeout: 30_000 });

@@ -33,7 +33,10 @@ test("the built lab is served with its Content-Security-Policy, and the policy h
       () => "fetched",
       () => "refused",
     );
-    await new Promise((r) => setTimeout(r, 100));
+    // The violation reports come as events, after the refusals: waited for (not a fixed sleep), up to 10 s.
+    // (Two script refusals: the inline script and the javascript: URL.)
+    const reported = () => violations.filter((v) => v.startsWith("script-src-elem inline")).length >= 2 && violations.some((v) => v.startsWith("connect-src https://example.com"));
+    for (const end = Date.now() + 10_000; !reported() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
     return { inline: w.__inline, js: w.__js, outside, violations };
   });
   expect(blocked.inline).toBeUndefined();
