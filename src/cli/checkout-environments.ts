@@ -36,7 +36,7 @@ let chosenDir: string | null = null;
  * The folder whose modules the commands load (`--environments <dir>`), instead of `LAB_ENVIRONMENTS_DIR` or this
  * checkout's `environments/`. Set before the first lookup.
  */
-export function useEnvironmentsDir(dir: string): void {
+export function chooseEnvironmentsDir(dir: string): void {
   if (!existsSync(dir)) throw new Error(`--environments ${dir}: no such folder`);
   chosenDir = resolve(dir);
   checkout = null;

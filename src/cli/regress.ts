@@ -19,7 +19,7 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { ensureBuiltApp } from "./build-app.js";
-import { chosenEnvironmentsDir, useEnvironmentsDir } from "./checkout-environments.js";
+import { chosenEnvironmentsDir, chooseEnvironmentsDir } from "./checkout-environments.js";
 import { isEntryPoint } from "./entry.js";
 import { nodeRunOptions, UsageError } from "./node-run.js";
 import { BrowserSetupError, browserSkipReason, startBrowserRunner, type BrowserBackend, type BrowserRunner } from "../regress/browser.js";
@@ -123,7 +123,7 @@ function parseArgs(argv: string[]): Args {
   if (!(repeat >= 1 && repeat <= MAX_REPEAT)) throw new UsageError(`--repeat expects a whole number of runs from 1 to ${MAX_REPEAT}, got '${repeatText}'`, USAGE);
   if (values.has("--environments")) {
     try {
-      useEnvironmentsDir(values.get("--environments")!);
+      chooseEnvironmentsDir(values.get("--environments")!);
     } catch (e) {
       throw new UsageError((e as Error).message, USAGE);
     }

@@ -16,7 +16,7 @@ import { resolve } from "node:path";
 import { finished } from "node:stream/promises";
 import { jsonTextChunks } from "../scenario/result.js";
 import { runScenario } from "../scenario/run.js";
-import { useEnvironmentsDir } from "./checkout-environments.js";
+import { chooseEnvironmentsDir } from "./checkout-environments.js";
 import { isEntryPoint } from "./entry.js";
 import { nodeRunOptions, UsageError } from "./node-run.js";
 import { parseScenarioText, ScenarioError } from "../scenario/schema.js";
@@ -35,7 +35,7 @@ function parseArgs(argv: string[]): { scenario: string; out?: string } {
       const dir = argv[++i];
       if (!dir) throw new UsageError("--environments needs a folder", USAGE);
       try {
-        useEnvironmentsDir(dir);
+        chooseEnvironmentsDir(dir);
       } catch (e) {
         throw new UsageError((e as Error).message, USAGE);
       }

@@ -51,7 +51,7 @@ export async function loadNodeModel(spec: NodeModelSpec) {
   if (source.kind === "builtin") {
     const root = spec.modelsRoot ?? DEFAULT_MODELS_ROOT;
     writeBuiltinModel(root, source.preset);
-    useLocal(root);
+    loadFromLocalRoot(root);
   } else if (source.kind === "local") {
     const folder = resolve(source.path);
     if (!existsSync(folder) || !statSync(folder).isDirectory()) {
@@ -59,7 +59,7 @@ export async function loadNodeModel(spec: NodeModelSpec) {
     }
     await checkModelFiles(source, dtype, async (file) => (existsSync(join(folder, file)) ? true : `missing from ${folder}`));
     // transformers.js wants an org/name id under a root: the folder's parent and the folder itself.
-    useLocal(dirname(dirname(folder)));
+    loadFromLocalRoot(dirname(dirname(folder)));
     id = `${basename(dirname(folder))}/${basename(folder)}`;
     localFolder = folder;
   } else {
@@ -84,7 +84,7 @@ export async function loadNodeModel(spec: NodeModelSpec) {
   }
 }
 
-function useLocal(root: string): void {
+function loadFromLocalRoot(root: string): void {
   env.allowRemoteModels = false;
   env.allowLocalModels = true;
   env.localModelPath = root.endsWith("/") ? root : `${root}/`;
