@@ -25,7 +25,6 @@ export function openKeyedStore(dbName: string, storeName: string): Promise<IDBDa
       resolve(db);
     };
     request.onerror = () => reject(new StorageError(`cannot open ${dbName}`, request.error ?? new Error("IndexedDB is not available")));
-    request.onblocked = () => reject(new StorageError(`cannot open ${dbName}`, new Error("another tab of the lab holds an older version of it open")));
   });
 }
 
