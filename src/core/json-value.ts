@@ -72,10 +72,27 @@ export const PROTO_KEY_MESSAGE = 'a key named "__proto__" is not allowed (a Java
  */
 export function findJsonValueProblem(value: unknown, options: JsonValueCheckOptions = {}): JsonValueProblem | null {
   if (value === null || typeof value !== "object") return null;
+  if (!options.shared) return walk(value, options, null, Infinity);
+  // A value that may share objects is walked without bookkeeping first (an environment's small state, every step);
+  // one that takes more than a few thousand objects' walking (big, or blown up by sharing) again with it.
+  const quick = walk(value, options, null, QUICK_WALK_OBJECTS);
+  return quick !== OVER_BUDGET ? quick : walk(value, options, new Map(), Infinity);
+}
+
+const QUICK_WALK_OBJECTS = 4096;
+const OVER_BUDGET: unique symbol = Symbol("over budget");
+
+function walk(
+  value: object,
+  options: JsonValueCheckOptions,
+  seen: Map<object, number> | null,
+  budget: number,
+): JsonValueProblem | null | typeof OVER_BUDGET {
   const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
-  const seen = options.shared ? new Map<object, number>() : null;
   const stack: Frame[] = [{ value, depth: options.rootDepth ?? 1, parent: null, key: "" }];
+  let walked = 0;
   while (stack.length > 0) {
+    if (++walked > budget) return OVER_BUDGET;
     const frame = stack.pop()!;
     if (frame.proto) return { path: pathOf(frame), message: PROTO_KEY_MESSAGE };
     if (frame.depth > maxDepth) return { path: pathOf(frame), message: deeper(maxDepth) };
