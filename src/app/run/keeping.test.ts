@@ -29,7 +29,7 @@ let runs = 0;
 function liveRun(): RunModel {
   const model = new RunModel();
   model.apply({ type: "rollout_start", t: 0, mode: "sync", maxRolloutTurns: 3, maxSeqLen: 64, samples: [] });
-  model.appendSamples([0, 1].map((i) => ({ sample: i, idx: i, task_name: `t${++runs}`, message_log: [{ role: "user", content: `q${i}` }], extra_env_info: null })));
+  model.appendSamples([0, 1].map((i) => ({ sample: i, idx: i, task_name: `t${++runs}`, message_log: [], extra_env_info: null })));
   model.apply({ type: "sample_end", t: 1, sample: 0, idx: 0, termination: "terminated", error: null, totalReward: 1, turns: 0 } as never);
   return model;
 }
