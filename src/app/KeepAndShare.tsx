@@ -80,14 +80,14 @@ export function KeepAndShare() {
         },
       });
     } catch (e) {
-      if (!claim.aborted) setMessage(`could not open ${run.title}: ${(e as Error).message}`);
+      if (!claim.aborted) setMessage(`could not open ${run.title}: ${(e as { reason?: string }).reason ?? (e as Error).message}`);
     }
   };
 
   const deleteSaved = (run: SavedRunSummary) =>
     deleteRun(run.id).then(
       () => setSaved((l) => l.filter((r) => r.id !== run.id)),
-      (e: Error) => setMessage(`could not delete ${run.title}: ${e.message}`),
+      (e: Error) => setMessage(`could not delete ${run.title}: ${(e as { reason?: string }).reason ?? e.message}`),
     );
 
   const copyLink = async () => {

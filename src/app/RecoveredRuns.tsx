@@ -31,9 +31,11 @@ export function RecoveredRuns() {
     return onRecoverableChange(refresh);
   }, []);
   if (runs.length === 0 && !problem && !panel) return <span hidden data-testid="recovered-runs-listed" data-listed={listed} />;
-  const act = (what: Promise<void>, claim?: AbortSignal) =>
+  // A storage failure's reason in words (its StorageError's), else the error's message.
+  const why = (e: Error) => (e as { reason?: string }).reason ?? e.message;
+  const act = (what: Promise<void>, claim?: AbortSignal, failed = "could not recover the run") =>
     what.catch((e: Error) => {
-      if (!claim?.aborted) setProblem(`could not recover the run: ${e.message}`);
+      if (!claim?.aborted) setProblem(`${failed}: ${why(e)}`);
     });
   // Claims what the page shows next (../store.ts `claimShow`): a newer import, open or run supersedes it.
   const open = async (id: string, claim: AbortSignal) => {
@@ -61,7 +63,7 @@ export function RecoveredRuns() {
           <button className="secondary" onClick={() => openClaimed(run.id)}>
             Show recovered run
           </button>{" "}
-          <button className="link" onClick={() => void act(discardRecovered(run.id))}>
+          <button className="link" onClick={() => void act(discardRecovered(run.id), undefined, "could not discard the recovered run")}>
             Discard
           </button>
         </p>
