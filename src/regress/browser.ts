@@ -19,7 +19,7 @@ import type { Scenario } from "../scenario/schema.js";
 export type BrowserBackend = "wasm" | "webgpu";
 
 /** How long one scenario may take in the page (the software WebGPU adapter is slow: the tiny-model scenario of the sample suite takes about 90 s on SwiftShader with 2 cores). */
-const RUN_TIMEOUT_MS: Record<BrowserBackend, number> = { wasm: 60_000, webgpu: 300_000 };
+const RUN_TIMEOUT_MS: Record<BrowserBackend, number> = { wasm: 180_000, webgpu: 600_000 };
 
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"];
 

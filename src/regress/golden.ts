@@ -1,12 +1,13 @@
 /**
  * Reads a scenario's golden folder (`samples.jsonl`, `metrics.json`). An absent file is `null` (the scenario is
  * reported as missing its golden); a damaged one (not a file, not JSON, a line that is not a sample object,
- * `NaN` where JSON has none) is a GoldenError naming the file and the line, which the runner reports as that
+ * `NaN` where JSON has none, nested deeper than the inputs' limit) is a GoldenError naming the file and the line, which the runner reports as that
  * scenario's bad input while the others still run.
  */
 
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { describeJsonValueProblem, findJsonValueProblem } from "../core/index.js";
 import { describeJsonError } from "../scenario/json-text.js";
 import { decodeUtf8 } from "../scenario/utf8.js";
 
@@ -50,6 +51,8 @@ export function checkGoldenSamples(text: string, path: string): void {
       throw new GoldenError(`damaged golden ${path}: line ${i + 1}: ${describeJsonError(line, e)}`);
     }
     if (!isObject(value)) throw new GoldenError(`damaged golden ${path}: line ${i + 1}: expected a sample object`);
+    const problem = findJsonValueProblem(value);
+    if (problem) throw new GoldenError(`damaged golden ${path}: line ${i + 1}: ${describeJsonValueProblem(problem)}`);
   });
 }
 
@@ -68,6 +71,8 @@ export async function readGolden(dir: string): Promise<Golden> {
       throw new GoldenError(`damaged golden ${metricsPath}: ${describeJsonError(metricsText, e)}`);
     }
     if (!isObject(value)) throw new GoldenError(`damaged golden ${metricsPath}: expected an object of metric name → value`);
+    const problem = findJsonValueProblem(value);
+    if (problem) throw new GoldenError(`damaged golden ${metricsPath}: ${describeJsonValueProblem(problem)}`);
     metrics = value;
   }
   return { samplesJsonl, metrics };
