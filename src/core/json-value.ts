@@ -72,11 +72,11 @@ export const PROTO_KEY_MESSAGE = 'a key named "__proto__" is not allowed (a Java
  */
 export function findJsonValueProblem(value: unknown, options: JsonValueCheckOptions = {}): JsonValueProblem | null {
   if (value === null || typeof value !== "object") return null;
-  if (!options.shared) return walk(value, options, null, Infinity);
+  if (!options.shared) return walk(value, options, null, Infinity) as JsonValueProblem | null; // no budget: never over it
   // A value that may share objects is walked without bookkeeping first (an environment's small state, every step);
   // one that takes more than a few thousand objects' walking (big, or blown up by sharing) again with it.
   const quick = walk(value, options, null, QUICK_WALK_OBJECTS);
-  return quick !== OVER_BUDGET ? quick : walk(value, options, new Map(), Infinity);
+  return quick !== OVER_BUDGET ? quick : (walk(value, options, new Map(), Infinity) as JsonValueProblem | null);
 }
 
 const QUICK_WALK_OBJECTS = 4096;
