@@ -19,7 +19,6 @@
  */
 
 import { BatchedDataDict, type Columns } from "../batch.js";
-import { violationRateMetrics } from "../assessment/penalty.js";
 import { cloneData } from "../clone.js";
 import type { MessageLog, Metadata } from "../types.js";
 import { isAbortError } from "./control.js";
@@ -29,7 +28,8 @@ import { asyncGenerateResponseForSampleTurn } from "./generate.js";
 import { checkTimeoutMs, DEFAULT_MAX_ROLLOUT_TURNS, type RolloutOptions } from "./options.js";
 import { stepSample } from "./rewards.js";
 import { RolloutFailure, type RolloutResult } from "./sync.js";
-import { assessTurn, clock, errorText, max, mean, min, observationMessage, sum, terminationReason } from "./turn.js";
+import { AssessmentTally, assessmentMetrics, episodeMetrics, rolloutStartEvent, tokenRewardMetrics } from "./tally.js";
+import { assessTurn, clock, errorText, observationMessage, terminationReason } from "./turn.js";
 
 export interface SampleState {
   message_log: MessageLog;
@@ -103,10 +103,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
   const turnInput: number[] = [];
   const turnTotal: number[] = [];
   const perWorker: Record<string, number> = {};
-  let invalidCount = 0;
-  let thinkingCount = 0;
-  const violationCounts: Record<string, number> = {};
-  let assistantMessages = 0;
+  const assessment = new AssessmentTally();
 
   // The sample's context as the policy is given it, kept from turn to turn (only what is new is added).
   const contexts = new ContextRows(tokenizer.padTokenId);
@@ -184,10 +181,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
     const assistant = log.at(-1)!;
     const verdict = assessTurn(assistant.content, step.metadata, args.invalidActionCfg, args.structuredCfg);
     if (detectInvalid) {
-      invalidCount += Number(verdict.invalid);
-      thinkingCount += Number(verdict.malformedThinking);
-      assistantMessages += 1;
-      for (const v of verdict.violations) violationCounts[v.type] = (violationCounts[v.type] ?? 0) + 1;
+      assessment.add(verdict);
       if (verdict.violations.length) log = [...log.slice(0, -1), { ...assistant, invalid_action_violations: verdict.violations }];
     }
 
@@ -255,10 +249,10 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
   };
   for (const [name, value] of Object.entries(rewardAcc)) finalState[name as `reward/${string}`] = value;
   if (detectInvalid) {
-    finalState.invalid_action_count = invalidCount;
-    finalState.malformed_thinking_count = thinkingCount;
-    finalState.violation_counts = violationCounts;
-    finalState.num_assistant_messages = assistantMessages;
+    finalState.invalid_action_count = assessment.invalidActions;
+    finalState.malformed_thinking_count = assessment.malformedThinking;
+    finalState.violation_counts = assessment.byType;
+    finalState.num_assistant_messages = assessment.messages;
   }
   const sampleMetrics: SampleMetrics = {
     turn_count: turnCount,
@@ -308,21 +302,8 @@ async function runAllSamples(
   const input = inputBatch.data;
   const idxs = (input.idx as number[] | undefined) ?? Array.from({ length: B }, (_, i) => i);
   const stops = (input.stop_strings as (string[] | null)[] | undefined) ?? new Array(B).fill(null);
-  emit({
-    type: "rollout_start",
-    t: now(),
-    mode: "async",
-    samples: (input.task_name as string[]).map((task_name, sample) => ({
-      sample,
-      idx: idxs[sample]!,
-      task_name,
-      message_log: (input.message_log as MessageLog[])[sample]!,
-      extra_env_info: ((input.extra_env_info as Metadata[] | undefined)?.[sample] ?? null) as Metadata,
-      stop_strings: stops[sample] ?? null,
-    })),
-    maxRolloutTurns: args.maxRolloutTurns ?? DEFAULT_MAX_ROLLOUT_TURNS,
-    maxSeqLen: args.maxSeqLen,
-  });
+  const columns = { message_log: input.message_log as MessageLog[], task_name: input.task_name as string[], extra_env_info: input.extra_env_info as Metadata[] | undefined };
+  emit(rolloutStartEvent("async", now(), columns, idxs, stops, { maxRolloutTurns: args.maxRolloutTurns ?? DEFAULT_MAX_ROLLOUT_TURNS, maxSeqLen: args.maxSeqLen }));
   try {
     const results = await Promise.all(
       Array.from({ length: B }, (_, i) =>
@@ -378,28 +359,29 @@ export function assembleAsyncResults(
     if (!(key in out)) out[key] = cloneData(inputBatch.get(key));
   }
 
-  const rewards = sm.map((m) => m.total_reward);
+  // The async path's key order: episode, tokens and rewards, then assessment.
   const metrics: Record<string, unknown> = {
-    total_turns: sum(sm.map((m) => m.turn_count)),
-    avg_turns_per_sample: mean(sm.map((m) => m.turn_count)),
-    max_turns_per_sample: max(sm.map((m) => m.turn_count)),
-    natural_termination_rate: mean(sm.map((m) => Number(m.terminated))),
-    truncation_rate: mean(sm.map((m) => Number(m.truncated))),
-    max_turns_reached_rate: mean(sm.map((m) => Number(m.max_turns_reached))),
-    mean_total_tokens_per_sample: mean(sm.map((m) => m.total_tokens)),
-    mean_gen_tokens_per_sample: mean(sm.map((m) => m.assistant_tokens)),
-    max_gen_tokens_per_sample: max(sm.map((m) => m.assistant_tokens)),
-    mean_env_tokens_per_sample: mean(sm.map((m) => m.env_tokens)),
-    mean_total_reward: mean(rewards),
-    max_total_reward: max(rewards),
-    min_total_reward: min(rewards),
+    ...episodeMetrics(
+      sm.map((m) => m.turn_count),
+      sm.map((m) => m.terminated),
+      sm.map((m) => m.truncated),
+      sm.map((m) => m.max_turns_reached),
+    ),
+    ...tokenRewardMetrics(
+      sm.map((m) => m.total_tokens),
+      sm.map((m) => m.assistant_tokens),
+      sm.map((m) => m.env_tokens),
+      sm.map((m) => m.total_reward),
+    ),
   };
   if (detectInvalid) {
-    metrics.invalid_action_rate = mean((out.invalid_action_count as number[]).map((c) => Number(c > 0)));
-    metrics.malformed_thinking_rate = mean((out.malformed_thinking_count as number[]).map((c) => Number(c > 0)));
-    const counts: Record<string, number> = {};
-    for (const s of states) for (const [t, n] of Object.entries(s.violation_counts ?? {})) counts[t] = (counts[t] ?? 0) + n;
-    Object.assign(metrics, violationRateMetrics(counts, sum(states.map((s) => s.num_assistant_messages ?? 0))));
+    const counts = states.map((s) => ({
+      invalidActions: s.invalid_action_count ?? 0,
+      malformedThinking: s.malformed_thinking_count ?? 0,
+      messages: s.num_assistant_messages ?? 0,
+      byType: s.violation_counts ?? {},
+    }));
+    Object.assign(metrics, assessmentMetrics(counts));
   }
   const perWorker: Record<string, number> = {};
   for (const m of sm) for (const [w, n] of Object.entries(m.per_worker_token_counts)) perWorker[w] = (perWorker[w] ?? 0) + n;

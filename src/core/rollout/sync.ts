@@ -20,7 +20,6 @@
 
 import { BatchedDataDict, type Columns } from "../batch.js";
 import type { Violation } from "../assessment/violations.js";
-import { violationRateMetrics } from "../assessment/penalty.js";
 import { cloneData } from "../clone.js";
 import type { Message, MessageLog, Metadata } from "../types.js";
 import { isAbortError } from "./control.js";
@@ -29,7 +28,8 @@ import { ContextRows } from "./context-rows.js";
 import { buildGenerationInput, generateResponses } from "./generate.js";
 import { checkTimeoutMs, DEFAULT_MAX_ROLLOUT_TURNS, type RolloutOptions } from "./options.js";
 import { stepEnvironments } from "./rewards.js";
-import { assessTurn, clock, errorText, max, mean, min, observationMessage, sum, terminationReason } from "./turn.js";
+import { AssessmentTally, assessmentMetrics, episodeMetrics, rolloutStartEvent, tokenRewardMetrics } from "./tally.js";
+import { assessTurn, clock, errorText, observationMessage, terminationReason } from "./turn.js";
 
 export interface SyncRolloutArgs extends RolloutOptions {
   inputBatch: BatchedDataDict;
@@ -72,10 +72,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
   const maxTurnsReached = new Array<boolean>(B).fill(false);
   const termination = new Array<TerminationReason | null>(B).fill(null);
   const errors = new Array<string | null>(B).fill(null);
-  const invalidCounts = new Array<number>(B).fill(0);
-  const thinkingCounts = new Array<number>(B).fill(0);
-  const violationCounts: Record<string, number> = {};
-  let assistantMessages = 0;
+  const assessments = detectInvalid ? Array.from({ length: B }, () => new AssessmentTally()) : [];
 
   // Each sample's context as the policy is given it, kept from turn to turn (only what is new is added).
   const contexts = new ContextRows(tokenizer.padTokenId);
@@ -90,21 +87,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
     endSample(g, "error", error);
   };
 
-  emit({
-    type: "rollout_start",
-    t: now(),
-    mode: "sync",
-    samples: tasks.map((task_name, sample) => ({
-      sample,
-      idx: idxs[sample]!,
-      task_name,
-      message_log: logs[sample]!,
-      extra_env_info: infos[sample] ?? null,
-      stop_strings: stopStrings[sample] ?? null,
-    })),
-    maxRolloutTurns: maxTurns,
-    maxSeqLen,
-  });
+  emit(rolloutStartEvent("sync", now(), { message_log: logs, task_name: tasks, extra_env_info: infos }, idxs, stopStrings, { maxRolloutTurns: maxTurns, maxSeqLen }));
 
   let active = Array.from({ length: B }, (_, i) => i);
   let cancelled = false;
@@ -195,10 +178,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
         const assistant = logs[g]!.at(-1)!;
         const verdict = assessTurn(assistant.content, step.metadata, args.invalidActionCfg, args.structuredCfg);
         if (detectInvalid) {
-          invalidCounts[g]! += Number(verdict.invalid);
-          thinkingCounts[g]! += Number(verdict.malformedThinking);
-          assistantMessages += 1;
-          for (const v of verdict.violations) violationCounts[v.type] = (violationCounts[v.type] ?? 0) + 1;
+          assessments[g]!.add(verdict);
           if (verdict.violations.length) stampViolations(logs[g]!, verdict.violations);
         }
 
@@ -270,34 +250,18 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
   const rewardColumns = multiRewards as Map<string, number[]> | null;
   if (rewardColumns) for (const [name, column] of rewardColumns) out[name] = column;
   if (detectInvalid) {
-    out.invalid_action_count = invalidCounts;
-    out.malformed_thinking_count = thinkingCounts;
+    out.invalid_action_count = assessments.map((a) => a.invalidActions);
+    out.malformed_thinking_count = assessments.map((a) => a.malformedThinking);
   }
   out.termination = termination;
   out.error = errors;
 
+  // The sync path's key order: episode, assessment, then tokens and rewards.
   const metrics: Record<string, unknown> = {
-    total_turns: sum(turnCounts),
-    avg_turns_per_sample: mean(turnCounts),
-    max_turns_per_sample: max(turnCounts),
-    natural_termination_rate: mean(terminated.map(Number)),
-    truncation_rate: mean(truncated.map(Number)),
-    max_turns_reached_rate: mean(maxTurnsReached.map(Number)),
+    ...episodeMetrics(turnCounts, terminated, truncated, maxTurnsReached),
+    ...(detectInvalid ? assessmentMetrics(assessments) : {}),
+    ...tokenRewardMetrics(tokenCounts, assistantTokens, envTokens, totalRewards),
   };
-  if (detectInvalid) {
-    metrics.invalid_action_rate = mean(invalidCounts.map((c) => Number(c > 0)));
-    metrics.malformed_thinking_rate = mean(thinkingCounts.map((c) => Number(c > 0)));
-    Object.assign(metrics, violationRateMetrics(violationCounts, assistantMessages));
-  }
-  Object.assign(metrics, {
-    mean_total_tokens_per_sample: mean(tokenCounts),
-    mean_gen_tokens_per_sample: mean(assistantTokens),
-    max_gen_tokens_per_sample: max(assistantTokens),
-    mean_env_tokens_per_sample: mean(envTokens),
-    mean_total_reward: mean(totalRewards),
-    max_total_reward: max(totalRewards),
-    min_total_reward: min(totalRewards),
-  });
   if (cancelled) metrics["lab/cancelled_samples"] = termination.filter((t) => t === "cancelled").length;
 
   const batch = new BatchedDataDict(out);
