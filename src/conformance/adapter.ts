@@ -7,6 +7,7 @@
  * only left out when it carries `reference_only` or its area is not in the table, and those are reported apart.
  */
 
+import { LabError } from "../core/index.js";
 import {
   applyInvalidActionPenalty,
   describeJsonValueProblem,
@@ -178,8 +179,9 @@ export const TEST_REGISTRY = new ToolRegistry([
 
 const NAMED_REGISTRIES: Record<string, ToolRegistry> = { TEST_REGISTRY, SESSION_TOOLS, CODE_TOOLS };
 
-class AdapterError extends Error {
+class AdapterError extends LabError {
   override name = "AdapterError";
+  override readonly code = "conformance_adapter";
 }
 
 function namedRegistry(name: unknown): ToolRegistry {

@@ -9,6 +9,7 @@
  * the JSON editor (a link cannot carry modules or files).
  */
 
+import { LabError } from "../core/index.js";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
@@ -23,7 +24,10 @@ const RUN_TIMEOUT_MS: Record<BrowserBackend, number> = { wasm: 180_000, webgpu: 
 
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"];
 
-export class BrowserSetupError extends Error {}
+export class BrowserSetupError extends LabError {
+  override name = "BrowserSetupError";
+  override readonly code = "browser_setup";
+}
 
 /** Why the browser cannot run this scenario (reported as skipped), or null when it can. */
 export function browserSkipReason(scenario: Scenario): string | null {

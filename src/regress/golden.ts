@@ -5,14 +5,16 @@
  * scenario's bad input while the others still run.
  */
 
+import { LabError } from "../core/index.js";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describeJsonValueProblem, findJsonValueProblem } from "../core/index.js";
 import { describeJsonError } from "../scenario/json-text.js";
 import { decodeUtf8 } from "../scenario/utf8.js";
 
-export class GoldenError extends Error {
+export class GoldenError extends LabError {
   override name = "GoldenError";
+  override readonly code = "invalid_golden";
 }
 
 export interface Golden {

@@ -5,12 +5,14 @@
  * once, each covering exactly its scenarios. Pure: the caller reads the files.
  */
 
+import { LabError } from "../core/index.js";
 import type { RegressReport } from "./report-json.js";
 import { formatShard, scenarioName, selectShard, type Shard } from "./suite.js";
 
 /** Shard reports that do not merge; the message names the problem and the reports. */
-export class MergeError extends Error {
+export class MergeError extends LabError {
   override name = "MergeError";
+  override readonly code = "merge_failed";
 }
 
 export interface ShardReport {

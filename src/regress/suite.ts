@@ -3,6 +3,7 @@
  * Checked like a scenario file: unknown keys and bad types are errors naming the field path.
  */
 
+import { LabError } from "../core/index.js";
 import { basename } from "node:path";
 import { z } from "zod";
 import { describeJsonValueProblem, findJsonValueProblem } from "../core/index.js";
@@ -31,8 +32,9 @@ const suiteSchema = z.strictObject(
 
 export type Suite = { scenarios: string[]; tolerances: Record<string, number> };
 
-export class SuiteError extends Error {
+export class SuiteError extends LabError {
   override name = "SuiteError";
+  override readonly code = "invalid_suite";
   constructor(readonly problems: string[]) {
     super(problems.join("\n"));
   }

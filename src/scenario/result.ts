@@ -3,6 +3,7 @@
  * with its message log, every output batch key of its path, `termination`, and `error` where there was one.
  */
 
+import { LabError } from "../core/index.js";
 import { findJsonValueProblem, formatJsonPath, type BatchedDataDict, type Message } from "../core/index.js";
 import { z } from "zod";
 import type { SavedSample } from "../policy/replay.js";
@@ -72,8 +73,9 @@ export const formatSavedRunProblem = (p: SavedRunProblem): string =>
  * A saved run a replay cannot use: its first problems (line, field path, what was expected) and how many there are.
  * A replay of the valid part only would silently differ from the saved run, so any problem fails it.
  */
-export class SavedRunError extends Error {
+export class SavedRunError extends LabError {
   override name = "SavedRunError";
+  override readonly code = "invalid_saved_run";
   constructor(
     readonly problems: SavedRunProblem[],
     readonly problemCount: number,

@@ -3,6 +3,7 @@
  * an unknown key is an error, like any other mistake. Errors name the field path and what was expected.
  */
 
+import { LabError } from "../core/index.js";
 import { z } from "zod";
 import { describeJsonValueProblem, findJsonValueProblem, MAX_TIMEOUT_MS } from "../core/index.js";
 import { describeJsonError } from "./json-text.js";
@@ -177,8 +178,9 @@ export const scenarioSchema = z
 export type Scenario = z.infer<typeof scenarioSchema>;
 export type ScenarioPolicy = Scenario["policy"];
 
-export class ScenarioError extends Error {
+export class ScenarioError extends LabError {
   override name = "ScenarioError";
+  override readonly code = "invalid_scenario";
   constructor(readonly problems: string[]) {
     super(problems.join("\n"));
   }

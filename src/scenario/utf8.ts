@@ -4,6 +4,8 @@
  * bytes and decoded here with a fatal `TextDecoder`; only when it fails does our own scanner find where.
  */
 
+import { LabError } from "../core/index.js";
+
 /**
  * The offset of the lead byte of the first sequence in `bytes[start, end)` that is not UTF-8 (a stray continuation
  * byte, an overlong form, a surrogate, a code point above U+10FFFF, a character cut short by `end`), or -1.
@@ -42,8 +44,9 @@ export function invalidUtf8Offset(bytes: Uint8Array, start = 0, end = bytes.leng
 }
 
 /** Bytes that are not UTF-8: where (0-based byte offset, 1-based line). */
-export class Utf8Error extends Error {
+export class Utf8Error extends LabError {
   override name = "Utf8Error";
+  override readonly code = "invalid_utf8";
   constructor(
     readonly offset: number,
     readonly line: number,

@@ -4,10 +4,12 @@
  * A general JSON-schema library would disagree on exactly those points.
  */
 
+import { LabError } from "../errors.js";
 import { pyRepr } from "../python/repr.js";
 
-export class SchemaError extends Error {
+export class SchemaError extends LabError {
   override name = "SchemaError";
+  override readonly code = "invalid_tool_schema";
 }
 
 type JsonObject = Record<string, unknown>;

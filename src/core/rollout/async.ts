@@ -21,7 +21,7 @@
 import { BatchedDataDict, type Columns } from "../batch.js";
 import { cloneData } from "../clone.js";
 import type { MessageLog, Metadata } from "../types.js";
-import { isAbortError } from "./control.js";
+import { isAbortError } from "../errors.js";
 import type { RolloutEvent, TerminationReason } from "./events.js";
 import { ContextRows } from "./context-rows.js";
 import { asyncGenerateResponseForSampleTurn } from "./generate.js";

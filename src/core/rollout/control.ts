@@ -61,7 +61,3 @@ export class PauseController {
     for (const l of this.listeners) l(paused);
   }
 }
-
-export function isAbortError(error: unknown, signal?: AbortSignal): boolean {
-  return Boolean(signal?.aborted) || (error instanceof Error && error.name === "AbortError");
-}

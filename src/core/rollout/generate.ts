@@ -11,6 +11,7 @@
  * - `async_generate_response_for_sample_turn` uses `max_seq_len` to bound the new tokens (decision 3).
  */
 
+import { LabError } from "../errors.js";
 import { BatchedDataDict } from "../batch.js";
 import { ContextRows } from "./context-rows.js";
 import { structuredDecodeSkipSpecial, type StructuredToolUseConfig } from "../protocol/structured.js";
@@ -269,6 +270,7 @@ export async function asyncGenerateResponseForSampleTurn(
   return [[...args.sampleMessageLog, message], message.token_ids, inputLength, metrics];
 }
 
-export class GenerationError extends Error {
+export class GenerationError extends LabError {
   override name = "GenerationError";
+  override readonly code = "generation_failed";
 }

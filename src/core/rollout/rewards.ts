@@ -13,6 +13,7 @@
  * error names what was there instead (`step returned an array, expected an object`).
  */
 
+import { LabError } from "../errors.js";
 import type { BatchedDataDict } from "../batch.js";
 import { cloneData } from "../clone.js";
 import { describeType, findJsonValueProblem, formatJsonPath, MAX_METADATA_DEPTH } from "../json-value.js";
@@ -111,9 +112,15 @@ async function stepGroup(
   }
 }
 
-class StepTimeoutError extends Error {}
+class StepTimeoutError extends LabError {
+  override name = "StepTimeoutError";
+  override readonly code = "step_timeout";
+}
 /** A return that does not fit the interface: its message already names the environment and the field. */
-class ReturnShapeError extends Error {}
+class ReturnShapeError extends LabError {
+  override name = "ReturnShapeError";
+  override readonly code = "step_return";
+}
 
 /** The step or its timeout; at the timeout `deadline` is aborted (the step's work is told to stop). */
 function withTimeout<T>(promise: Promise<T>, timeoutMs: number | undefined, task: string, deadline: AbortController | null): Promise<T> {

@@ -18,11 +18,12 @@
  * 6. Every sample gets a `termination` reason.
  */
 
+import { LabError } from "../errors.js";
 import { BatchedDataDict, type Columns } from "../batch.js";
 import type { Violation } from "../assessment/violations.js";
 import { cloneData } from "../clone.js";
 import type { Message, MessageLog, Metadata } from "../types.js";
-import { isAbortError } from "./control.js";
+import { isAbortError } from "../errors.js";
 import type { RolloutEvent, TerminationReason } from "./events.js";
 import { ContextRows } from "./context-rows.js";
 import { buildGenerationInput, generateResponses } from "./generate.js";
@@ -37,8 +38,9 @@ export interface SyncRolloutArgs extends RolloutOptions {
 
 export type RolloutResult = [BatchedDataDict, Record<string, unknown>];
 
-export class RolloutFailure extends Error {
+export class RolloutFailure extends LabError {
   override name = "RolloutFailure";
+  override readonly code = "rollout_failed";
 }
 
 export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<RolloutResult> {

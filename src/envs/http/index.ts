@@ -22,6 +22,7 @@
  * (src/core/json-value.ts).
  */
 
+import { LabError } from "../../core/index.js";
 import { describeJsonValueProblem, findJsonValueProblem, MAX_TIMEOUT_MS, type EnvironmentReturn, type StepContext } from "../../core/index.js";
 import { checkConfigKeys } from "../config.js";
 import type { DatasetDatum, EnvironmentDefinition } from "../types.js";
@@ -67,12 +68,16 @@ export function remoteTimeoutMs(config: Record<string, unknown>, where = "http c
   return value;
 }
 
-export class RemoteEnvironmentError extends Error {
+export class RemoteEnvironmentError extends LabError {
   override name = "RemoteEnvironmentError";
+  override readonly code = "remote_environment";
 }
 
 /** Why the request was aborted at its deadline. */
-class DeadlineError extends Error {}
+class DeadlineError extends LabError {
+  override name = "DeadlineError";
+  override readonly code = "deadline";
+}
 
 /** An error's message with its cause's (fetch's `fetch failed` and `terminated` say why only there). */
 function errorText(e: unknown): string {

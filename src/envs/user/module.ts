@@ -4,13 +4,15 @@
  * and names the first thing that is wrong, so a broken module fails at load with a message, not mid-rollout.
  */
 
+import { LabError } from "../../core/index.js";
 import type { EnvironmentDefinition } from "../types.js";
 
 /** Names scenarios can use: lower snake case, like the built-in ones. */
 const NAME = /^[a-z][a-z0-9_]*$/;
 
-export class EnvironmentModuleError extends Error {
+export class EnvironmentModuleError extends LabError {
   override name = "EnvironmentModuleError";
+  override readonly code = "invalid_module";
 }
 
 /** The environment a module default-exports; `origin` (a file name or URL) names the module in errors. */

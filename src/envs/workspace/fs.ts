@@ -6,6 +6,8 @@
  * slashes are normalised away, and `..` at the root stays at the root, as in POSIX.
  */
 
+import { LabError } from "../../core/index.js";
+
 export const WORKSPACE_ROOT = "/workspace";
 /** The one device file: reads as empty, swallows writes (so `2>/dev/null` works). */
 export const DEV_NULL = "/dev/null";
@@ -33,9 +35,9 @@ const ERROR_TEXT: Record<FsErrorCode, string> = {
 };
 
 /** A failed file operation; its message is the POSIX error text commands print (`No such file or directory`). */
-export class FsError extends Error {
+export class FsError extends LabError {
   override name = "FsError";
-  constructor(readonly code: FsErrorCode) {
+  constructor(override readonly code: FsErrorCode) {
     super(ERROR_TEXT[code]);
   }
 }

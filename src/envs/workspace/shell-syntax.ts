@@ -4,6 +4,8 @@
  * newlines, `<`, `>`, `>>`, `2>`, `2>&1`, and `#` comments. No loops, functions, here-documents or backgrounding.
  */
 
+import { LabError } from "../../core/index.js";
+
 export type WordPart =
   | { kind: "text"; text: string; quoted: boolean }
   | { kind: "subst"; script: string; quoted: boolean }
@@ -29,8 +31,9 @@ export interface ListItem {
 export type Script = ListItem[];
 
 /** A script the shell cannot parse; the message is what the shell prints after `sh: `. */
-export class ShellSyntaxError extends Error {
+export class ShellSyntaxError extends LabError {
   override name = "ShellSyntaxError";
+  override readonly code = "shell_syntax";
 }
 
 type Operator = "&&" | "||" | ";" | "|" | "\n";

@@ -17,6 +17,7 @@
  * No transformers.js here: the worker passes the loss events and the WASM loader in, so this is unit-tested in Node.
  */
 
+import { LabError } from "../../core/index.js";
 import { outputRow, type GenerateOptions, type GenerationDatumSpec, type GenerationInterface, type GenerationOutputSpec } from "../../core/index.js";
 
 export type DeviceLossAction = "stop" | "wasm";
@@ -36,8 +37,9 @@ export function describeDeviceLoss(info: DeviceLossInfo): string {
   return `the WebGPU device was lost (${detail || "no reason given"})${info.simulated ? " [simulated by the test hook]" : ""}`;
 }
 
-export class DeviceLostError extends Error {
+export class DeviceLostError extends LabError {
   override name = "DeviceLostError";
+  override readonly code = "device_lost";
   constructor(readonly info: DeviceLossInfo) {
     super(describeDeviceLoss(info));
   }

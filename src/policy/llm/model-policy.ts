@@ -17,6 +17,7 @@
 
 import type * as Transformers from "@huggingface/transformers";
 import {
+  abortError,
   outputRow,
   Rng,
   type GenerateOptions,
@@ -182,7 +183,7 @@ export class ModelPolicy implements GenerationInterface {
     const sequences = result.sequences.tolist() as bigint[][];
     recorder.finish(sequences);
     await this.keepCache(sequences, result.past_key_values);
-    if (options.signal?.aborted) throw abortError();
+    if (options.signal?.aborted) throw abortError("generation cancelled");
     for (const [i, row] of rows.entries()) {
       const generated = sequences[i]!.slice(width).map(Number);
       if (row.keep === null) row.keep = Math.min(generated.length, row.maxNew);
@@ -222,11 +223,6 @@ export class ModelPolicy implements GenerationInterface {
   }
 }
 
-function abortError(): Error {
-  const error = new Error("generation cancelled");
-  error.name = "AbortError";
-  return error;
-}
 
 function assemble(rows: RowState[], padId: number, generated = false): GenerationOutputSpec {
   const width = Math.max(0, ...rows.map((r) => r.promptIds.length));
