@@ -4,7 +4,7 @@ import { exportJsonlInSlices } from "./run/export-slices.js";
 import { buildRunInSlices } from "./run/build-slices.js";
 import { downloadBlob, exportFileName } from "./run/kept.js";
 import { deleteRun, listRuns, loadRunBlob, onSavedRunsChange, type SavedRunSummary } from "./run/saved-runs.js";
-import { MAX_SHARE_LINK_LENGTH, shareHash } from "./share-url.js";
+import { MAX_SHARE_LINK_LENGTH, shareHash } from "../scenario/share-url.js";
 import { claimShow, labPreview, useLab } from "./store.js";
 
 /** The Share link's outcome: a link (copied or not), or a link too long to share (the files to share instead). */

@@ -18,7 +18,7 @@ import { create } from "zustand";
 import { resolveModelSource } from "../policy/llm/model-source.js";
 import { parseScenario, type Scenario } from "../scenario/schema.js";
 import { userEnvironmentsSettled, useUserEnvironments, type UserEnvironment } from "./envs/user-environments.js";
-import { readHash } from "./share-url.js";
+import { readHash } from "../scenario/share-url.js";
 import { useLab } from "./store.js";
 
 /** One host a scenario's run would contact, and why. */

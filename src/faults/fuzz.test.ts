@@ -263,8 +263,11 @@ type Path = (string | number)[];
 
 /** Every path to a node of a JSON value (the root excluded). */
 function pathsOf(value: unknown, prefix: Path = [], out: Path[] = []): Path[] {
-  if (Array.isArray(value)) value.forEach((v, i) => (out.push([...prefix, i]), pathsOf(v, [...prefix, i], out)));
-  else if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) out.push([...prefix, k]), pathsOf(v, [...prefix, k], out);
+  const children: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : value && typeof value === "object" ? Object.entries(value) : [];
+  for (const [key, child] of children) {
+    out.push([...prefix, key]);
+    pathsOf(child, [...prefix, key], out);
+  }
   return out;
 }
 
@@ -276,7 +279,10 @@ function mutate(value: unknown, path: Path, m: Mutation): unknown {
   const parent = path.slice(0, -1).reduce<Record<string | number, unknown>>((node, key) => node[key] as Record<string | number, unknown>, copy);
   const key = path.at(-1)!;
   if (m.op === "replace") parent[key] = m.value;
-  else if (m.op === "delete") Array.isArray(parent) ? parent.splice(key as number, 1) : delete parent[key];
+  else if (m.op === "delete") {
+    if (Array.isArray(parent)) parent.splice(key as number, 1);
+    else delete parent[key];
+  }
   else {
     const node = parent[key];
     if (node && typeof node === "object" && !Array.isArray(node)) (node as Record<string, unknown>).zz_unknown = 1;

@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { MAX_JSON_DEPTH, PROTO_KEY_MESSAGE } from "../core/index.js";
-import { decodeScenario } from "../app/share-url.js";
+import { decodeScenario } from "../scenario/share-url.js";
 import type { EnvironmentDefinition } from "../envs/index.js";
 import { environmentLookup } from "../envs/index.js";
 import { parseSuiteText, SuiteError } from "../regress/suite.js";

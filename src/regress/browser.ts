@@ -14,7 +14,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import type { PreviewServer } from "vite";
-import { shareHash } from "../app/share-url.js";
+import { shareHash } from "../scenario/share-url.js";
 import type { Scenario } from "../scenario/schema.js";
 
 export type BrowserBackend = "wasm" | "webgpu";
@@ -36,6 +36,13 @@ export function browserSkipReason(scenario: Scenario): string | null {
     return `model policy with a local folder (${policy.model}): the page loads built-in or hub models only`;
   }
   return null;
+}
+
+/** Whether running the scenario contacts a host other than the page's own: a remote environment, a hub model. */
+export function contactsOtherHosts(scenario: Scenario): boolean {
+  const remote = Object.values(scenario.envs).some((e) => e.env === "http");
+  const hub = scenario.policy.kind === "model" && !/^(builtin:|local:)/.test(scenario.policy.model);
+  return remote || hub;
 }
 
 /** The scenario as the page runs it: a model policy's device forced to the backend. */
@@ -136,7 +143,9 @@ export async function startBrowserRunner(root: string, backend: BrowserBackend, 
       try {
         const status = page.getByTestId("run-status");
         const shown = forBackend(scenario, backend);
-        if (scenario.policy.kind === "replay" || modules.length) {
+        // The JSON editor too for a scenario that reaches other hosts (a hub model, a remote environment): its link
+        // would ask first; running the suite is the approval.
+        if (scenario.policy.kind === "replay" || modules.length || contactsOtherHosts(scenario)) {
           // A link cannot carry a file or a module: the runner does what a person would, loading the modules and
           // picking the run to replay in the set-up form, then putting the scenario in the JSON editor and
           // pressing Run.
@@ -161,7 +170,7 @@ export async function startBrowserRunner(root: string, backend: BrowserBackend, 
           await page.waitForFunction(
             () => {
               const text = document.querySelector('[data-testid="run-status"]')?.textContent;
-              return text === "finished" || text === "failed";
+              return text === "finished" || text === "failed" || document.querySelector('[data-testid="link-error"]') !== null;
             },
             undefined,
             { timeout },
@@ -170,6 +179,8 @@ export async function startBrowserRunner(root: string, backend: BrowserBackend, 
           const now = (await status.textContent().catch(() => null)) ?? "?";
           throw new Error(`not finished after ${timeout / 1000} s (status: ${now})${pageErrors.length ? `; page errors: ${pageErrors.join("; ")}` : ""}`);
         }
+        const linkError = page.getByTestId("link-error");
+        if (await linkError.count()) throw new Error(`the page could not read the scenario's link: ${(await linkError.textContent())?.trim()}`);
         if ((await status.textContent()) === "failed") {
           const error = await page.getByTestId("run-error").textContent().catch(() => null);
           throw new Error(`the run failed in the page: ${error?.trim() || "(no error shown)"}`);

@@ -1,11 +1,14 @@
 /**
  * The run's configuration in the URL: `#scenario=<base64url JSON>` (opening such a link loads it) and `&run=1`
- * (the link reproduces the run: it starts with the same seed; ./link.ts asks first when it would reach other hosts).
+ * (the link reproduces the run: it starts with the same seed; the page's src/app/link.ts asks first when it would reach
+ * other hosts).
  *
  * Reading a link never throws: a link that is not base64url, not UTF-8 JSON, or nested deeper than
  * `MAX_LINK_DEPTH` gives an error that says what is wrong (a value nested thousands deep is valid JSON, but
  * `JSON.stringify`, structured cloning and recursive checks overflow the stack on it).
  */
+
+import { MAX_JSON_DEPTH } from "../core/index.js";
 
 /**
  * The longest link the Share button makes: 64 KiB (65,536 characters, the whole URL). Chromium refuses URLs over
@@ -15,8 +18,8 @@
  */
 export const MAX_SHARE_LINK_LENGTH = 64 * 1024;
 
-/** The deepest nesting of arrays and objects a link's scenario may have (scenarios need a handful of levels). */
-export const MAX_LINK_DEPTH = 100;
+/** The deepest nesting of arrays and objects a link's scenario may have: every input's limit. */
+export const MAX_LINK_DEPTH = MAX_JSON_DEPTH;
 
 export function encodeScenario(scenario: unknown): string {
   const bytes = new TextEncoder().encode(JSON.stringify(scenario));
