@@ -10,6 +10,6 @@ import { ensureChromium, ensureDependencies, mustRun } from "./setup.mjs";
 ensureDependencies();
 const chromium = ensureChromium();
 mustRun("npm", ["run", "test:faults:node"]);
-mustRun("npx", ["vitest", "run", "src/policy/llm/device-loss", "src/policy/llm/load-errors", "src/app/run/interrupted", "src/app/worker/client.test.ts", "src/scenario/result.test.ts", "src/app/run/idb.test.ts", "src/app/run/keeping.test.ts", "src/app/share-url.test.ts", "src/app/link.test.ts"]);
+mustRun("npx", ["vitest", "run", "src/policy/llm/device-loss", "src/policy/llm/load-errors", "src/app/run/interrupted", "src/app/worker/client.test.ts", "src/scenario/result.test.ts", "src/app/run/idb.test.ts", "src/app/run/keeping.test.ts", "src/scenario/share-url.test.ts", "src/app/link.test.ts", "src/core/json-value.test.ts", "src/core/rollout/rewards.test.ts", "src/cli/rollout.test.ts", "src/scenario/utf8.test.ts", "src/regress/golden.test.ts", "src/regress/portable.test.ts"]);
 mustRun("npm", ["run", "build"]);
 mustRun("npx", ["playwright", "test", "e2e/faults.spec.ts", "e2e/page-faults.spec.ts", "e2e/faults.webgpu.spec.ts"], { env: { ...process.env, CHROMIUM_PATH: chromium } });
