@@ -1,4 +1,4 @@
-// `npm test`: every test. Installs what a fresh machine lacks, then: typecheck, unit and conformance tests
+// `npm test`: every test. Installs what a fresh machine lacks, then: typecheck, lint (ESLint, zero warnings), unit and conformance tests
 // (vitest), the conformance runner, the sample regression suite against its goldens, the static build, the sample
 // suite again in the built app (--backend wasm), and the end-to-end tests in headless Chromium.
 import { ensureChromium, ensureDependencies, mustRun } from "./setup.mjs";
@@ -6,6 +6,7 @@ import { ensureChromium, ensureDependencies, mustRun } from "./setup.mjs";
 ensureDependencies();
 const chromium = ensureChromium();
 mustRun("npm", ["run", "typecheck"]);
+mustRun("npm", ["run", "lint"]);
 mustRun("npx", ["vitest", "run"]);
 mustRun("npm", ["run", "conformance"]);
 mustRun("npm", ["run", "regress", "--", "regress/sample-suite.json"]);

@@ -23,8 +23,8 @@ vi.mock("react", () => ({
 
 const { useThrottledValue } = await import("./useThrottled.js");
 
-/** One render with `value`, its effects run. */
-function render<T>(value: T, ms: number): T {
+/** One render with `value`, its effects run (a stand-in component: React's own is mocked above). */
+function useOneRender<T>(value: T, ms: number): T {
   hooks.effects = [];
   const out = useThrottledValue(value, ms);
   for (const effect of hooks.effects) effect();
@@ -40,21 +40,21 @@ afterEach(() => vi.useRealTimers());
 
 describe("useThrottledValue", () => {
   it("not throttled: every change at once, and no state set (no extra render)", () => {
-    expect(render(1, 0)).toBe(1);
-    expect(render(2, 0)).toBe(2);
-    expect(render(3, -1)).toBe(3);
+    expect(useOneRender(1, 0)).toBe(1);
+    expect(useOneRender(2, 0)).toBe(2);
+    expect(useOneRender(3, -1)).toBe(3);
     expect(hooks.sets).toBe(0);
   });
 
   it("throttled: the latest value once the wait is over", () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
-    expect(render(1, 100)).toBe(1);
-    expect(render(2, 100)).toBe(1);
+    expect(useOneRender(1, 100)).toBe(1);
+    expect(useOneRender(2, 100)).toBe(1);
     vi.advanceTimersByTime(100);
     expect(hooks.sets).toBe(1);
     expect(hooks.state[0]).toBe(2);
     // The next change waits for the end of the 100 ms.
-    expect(render(3, 100)).toBe(2);
+    expect(useOneRender(3, 100)).toBe(2);
     expect(hooks.sets).toBe(1);
     vi.advanceTimersByTime(100);
     expect(hooks.sets).toBe(2);
