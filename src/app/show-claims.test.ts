@@ -16,7 +16,7 @@ class FakeWorker {
   onerror: ((e: ErrorEvent) => void) | null = null;
   postMessage(message: { type: string; runId: number }) {
     FakeWorker.sent.push(message);
-    if (message.type === "stop") setTimeout(() => this.onmessage?.({ data: { type: "failed", runId: message.runId, error: "stopped" } } as MessageEvent));
+    if (message.type === "stop") setTimeout(() => this.onmessage?.({ data: { type: "failed", runId: message.runId, error: { name: "Error", message: "stopped", stack: "", code: null } } } as MessageEvent));
   }
   terminate() {}
 }

@@ -18,6 +18,7 @@ export * from "./assessment/penalty.js";
 export * from "./rollout/events.js";
 export * from "./rollout/control.js";
 export * from "./errors.js";
+export * from "./rpc.js";
 export * from "./rollout/options.js";
 export * from "./rollout/generate.js";
 export { ContextRows } from "./rollout/context-rows.js";

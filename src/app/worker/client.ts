@@ -1,6 +1,6 @@
 /** The page's side of the rollout worker: start a run, control it, receive its events. */
 
-import type { RolloutEvent } from "../../core/index.js";
+import { fromWireError, toWireError, type RolloutEvent } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
 import type { DeviceLossAction, DeviceLossInfo } from "../../policy/llm/device-loss.js";
 import { setResultText } from "../run/result-text.js";
@@ -141,7 +141,7 @@ export class RolloutWorkerClient {
               resolve(result);
             }, reject);
           }
-          else reject(new Error(message.error));
+          else reject(fromWireError(message.error));
         }
       });
     });
@@ -236,7 +236,7 @@ export class RolloutWorkerClient {
       if (own) {
         this.ended(runId);
         reject?.(own);
-      } else this.listeners.get(runId)?.({ type: "failed", runId, error });
+      } else this.listeners.get(runId)?.({ type: "failed", runId, error: toWireError(new Error(error)) });
     }
   }
 

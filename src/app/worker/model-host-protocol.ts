@@ -3,7 +3,7 @@
  * policy in a Worker of its own, reached through `RemoteModelPolicy` (remote-model.ts).
  */
 
-import type { GenerationDatumSpec, GenerationOutputSpec } from "../../core/index.js";
+import type { GenerationDatumSpec, GenerationOutputSpec, WireError } from "../../core/index.js";
 import type { BrowserModelSpec, DeviceChoice } from "../../policy/llm/worker.js";
 
 /** A model spec that crosses a Worker boundary (no callbacks). */
@@ -18,8 +18,8 @@ export type ToModelHost =
 export type FromModelHost =
   | { type: "progress"; file: string; loaded: number; total: number }
   | { type: "loaded"; choice: DeviceChoice; loadMs: number }
-  | { type: "load_failed"; error: string }
+  | { type: "load_failed"; error: WireError }
   | { type: "token"; id: number; row: number; tokenId: number; text: string }
   | { type: "generated"; id: number; out: GenerationOutputSpec }
-  | { type: "generate_failed"; id: number; error: string; name: string }
+  | { type: "generate_failed"; id: number; error: WireError }
   | { type: "disposed" };

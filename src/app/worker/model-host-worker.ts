@@ -6,6 +6,7 @@
  * realm fails with the same error; a fresh Worker is a fresh realm.
  */
 
+import { toWireError } from "../../core/index.js";
 import type { ModelPolicy } from "../../policy/llm/model-policy.js";
 import { browserModelPolicy } from "../../policy/llm/worker.js";
 import type { FromModelHost, ToModelHost } from "./model-host-protocol.js";
@@ -24,7 +25,7 @@ self.onmessage = async (e: MessageEvent<ToModelHost>) => {
       policy = loaded.policy;
       post({ type: "loaded", choice: loaded.choice, loadMs: loaded.loadMs });
     } catch (error) {
-      post({ type: "load_failed", error: error instanceof Error ? error.message : String(error) });
+      post({ type: "load_failed", error: toWireError(error) });
     }
   } else if (message.type === "generate") {
     const controller = new AbortController();
@@ -37,8 +38,7 @@ self.onmessage = async (e: MessageEvent<ToModelHost>) => {
       const out = await policy.generate(message.data, message.greedy, { signal: controller.signal, ...(onToken ? { onToken } : {}) });
       post({ type: "generated", id: message.id, out });
     } catch (error) {
-      const e = error instanceof Error ? error : new Error(String(error));
-      post({ type: "generate_failed", id: message.id, error: e.message, name: e.name });
+      post({ type: "generate_failed", id: message.id, error: toWireError(error) });
     } finally {
       calls.delete(message.id);
     }

@@ -1,6 +1,6 @@
 /** The typed messages between the page and the rollout worker. */
 
-import type { RolloutEvent } from "../../core/index.js";
+import type { RolloutEvent, WireError } from "../../core/index.js";
 import type { EnvironmentDescription } from "../../envs/user/port.js";
 import type { DeviceLossAction, DeviceLossInfo } from "../../policy/llm/device-loss.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
@@ -91,4 +91,4 @@ export type WorkerMessage =
   | { type: "fault_injected"; runId: number; fault: InjectedFault; detail: string }
   /** The worker read the run's Stop (the page's watchdog then knows it is not stuck in a synchronous call). */
   | { type: "stop_received"; runId: number }
-  | { type: "failed"; runId: number; error: string };
+  | { type: "failed"; runId: number; error: WireError };

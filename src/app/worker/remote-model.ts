@@ -4,19 +4,20 @@
  * the caller's (the host loads the same files).
  */
 
-import type { GenerateOptions, GenerationDatumSpec, GenerationInterface, GenerationOutputSpec } from "../../core/index.js";
+import {
+  fromWireError,
+  PendingCalls,
+  type GenerateOptions,
+  type GenerationDatumSpec,
+  type GenerationInterface,
+  type GenerationOutputSpec,
+} from "../../core/index.js";
 import type { DeviceChoice } from "../../policy/llm/worker.js";
 import type { FromModelHost, HostedModelSpec, ToModelHost } from "./model-host-protocol.js";
 
-interface Pending {
-  resolve: (out: GenerationOutputSpec) => void;
-  reject: (error: Error) => void;
-  onToken?: GenerateOptions["onToken"];
-}
-
 export class RemoteModelPolicy implements GenerationInterface {
-  private nextId = 1;
-  private readonly pending = new Map<number, Pending>();
+  /** Each call waiting for the host, with its token callback. */
+  private readonly pending = new PendingCalls<GenerationOutputSpec, GenerateOptions["onToken"]>();
   private dead: Error | null = null;
   private disposed: (() => void) | null = null;
 
@@ -41,7 +42,7 @@ export class RemoteModelPolicy implements GenerationInterface {
         else if (message.type === "loaded") resolve({ policy: new RemoteModelPolicy(worker), choice: message.choice, loadMs: message.loadMs });
         else if (message.type === "load_failed") {
           worker.terminate();
-          reject(new Error(message.error));
+          reject(fromWireError(message.error));
         }
       };
       worker.onerror = (e) => {
@@ -55,16 +56,14 @@ export class RemoteModelPolicy implements GenerationInterface {
 
   generate(data: GenerationDatumSpec, greedy: boolean, options: GenerateOptions = {}): Promise<GenerationOutputSpec> {
     if (this.dead) return Promise.reject(this.dead);
-    const id = this.nextId++;
-    return new Promise<GenerationOutputSpec>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, ...(options.onToken ? { onToken: options.onToken } : {}) });
-      const signal = options.signal;
-      if (signal) {
-        if (signal.aborted) this.send({ type: "abort", id });
-        else signal.addEventListener("abort", () => this.send({ type: "abort", id }), { once: true });
-      }
-      this.send({ type: "generate", id, data, greedy, stream: Boolean(options.onToken) });
-    });
+    const { id, promise } = this.pending.open(options.onToken);
+    const signal = options.signal;
+    if (signal) {
+      if (signal.aborted) this.send({ type: "abort", id });
+      else signal.addEventListener("abort", () => this.send({ type: "abort", id }), { once: true });
+    }
+    this.send({ type: "generate", id, data, greedy, stream: Boolean(options.onToken) });
+    return promise;
   }
 
   /** Frees the host's model and ends the host. */
@@ -87,21 +86,13 @@ export class RemoteModelPolicy implements GenerationInterface {
   private receive(message: FromModelHost): void {
     if (message.type === "disposed") this.disposed?.();
     if (!("id" in message)) return;
-    const call = this.pending.get(message.id);
-    if (!call) return;
-    if (message.type === "token") call.onToken?.(message.row, message.tokenId, message.text);
-    else if (message.type === "generated") {
-      this.pending.delete(message.id);
-      call.resolve(message.out);
-    } else if (message.type === "generate_failed") {
-      this.pending.delete(message.id);
-      call.reject(Object.assign(new Error(message.error), { name: message.name }));
-    }
+    if (message.type === "token") this.pending.extra(message.id)?.(message.row, message.tokenId, message.text);
+    else if (message.type === "generated") this.pending.resolve(message.id, message.out);
+    else if (message.type === "generate_failed") this.pending.reject(message.id, fromWireError(message.error));
   }
 
   private fail(error: Error): void {
     this.dead ??= error;
-    for (const call of this.pending.values()) call.reject(error);
-    this.pending.clear();
+    this.pending.rejectAll(error);
   }
 }

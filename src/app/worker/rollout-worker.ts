@@ -4,7 +4,7 @@
  * streams its events back, so the page stays responsive while tokens arrive one by one.
  */
 
-import { byteLevelTokenizer, PauseController } from "../../core/index.js";
+import { abortError, byteLevelTokenizer, PauseController, toWireError } from "../../core/index.js";
 import { environmentLookup } from "../../envs/index.js";
 import { environmentOverPort, type PortLike } from "../../envs/user/port.js";
 import { TextPolicy } from "../../policy/text-policy.js";
@@ -47,7 +47,7 @@ function humanPolicy(runId: number, active: ActiveRun): TextPolicy {
     new Promise<string>((resolve, reject) => {
       const requestId = nextRequestId++;
       active.waiting.set(requestId, resolve);
-      signal?.addEventListener("abort", () => reject(Object.assign(new Error("cancelled"), { name: "AbortError" })), { once: true });
+      signal?.addEventListener("abort", () => reject(abortError()), { once: true });
       post({ type: "human_request", runId, request: { requestId, sample: sampleId, turn, contextTail: promptText.slice(-1500), stopStrings } });
     }),
   );
@@ -225,7 +225,7 @@ async function run(runId: number, value: unknown, settings: ModelSettings, userE
     self.postMessage({ type: "result", runId, result: packed.result, text: packed.text } satisfies WorkerMessage, transfer);
   } catch (e) {
     if (modelLoading) post({ type: "retire", runId, reason: "a model failed to load" });
-    post({ type: "failed", runId, error: e instanceof Error ? e.message : String(e) });
+    post({ type: "failed", runId, error: toWireError(e) });
   } finally {
     if (guards.some((g) => g.failed || g.lost)) post({ type: "retire", runId, reason: "a model failed or lost its device" });
     runs.delete(runId);

@@ -4,7 +4,16 @@
  * calls answer with promises. Failures come back as errors carrying the module's own stack.
  */
 
-import type { EnvironmentInterface, EnvironmentReturn, EnvMessage, Metadata } from "../../core/index.js";
+import {
+  fromWireError,
+  PendingCalls,
+  toWireError,
+  type EnvironmentInterface,
+  type EnvironmentReturn,
+  type EnvMessage,
+  type Metadata,
+  type WireError,
+} from "../../core/index.js";
 import type { DatasetDatum, DatasetRequest, EnvironmentDefinition, EnvView } from "../types.js";
 
 /** What the two ends need of a port (the DOM's `MessagePort`, Node's alike). */
@@ -29,7 +38,7 @@ type Call =
   | { method: "view"; metadata: Metadata };
 
 type Request = { id: number } & Call;
-type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string; stack: string };
+type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: WireError };
 
 export function describeEnvironment(env: EnvironmentDefinition): EnvironmentDescription {
   const { name, title, description, defaultTaskName } = env;
@@ -80,28 +89,27 @@ export function serveEnvironment(env: EnvironmentDefinition, port: PortLike, rew
 }
 
 function failure(id: number, e: unknown, rewriteStack: (stack: string) => string = (s) => s): Reply {
-  const error = e instanceof Error ? e : new Error(String(e));
-  return { id, ok: false, message: error.message, stack: rewriteStack(error.stack ?? "") };
+  return { id, ok: false, error: toWireError(e, rewriteStack) };
 }
 
 /** An environment whose calls go to a host on `port`. */
 export function environmentOverPort(port: PortLike, described: EnvironmentDescription): EnvironmentDefinition {
-  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
-  let nextId = 1;
+  const pending = new PendingCalls<unknown>();
   port.onmessage = ({ data }) => {
     const reply = data as Reply;
-    const waiting = pending.get(reply.id);
-    if (!waiting) return;
-    pending.delete(reply.id);
-    if (reply.ok) waiting.resolve(reply.value);
-    else waiting.reject(new Error(withStack(reply.message, reply.stack)));
+    if (reply.ok) pending.resolve(reply.id, reply.value);
+    else {
+      const error = fromWireError(reply.error);
+      // The lab shows the message: it carries the module's own stack (file and line).
+      error.message = withStack(reply.error.message, reply.error.stack);
+      pending.reject(reply.id, error);
+    }
   };
-  const call = <T>(message: Call): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const id = nextId++;
-      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      port.postMessage({ id, ...message } satisfies Request);
-    });
+  const call = <T>(message: Call): Promise<T> => {
+    const { id, promise } = pending.open(undefined);
+    port.postMessage({ id, ...message } satisfies Request);
+    return promise as Promise<T>;
+  };
 
   return {
     name: described.name,
