@@ -6,6 +6,7 @@
  * self-hosted wasm files to `public/ort/`. Both steps skip what is already up to date. Exit status 2 on bad usage.
  */
 
+import { LabError } from "../core/index.js";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -42,7 +43,10 @@ export interface Options {
   ortOut: string | null;
 }
 
-class UsageError extends Error {}
+class UsageError extends LabError {
+  override name = "UsageError";
+  override readonly code = "usage";
+}
 
 function parseOptions(argv: string[]): Options {
   let values;

@@ -1,5 +1,6 @@
 /** What the Node commands share: running a scenario file headless, and their usage errors. */
 
+import { LabError } from "../core/index.js";
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { getHeapStatistics } from "node:v8";
@@ -55,7 +56,9 @@ export function nodeSampleLimit(heapSizeLimit = getHeapStatistics().heap_size_li
 }
 
 /** Bad command-line usage: `detail` says what was wrong (null: the user asked for help). */
-export class UsageError extends Error {
+export class UsageError extends LabError {
+  override name = "UsageError";
+  override readonly code = "usage";
   constructor(
     readonly detail: string | null,
     usage: string,

@@ -22,7 +22,7 @@
  * contents (the envelope re-applied) and the tokens may differ from the original's (`prefixExact: false`).
  */
 
-import { byteLevelTokenizer, observationText, resolveStructuredToolUse, type Message, type Metadata } from "../../core/index.js";
+import { byteLevelTokenizer, observationText, resolveStructuredToolUse, type Message, type Metadata, LabError } from "../../core/index.js";
 import type { Scenario } from "../../scenario/schema.js";
 import type { SampleView, TurnView } from "../run/run-model.js";
 import type { ForkContinuation } from "./fork-policy.js";
@@ -87,8 +87,9 @@ export interface ForkPlan {
   what: string;
 }
 
-export class ForkError extends Error {
+export class ForkError extends LabError {
   override name = "ForkError";
+  override readonly code = "invalid_fork";
 }
 
 /** "no turns", "turn 0", "turns 0–3": the turns a fork keeps, in words. */

@@ -7,6 +7,8 @@
  * `error`, with a `StorageError` whose message names the reason in words.
  */
 
+import { LabError } from "../../core/index.js";
+
 /** Opens (creating on first use) an IndexedDB database holding one object store of records keyed by `id`. */
 export function openKeyedStore(dbName: string, storeName: string): Promise<IDBDatabase> {
   return new Promise((resolve, reject) => {
@@ -39,8 +41,9 @@ export function describeStorageError(error: unknown): string {
 }
 
 /** A storage operation that did not happen: `what` was being done, `reason` says why in words. */
-export class StorageError extends Error {
+export class StorageError extends LabError {
   override name = "StorageError";
+  override readonly code = "storage";
   readonly reason: string;
   readonly quota: boolean;
   constructor(

@@ -9,6 +9,7 @@
  * `buildRun`; `importJsonl` reads a text in memory (a saved run) and rejects it at its first problem.
  */
 
+import { LabError } from "../../core/index.js";
 import type { Message, Metadata, RolloutEvent, TerminationReason } from "../../core/index.js";
 import { formatProblem, JsonlAccumulator, type JsonlReadResult, type SampleLine } from "../../scenario/jsonl-reader.js";
 import { RunModel } from "./run-model.js";
@@ -101,8 +102,9 @@ export function exportFooter(model: RunModel, scenario: unknown): Record<string,
   };
 }
 
-export class ImportError extends Error {
+export class ImportError extends LabError {
   override name = "ImportError";
+  override readonly code = "invalid_import";
 }
 
 export { formatProblem, readJsonl, type ImportProblem, type JsonlReadResult } from "../../scenario/jsonl-reader.js";

@@ -1,6 +1,6 @@
 /** The page's side of the rollout worker: start a run, control it, receive its events. */
 
-import { fromWireError, toWireError, type RolloutEvent } from "../../core/index.js";
+import { fromWireError, toWireError, type RolloutEvent, LabError } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
 import type { DeviceLossAction, DeviceLossInfo } from "../../policy/llm/device-loss.js";
 import { setResultText } from "../run/result-text.js";
@@ -50,8 +50,9 @@ const seconds = (ms: number) => `${Number((ms / 1000).toFixed(3))} s`;
  * the worker had read the Stop (so it was not stuck, only waiting on something Stop cannot cut short, such as a
  * model load); otherwise it never read it (busy in one long synchronous call).
  */
-export class StopTimeoutError extends Error {
+export class StopTimeoutError extends LabError {
   override name = "StopTimeoutError";
+  override readonly code = "stop_timeout";
   constructor(
     readonly graceMs: number,
     readonly responsive = false,

@@ -1,5 +1,6 @@
 /** What every built-in command gets and returns, and the option parsing and error reporting they share. */
 
+import { LabError } from "../../../core/index.js";
 import { FsError, type VirtualFs } from "../fs.js";
 
 export interface CommandIO {
@@ -39,7 +40,9 @@ export class Output {
 }
 
 /** A bad option or a missing operand: the command prints its message and stops. */
-export class UsageError extends Error {
+export class UsageError extends LabError {
+  override name = "UsageError";
+  override readonly code = "usage";
   constructor(
     message: string,
     readonly exitCode = 2,
