@@ -25,7 +25,7 @@
 import { byteLevelTokenizer, observationText, resolveStructuredToolUse, type Message, type Metadata, LabError } from "../../core/index.js";
 import type { Scenario } from "../../scenario/schema.js";
 import type { SampleView, TurnView } from "../run/run-model.js";
-import type { ForkContinuation } from "./fork-policy.js";
+import type { ForkContinuation } from "../../policy/fork-policy.js";
 
 export type ForkEdit = { kind: "none" } | { kind: "assistant"; text: string } | { kind: "observation"; text: string };
 

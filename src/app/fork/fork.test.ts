@@ -9,7 +9,7 @@ import { exportJsonl, importJsonl } from "../run/jsonl.js";
 import { liveMetrics } from "../run/live-metrics.js";
 import { RunModel } from "../run/run-model.js";
 import { forkedRunModel } from "./fork-model.js";
-import { forkPolicy } from "./fork-policy.js";
+import { forkPolicy } from "../../policy/fork-policy.js";
 import { forkOptions, planFork, ForkError, type ForkRequest } from "./fork-scenario.js";
 
 const examples = join(import.meta.dirname, "..", "..", "scenario", "examples");

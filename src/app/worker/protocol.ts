@@ -4,7 +4,7 @@ import type { RolloutEvent, WireError } from "../../core/index.js";
 import type { EnvironmentDescription } from "../../envs/user/port.js";
 import type { DeviceLossAction, DeviceLossInfo } from "../../policy/llm/device-loss.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
-import type { ForkContinuation } from "../fork/fork-policy.js";
+import type { ForkContinuation } from "../../policy/fork-policy.js";
 
 /** Where a model policy's files come from, beyond what the scenario says (lab settings, not part of the run). */
 export interface ModelSettings {

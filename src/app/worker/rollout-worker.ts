@@ -12,7 +12,7 @@ import { DeviceLossGuard, describeDeviceLoss, type DeviceLossInfo } from "../../
 import { browserModelPolicy, describeTokens, injectDeviceLoss, onDeviceLost } from "../../policy/llm/worker.js";
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
-import { forkPolicy } from "../fork/fork-policy.js";
+import { forkPolicy } from "../../policy/fork-policy.js";
 import type { InjectedFault, ModelSettings, PageMessage, UserEnvironmentPort, WorkerMessage } from "./protocol.js";
 import { RemoteModelPolicy } from "./remote-model.js";
 import { EventBatcher, packResult } from "./event-batch.js";

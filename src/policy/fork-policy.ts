@@ -15,9 +15,15 @@
  * These are lab settings beside the scenario (the scenario format has no key for them; see fork-scenario.ts).
  */
 
-import type { GenerateOptions, GenerationDatumSpec, GenerationInterface, GenerationOutputSpec } from "../../core/index.js";
-import { TextPolicy } from "../../policy/text-policy.js";
-import type { LoadedPolicy } from "../../scenario/run.js";
+import type { GenerateOptions, GenerationDatumSpec, GenerationInterface, GenerationOutputSpec, TokenizerInterface } from "../core/index.js";
+import { TextPolicy } from "./text-policy.js";
+
+/** A policy as the runner holds it (the scenario runner's `LoadedPolicy` has this shape). */
+export interface LoadedPolicy {
+  generation: GenerationInterface;
+  tokenizer: TokenizerInterface;
+  dispose?: () => Promise<void>;
+}
 
 /** How a fork's rollout continues the original's (sent to the worker with the run, beside the scenario). */
 export interface ForkContinuation {
