@@ -273,6 +273,10 @@ test("a recovered checkpoint whose stored JSONL is damaged: its problems, then i
 // no import (a banner says so; not saved, exported or compared); the whole file checked, a clean one is imported
 // (the same run, saved), one with problems waits for the user: "Don't import" (or Stop) puts back the run shown
 // before, "Import the N valid lines" keeps the preview's samples.
+//
+// What a test sees while the file is still read, it sees with the read held: the test hook of `?faults=1`
+// (`holdImport`) stops the import after its first preview slice until the test releases it, so the preview is
+// looked at (or stopped) before the read ends, whatever the machine's speed.
 
 const BIG_SAMPLES = 1200;
 /** About 11 MB: each sample carries 1,500 token ids. */
@@ -295,74 +299,53 @@ function bigText(badAt: number | null = null, samples = BIG_SAMPLES): string {
 }
 
 let tmp = "";
-const bigFiles: Record<"clean" | "bad" | "huge", string> = { clean: "", bad: "", huge: "" };
+const bigFiles: Record<"clean" | "bad", string> = { clean: "", bad: "" };
 const BAD_AT = BIG_SAMPLES - 3; // line 1,198: near the end
 
 test.beforeAll(() => {
   tmp = mkdtempSync(join(tmpdir(), "rollout-lab-import-"));
   bigFiles.clean = join(tmp, "big-clean.jsonl");
   bigFiles.bad = join(tmp, "big-bad.jsonl");
-  bigFiles.huge = join(tmp, "big-huge.jsonl");
   writeFileSync(bigFiles.clean, bigText());
   writeFileSync(bigFiles.bad, bigText(BAD_AT));
-  writeFileSync(bigFiles.huge, bigText(null, BIG_SAMPLES * 4));
 });
 test.afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-interface FirstRows {
-  rows: number;
-  samples: number;
-  text: string;
-  exportDisabled: boolean;
-  compareDisabled: boolean;
-  status: string;
-}
+type ImportHook = { holdImport(on?: boolean): Promise<string | null>; releaseImport(): Promise<string | null> };
+/** The test hook (`?faults=1`): from now on each big file's import waits after its first preview slice. */
+const holdImport = (page: Page) => page.evaluate(() => (window as unknown as { __rolloutLabFaults: ImportHook }).__rolloutLabFaults.holdImport(true));
+/** Lets the held import read on: "released", or null when none was held. */
+const releaseImport = (page: Page) => page.evaluate(() => (window as unknown as { __rolloutLabFaults: ImportHook }).__rolloutLabFaults.releaseImport());
 
-/** Records, in the page, what it looks like when rows first show under the preview banner. */
-async function watchFirstRows(page: Page) {
-  await page.evaluate(() => {
-    const w = window as unknown as { __firstRows: FirstRows | null };
-    w.__firstRows = null;
-    const observer = new MutationObserver(() => {
-      const banner = document.querySelector<HTMLElement>('[data-testid="preview-banner"][data-phase="reading"]');
-      const rows = document.querySelectorAll('[data-testid="sample-row"]').length;
-      if (!banner || rows === 0 || w.__firstRows) return;
-      const button = (name: string) => [...document.querySelectorAll("button")].find((b) => b.textContent?.startsWith(name));
-      w.__firstRows = {
-        rows,
-        samples: Number(banner.dataset.samples),
-        text: banner.textContent ?? "",
-        exportDisabled: button("Export JSONL")?.disabled ?? false,
-        compareDisabled: button("Compare")?.disabled ?? false,
-        status: document.querySelector('[data-testid="run-status"]')?.textContent ?? "",
-      };
-      observer.disconnect();
-    });
-    observer.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
-  });
-}
-
-const firstRows = (page: Page) => page.evaluate(() => (window as unknown as { __firstRows: FirstRows | null }).__firstRows);
 const row = (page: Page, n: number) => page.locator(`[data-testid="sample-row"][data-sample="${n}"]`);
+const reading = (page: Page) => page.locator('[data-testid="preview-banner"][data-phase="reading"]');
+
+/** `file` is imported with its read held after the first preview slice: its first rows are shown, as a preview. */
+async function importHeld(page: Page, file: string) {
+  expect(await holdImport(page)).toBe("holding");
+  await page.getByLabel("Import JSONL").setInputFiles(file);
+  await expect(reading(page)).toBeVisible({ timeout: 60_000 });
+  await expect(row(page, 0)).toBeVisible();
+}
 
 test("a big file shows its first rows while it is still read (a preview, with its banner); clean, it ends imported and saved", async ({ page }) => {
   test.setTimeout(120_000);
-  await page.goto("/");
-  await watchFirstRows(page);
-  await page.getByLabel("Import JSONL").setInputFiles(bigFiles.clean);
-  await expect(page.getByTestId("keep-message")).toHaveText(`imported big-clean.jsonl: ${BIG_SAMPLES} samples`, { timeout: 90_000 });
-  const first = await firstRows(page);
-  expect(first, "rows shown under the preview banner").not.toBeNull();
-  // Shown before the read was over: fewer samples than the file has.
-  expect(first!.samples).toBeGreaterThan(0);
-  expect(first!.samples).toBeLessThan(BIG_SAMPLES);
-  expect(first!.text).toContain("Preview of big-clean.jsonl, still being read");
-  expect(first!.text).toContain("Nothing is imported until the whole file is checked");
+  await page.goto("/?faults=1");
+  await importHeld(page, bigFiles.clean);
+  // Shown before the read was over (it is held): fewer samples than the file has.
+  const samples = Number(await reading(page).getAttribute("data-samples"));
+  expect(samples).toBeGreaterThan(0);
+  expect(samples).toBeLessThan(BIG_SAMPLES);
+  await expect(reading(page)).toContainText("Preview of big-clean.jsonl, still being read");
+  await expect(reading(page)).toContainText("Nothing is imported until the whole file is checked");
   // A preview is no run yet: not exported, not compared, not finished (so not saved).
-  expect(first!.exportDisabled).toBe(true);
-  expect(first!.compareDisabled).toBe(true);
-  expect(first!.status).toBe("idle");
+  await expect(page.getByRole("button", { name: "Export JSONL" })).toBeDisabled();
+  await expect(page.getByRole("tab", { name: "Compare" })).toBeDisabled();
+  await expect(page.getByTestId("run-status")).toHaveText("idle");
+  await expect(page.getByTestId("keep-message")).toHaveCount(0);
 
+  expect(await releaseImport(page)).toBe("released");
+  await expect(page.getByTestId("keep-message")).toHaveText(`imported big-clean.jsonl: ${BIG_SAMPLES} samples`, { timeout: 90_000 });
   await expect(page.getByTestId("preview-banner")).toHaveCount(0);
   await expect(page.getByTestId("run-status")).toHaveText("finished");
   await expect(page.getByRole("button", { name: "Export JSONL" })).toBeEnabled();
@@ -412,12 +395,18 @@ test("a big file with a bad line near the end: its problems once read; Don't imp
 
 test("a big file with a bad line: Import the valid lines keeps the preview's samples (the same run, the selection kept)", async ({ page }) => {
   test.setTimeout(120_000);
-  await page.goto("/");
-  await page.getByLabel("Import JSONL").setInputFiles(bigFiles.bad);
-  const problems = page.getByTestId("import-problems");
-  await expect(problems).toBeVisible({ timeout: 90_000 });
+  await page.goto("/?faults=1");
+  // A sample chosen while the file is still read (held), in the preview.
+  await importHeld(page, bigFiles.bad);
   await row(page, 5).click();
   await expect(page.getByTestId("transcript")).toContainText("big answer 5");
+  await expect(reading(page)).toBeVisible();
+
+  expect(await releaseImport(page)).toBe("released");
+  const problems = page.getByTestId("import-problems");
+  await expect(problems).toBeVisible({ timeout: 90_000 });
+  await expect(page.getByTestId("preview-banner")).toHaveAttribute("data-phase", "problems");
+  await expect(page.getByRole("tab", { name: "Transcript · sample 5" })).toBeVisible();
 
   await problems.getByRole("button", { name: `Import the ${BIG_SAMPLES.toLocaleString("en")} valid lines` }).click();
   await expect(page.getByTestId("keep-message")).toHaveText(`imported big-bad.jsonl: ${BIG_SAMPLES - 1} samples (1 line with problems left out)`);
@@ -431,14 +420,19 @@ test("a big file with a bad line: Import the valid lines keeps the preview's sam
 
 test("Stop while a big file is read: the preview goes, the run shown before comes back", async ({ page }) => {
   test.setTimeout(120_000);
-  await page.goto("/");
+  await page.goto("/?faults=1");
   await importFile(page, "good.jsonl", [sample(0, "kept answer"), sample(1, "another"), footer].join("\n"));
   await expect(page.getByTestId("keep-message")).toHaveText("imported good.jsonl: 2 samples");
-  await page.getByLabel("Import JSONL").setInputFiles(bigFiles.huge);
-  await page.getByTestId("preview-stop").click({ timeout: 60_000 });
-  await expect(page.getByTestId("keep-message")).toHaveText("stopped reading big-huge.jsonl");
+  // Stopped while the read is held: surely before its end.
+  await importHeld(page, bigFiles.clean);
+  await page.getByTestId("preview-stop").click();
+  await expect(page.getByTestId("keep-message")).toHaveText("stopped reading big-clean.jsonl");
   await expect(page.getByTestId("preview-banner")).toHaveCount(0);
   await expect(page.getByTestId("sample-row")).toHaveCount(2);
   await expect(page.getByTestId("transcript")).toContainText("kept answer");
   await expect(page.getByTestId("run-status")).toHaveText("finished");
+  // The stopped read is held no more: nothing of it comes back.
+  expect(await releaseImport(page)).toBeNull();
+  await expect(page.getByTestId("sample-row")).toHaveCount(2);
+  await expect(page.getByTestId("keep-message")).toHaveText("stopped reading big-clean.jsonl");
 });

@@ -14,6 +14,7 @@
 import { useEffect, useRef, useState, type ReactNode } from "react";
 import { formatProblem, type JsonlReadResult } from "./run/jsonl.js";
 import { readJsonlOffThread, warmJsonlReader } from "./run/jsonl-offthread.js";
+import { importHold } from "./run/import-hold.js";
 import { PREVIEW_MIN_BYTES, PreviewImport, type PreviewTarget } from "./run/preview-import.js";
 import type { RunModel } from "./run/run-model.js";
 
@@ -161,7 +162,9 @@ export function useJsonlImport(
           setState({ phase: "reading", name: file.name, ...p, abort });
           preview?.progress({ ...p, phase: "reading", badLines: 0 });
         },
-        ...(preview ? { onSamples: (samples) => preview.add(samples) } : {}),
+        // The test hook's hold (./run/import-hold.ts, `?faults=1` only; null on any other page): the read waits
+        // after its first samples, until the test lets it go on.
+        ...(preview ? { onSamples: (samples) => preview.add(samples), holdAfterFirstSamples: () => importHold.next(abort.signal) } : {}),
       });
       // The last samples handed are added to the preview's model (a few slices at most).
       await preview?.drained();

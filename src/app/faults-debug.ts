@@ -3,10 +3,12 @@
  * `window.__rolloutLabFaults` crashes the rollout worker, closes it silently, keeps it busy in one synchronous loop
  * (a hang: it reads no Stop), or loses its WebGPU device (a real `destroy()` of onnxruntime's device when a model
  * runs on WebGPU, else the loss handler called with a simulated loss), or starts each run paused before its first
- * turn (so a test steps it turn by turn). No control of the page reaches it.
+ * turn (so a test steps it turn by turn), or holds a big file's import after its first preview slice (so a test
+ * sees the preview, or stops it, while the file is surely still read). No control of the page reaches it.
  */
 
 import { create } from "zustand";
+import { importHold } from "./run/import-hold.js";
 import { labRuns } from "./store.js";
 
 /** A drawing fault the hook injects: the `FaultProbe` of that part of the page throws this message while it is set. */
@@ -40,6 +42,14 @@ export interface FaultHook {
   startPaused(on?: boolean): Promise<string | null>;
   /** Makes the views (or the whole page) throw `message` while they draw, until called again with null. */
   breakDrawing(where: "views" | "page", message: string | null): Promise<string | null>;
+  /**
+   * From now on (or, with false, no longer: that also releases the imports held now) each big file's import (the
+   * one previewed while it is read) stops reading once its first samples are in the preview, until
+   * `releaseImport()`: a test looks at the preview, or presses Stop, while the file is surely still being read.
+   */
+  holdImport(on?: boolean): Promise<string | null>;
+  /** Lets the held import read on: "released", or null when no import was held (none yet, or it was stopped). */
+  releaseImport(): Promise<string | null>;
 }
 
 if (typeof location !== "undefined" && new URLSearchParams(location.search).get("faults") === "1") {
@@ -56,6 +66,11 @@ if (typeof location !== "undefined" && new URLSearchParams(location.search).get(
       renderFaults.setState({ [where]: message });
       return message;
     },
+    holdImport: async (on = true) => {
+      importHold.set(on);
+      return on ? "holding" : "not holding";
+    },
+    releaseImport: async () => (importHold.release() > 0 ? "released" : null),
   };
   (window as unknown as { __rolloutLabFaults: FaultHook }).__rolloutLabFaults = hook;
 }

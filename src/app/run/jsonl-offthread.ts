@@ -24,9 +24,19 @@ export function warmJsonlReader(): void {
   spare = startWorker();
 }
 
-export async function readJsonlOffThread(source: JsonlSource, options: JsonlReadOptions = {}): Promise<JsonlReadResult> {
-  if (typeof Worker === "undefined" || typeof Blob === "undefined" || !(source instanceof Blob)) return readJsonl(source, options);
-  const { onProgress, onSamples, signal, ...checks } = options;
+export interface OffThreadReadOptions extends JsonlReadOptions {
+  /**
+   * Called once the first batch of samples went to `onSamples`: a promise it returns holds the read there until it
+   * resolves (the Worker's later messages wait, unacknowledged, so it reads no further ahead than it ever does).
+   * Only the test hook holds a read (./import-hold.ts); null or no option: the read goes on at once.
+   */
+  holdAfterFirstSamples?: () => Promise<void> | null;
+}
+
+export async function readJsonlOffThread(source: JsonlSource, options: OffThreadReadOptions = {}): Promise<JsonlReadResult> {
+  const { holdAfterFirstSamples, ...readOptions } = options;
+  if (typeof Worker === "undefined" || typeof Blob === "undefined" || !(source instanceof Blob)) return readJsonl(source, readOptions);
+  const { onProgress, onSamples, signal, ...checks } = readOptions;
   if (signal?.aborted) throw signal.reason ?? new DOMException("The import was cancelled", "AbortError");
   const worker = spare ?? startWorker();
   spare = null;
@@ -41,14 +51,27 @@ export async function readJsonlOffThread(source: JsonlSource, options: JsonlRead
         e.preventDefault();
         reject(new Error(e.message || "the JSONL reader stopped"));
       };
-      worker.onmessage = (e: MessageEvent<JsonlWorkerMessage>) => {
-        const message = e.data;
+      // While the read is held (`holdAfterFirstSamples`), the Worker's messages wait here, in order.
+      let held = false;
+      let firstBatch = true;
+      const waiting: JsonlWorkerMessage[] = [];
+      const handle = (message: JsonlWorkerMessage) => {
         if (message.type === "samples") {
           const first = samples.length;
           for (const s of message.samples) samples.push({ ...s, message_log: compactLog(s.message_log) });
           // Handled: the worker may send another batch (it keeps only a couple waiting for the page).
           worker.postMessage({ type: "ack" } satisfies JsonlWorkerAck);
           onSamples?.(samples.slice(first));
+          const hold = firstBatch ? holdAfterFirstSamples?.() : null;
+          firstBatch = false;
+          if (hold) {
+            held = true;
+            void hold.then(() => {
+              held = false;
+              if (signal?.aborted) return;
+              while (!held && waiting.length > 0) handle(waiting.shift()!);
+            });
+          }
         } else if (message.type === "progress") {
           onProgress?.({ linesRead: message.linesRead, bytesRead: message.bytesRead, totalBytes: message.totalBytes });
         } else if (message.type === "done") {
@@ -56,6 +79,10 @@ export async function readJsonlOffThread(source: JsonlSource, options: JsonlRead
         } else {
           reject(new Error(message.message));
         }
+      };
+      worker.onmessage = (e: MessageEvent<JsonlWorkerMessage>) => {
+        if (held) waiting.push(e.data);
+        else handle(e.data);
       };
       worker.postMessage({ source, options: checks } satisfies JsonlWorkerRequest);
     });
