@@ -511,3 +511,22 @@ async function startRemoteEnvironment(): Promise<{ origin: string; requests: str
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
   return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, close: () => server.close() };
 }
+
+test("a dataset too big for the page is refused before anything is generated, with the reason; the page runs on", async ({ page }) => {
+  await page.goto("/");
+  const huge = {
+    mode: "sync",
+    max_seq_len: 1024,
+    max_rollout_turns: 2,
+    envs: { sliding_puzzle_game: { env: "sliding_puzzle", config: {} } },
+    dataset: { task_name: "sliding_puzzle_game", size: 1_000_000, seed: 0, config: { size: 2, shuffle_moves: 2, max_moves: 4 } },
+    policy: { kind: "oracle", seed: 0, error_rate: 0 },
+  };
+  await setScenario(page, huge);
+  await page.getByRole("button", { name: "Run", exact: true }).click();
+  await expect(status(page)).toHaveText("failed", { timeout: 30_000 });
+  await expect(page.getByTestId("run-error")).toContainText("dataset.size: 1000000 samples cannot fit in this process's memory: a run in the page holds at most 32768");
+  await setScenario(page, { ...huge, dataset: { ...huge.dataset, size: 3 } });
+  await page.getByRole("button", { name: "Run again", exact: true }).click();
+  await expect(status(page)).toHaveText("finished", { timeout: 60_000 });
+});

@@ -122,6 +122,16 @@ function injectFault(fault: InjectedFault, ms = 60_000): void {
   }
 }
 
+/**
+ * The most samples a run in the page may have: the page keeps every sample's transcript (about 100 KB a sample of
+ * 20 turns, `bench/results/memory.json`), and a tab that runs out of memory is killed with everything in it. 64 KiB
+ * a sample at the least, in the 2 GiB a tab can count on, as the Node commands reckon from their heap.
+ */
+const PAGE_SAMPLE_LIMIT = {
+  max: 32_768,
+  why: "a run in the page holds at most 32768 (64 KiB a sample at the least, in the 2 GiB a browser tab can count on); run it headless (npm run rollout) or split the dataset into several runs",
+};
+
 async function run(runId: number, value: unknown, settings: ModelSettings, userEnvironments: UserEnvironmentPort[]): Promise<void> {
   const active: ActiveRun = { controller: new AbortController(), pause: new YieldingPauseController(), waiting: new Map() };
   // Paused before the first turn (the test hook): whatever the order in which later messages arrive.
@@ -135,6 +145,7 @@ async function run(runId: number, value: unknown, settings: ModelSettings, userE
     const environments = environmentLookup(userEnvironments.map((e) => environmentOverPort(e.port as unknown as PortLike, e.description)));
     const result = await runScenario(scenario, {
       environments,
+      sampleLimit: PAGE_SAMPLE_LIMIT,
       signal: active.controller.signal,
       pause: active.pause,
       onEvent: (event) => events.push(runId, event),
