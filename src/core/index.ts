@@ -24,6 +24,7 @@ export * from "./rollout/generate.js";
 export { ContextRows } from "./rollout/context-rows.js";
 export * from "./rollout/rewards.js";
 export * from "./rollout/turn.js";
+export * from "./rollout/tally.js";
 export * from "./rollout/sync.js";
 export * from "./rollout/async.js";
 export * from "./rollout/stream.js";

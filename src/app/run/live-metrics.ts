@@ -15,7 +15,7 @@
  * - tokens: generated tokens of every assistant message, observation tokens after the cut (both).
  */
 
-import { isInvalidActionType, isThinkingType, violationRateMetrics } from "../../core/index.js";
+import { episodeMetrics, isInvalidActionType, isThinkingType, tokenRewardMetrics, violationRateMetrics } from "../../core/index.js";
 import { tokenCount, type RunModel, type SampleView, type TurnView } from "./run-model.js";
 
 export type MetricValue = number | number[] | Record<string, number>;
@@ -28,8 +28,6 @@ export interface LiveMetricsOptions {
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 const mean = (xs: readonly number[]) => (xs.length ? sum(xs) / xs.length : Number.NaN);
-const max = (xs: readonly number[]) => (xs.length ? Math.max(...xs) : Number.NaN);
-const min = (xs: readonly number[]) => (xs.length ? Math.min(...xs) : Number.NaN);
 const rate = (flags: readonly boolean[]) => mean(flags.map(Number));
 
 /** Generated tokens of a turn whose assistant message arrived (null while it is still generating or failed). */
@@ -135,14 +133,8 @@ export function liveMetrics(model: RunModel, options: LiveMetricsOptions): Metri
     maxTurnsReached = turnCounts.map((n) => n >= maxTurns);
   }
 
-  const metrics: Metrics = {
-    total_turns: sum(turnCounts),
-    avg_turns_per_sample: mean(turnCounts),
-    max_turns_per_sample: max(turnCounts),
-    natural_termination_rate: rate(terminated),
-    truncation_rate: rate(per.map((p) => p.truncated)),
-    max_turns_reached_rate: rate(maxTurnsReached),
-  };
+  // The same metric groups as the rollouts' own (core/rollout/tally.ts), in each path's key order.
+  const metrics: Metrics = { ...episodeMetrics(turnCounts, terminated, per.map((p) => p.truncated), maxTurnsReached) };
   const penalty = (): Metrics => {
     const { counts, assessed } = violationCounts(samples, mode);
     return {
@@ -152,15 +144,7 @@ export function liveMetrics(model: RunModel, options: LiveMetricsOptions): Metri
     };
   };
   if (mode === "sync" && options.invalidActionEnabled) Object.assign(metrics, penalty());
-  Object.assign(metrics, {
-    mean_total_tokens_per_sample: mean(totalTokens),
-    mean_gen_tokens_per_sample: mean(genTokens),
-    max_gen_tokens_per_sample: max(genTokens),
-    mean_env_tokens_per_sample: mean(envTokens),
-    mean_total_reward: mean(rewards),
-    max_total_reward: max(rewards),
-    min_total_reward: min(rewards),
-  });
+  Object.assign(metrics, tokenRewardMetrics(totalTokens, genTokens, envTokens, rewards));
   if (mode === "async") {
     if (options.invalidActionEnabled) Object.assign(metrics, penalty());
     // Worker indices never reach the event stream; the in-browser policies report none.
