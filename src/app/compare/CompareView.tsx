@@ -12,7 +12,8 @@ import type { SampleView } from "../run/run-model.js";
 import { useLab } from "../store.js";
 import { TERMINATION_WORDS } from "../termination.js";
 import { firstLines } from "../views/transcript/segments.js";
-import { splitByRanges, type TextPart } from "../views/tokens/diff.js";
+import { DiffParts } from "../views/tokens/DiffParts.js";
+import { splitByRanges } from "../views/tokens/diff.js";
 import { compareSamples, sideSample, type AlignedRow, type FirstChar, type MessagePair, type SampleComparison, type SideTurn } from "./align.js";
 import { resolveSource, useCompare, type CompareSide, type Loaded, type SourceKey } from "./compare-store.js";
 import "./compare.css";
@@ -311,7 +312,7 @@ function MessageCell({ pair, side }: { pair: MessagePair; side: "a" | "b" }) {
       </div>
       {ranges ? (
         <pre className="tx-body" data-testid="compare-text">
-          <Parts parts={splitByRanges(message.content, ranges)} />
+          <DiffParts parts={splitByRanges(message.content, ranges)} markClass="cmp-mark" gapClass="cmp-gap" markTestId="compare-mark" />
         </pre>
       ) : (
         <CollapsibleText text={message.content} />
@@ -332,24 +333,6 @@ function CollapsibleText({ text }: { text: string }) {
         <button type="button" className="tx-link" onClick={() => setOpen(!open)}>
           {open ? "collapse" : `show all (${collapsed.hiddenLines} more ${collapsed.hiddenLines === 1 ? "line" : "lines"})`}
         </button>
-      )}
-    </>
-  );
-}
-
-function Parts({ parts }: { parts: TextPart[] }) {
-  return (
-    <>
-      {parts.map((p, i) =>
-        !p.changed ? (
-          p.text
-        ) : p.text === "" ? (
-          <span key={i} className="cmp-gap" title="the other side has text here" />
-        ) : (
-          <mark key={i} className="cmp-mark" data-testid="compare-mark">
-            {p.text}
-          </mark>
-        ),
       )}
     </>
   );

@@ -11,7 +11,8 @@ import { memo, useMemo, useState } from "react";
 import type { Message } from "../../core/index.js";
 import { tokenCount } from "../run/compact-messages.js";
 import type { SampleView } from "../run/run-model.js";
-import { lineColumn, splitByRanges, type TextPart } from "./tokens/diff.js";
+import { DiffParts } from "./tokens/DiffParts.js";
+import { lineColumn, splitByRanges } from "./tokens/diff.js";
 import {
   CHIP_PAGE,
   COLLAPSE_OVER,
@@ -208,13 +209,13 @@ export function TemplateComparisonBody({ template, decoded, diff }: ReturnType<t
         <div>
           <h4>Chat template rendering</h4>
           <pre className="tk-side">
-            <Parts parts={splitByRanges(template, hunks.map((h) => [h.aStart, h.aEnd] as const))} />
+            <DiffParts parts={splitByRanges(template, hunks.map((h) => [h.aStart, h.aEnd] as const))} markClass="tk-diff" gapClass="tk-gap" />
           </pre>
         </div>
         <div>
           <h4>Token sequence, decoded</h4>
           <pre className="tk-side">
-            <Parts parts={splitByRanges(decoded, hunks.map((h) => [h.bStart, h.bEnd] as const))} />
+            <DiffParts parts={splitByRanges(decoded, hunks.map((h) => [h.bStart, h.bEnd] as const))} markClass="tk-diff" gapClass="tk-gap" />
           </pre>
         </div>
       </div>
@@ -241,20 +242,3 @@ function FirstDifference(props: { template: string; decoded: string; aAt: number
   );
 }
 
-function Parts({ parts }: { parts: TextPart[] }) {
-  return (
-    <>
-      {parts.map((p, i) =>
-        !p.changed ? (
-          p.text
-        ) : p.text === "" ? (
-          <span key={i} className="tk-gap" title="the other side has text here" />
-        ) : (
-          <mark key={i} className="tk-diff">
-            {p.text}
-          </mark>
-        ),
-      )}
-    </>
-  );
-}
