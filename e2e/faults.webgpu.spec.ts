@@ -1,7 +1,8 @@
 /**
  * A real WebGPU device loss, mid-generation: in the "webgpu" project (Chromium with --enable-unsafe-webgpu, a
  * SwiftShader adapter here) the test hook calls `destroy()` on onnxruntime's own GPUDevice while the tiny model
- * generates a turn; its `lost` promise resolves as after a driver reset, and onnxruntime's pending work fails.
+ * generates a turn (the hook holds that generation call before it returns, so the loss surely lands during it); its
+ * `lost` promise resolves as after a driver reset.
  * With "on device loss: stop" the run stops with the reason and keeps what finished; with "fall back to WASM" the
  * model is loaded on WASM in a fresh model host worker and the interrupted turn runs again there.
  * Also: fp16 on an adapter without shader-f16 is refused at load with the file and the reason.
@@ -30,7 +31,7 @@ const scenario = (device: string, turns = 3) => ({
 
 const status = (page: Page) => page.getByTestId("run-status");
 
-/** transformers.js logs the lost device's failed inference from the worker: expected here, and only that. */
+/** transformers.js logs a failed inference of the lost device from the worker (if one ran on it): expected here, and only that. */
 function allowLostDeviceLogs(guard: Guard) {
   const expected = /^(An error occurred during model execution: .*Device was lost|Inputs given to model:)/s;
   const kept = guard.consoleErrors.filter((m) => !expected.test(m));
@@ -38,14 +39,36 @@ function allowLostDeviceLogs(guard: Guard) {
   guard.consoleErrors.push(...kept);
 }
 
-/** Starts the run on WebGPU and destroys the device while sample 1 generates its second (or third) turn. */
+type Hook = { startPaused(on: boolean): Promise<string>; holdGeneration(): Promise<string | null>; generationHeld(): Promise<string | null>; loseDevice(): Promise<string | null> };
+/** The test hook of `?faults=1` (src/app/faults-debug.ts). */
+const hook = <K extends keyof Hook>(page: Page, name: K, ...args: Parameters<Hook[K]>) =>
+  page.evaluate(([name, args]) => (window as unknown as { __rolloutLabFaults: Record<string, (...a: unknown[]) => Promise<string | null>> }).__rolloutLabFaults[name]!(...args), [name, args] as const);
+
+/**
+ * Runs the scenario on WebGPU and destroys the device while sample 1 generates its second turn, whatever the GPU's
+ * speed: the run starts paused (the test hook), one Step runs the first turn (sample 0 ends, sample 1's first turn
+ * finishes on WebGPU), then the run resumes with its next generation call held before it returns (the test hook's
+ * `holdGeneration`: on the device, inside the device-loss guard), and the device is destroyed while it is held.
+ */
 async function loseDeviceMidGeneration(page: Page) {
+  await hook(page, "startPaused", true);
   await setScenario(page, scenario("webgpu"));
   await page.getByRole("button", { name: "Run" }).click();
+  await expect(status(page)).toHaveText("paused");
+  // Only this run: the next ones run through.
+  await hook(page, "startPaused", false);
   await expect(page.getByTestId("model-status")).toContainText("ready on WEBGPU", { timeout: 120_000 });
-  // Sample 1 generates a turn after its first (so at least one turn of it finished on WebGPU).
-  await expect(page.locator('[data-testid="sample-row"][data-sample="1"] [data-testid="termination"]')).toHaveText(/^generating turn [12]$/, { timeout: 120_000 });
-  expect(await page.evaluate(() => (window as unknown as { __rolloutLabFaults: { loseDevice(): Promise<string> } }).__rolloutLabFaults.loseDevice())).toBe("destroyed");
+  await page.getByRole("button", { name: "Step" }).click();
+  const ending = (sample: number) => page.locator(`[data-testid="sample-row"][data-sample="${sample}"] [data-testid="termination"]`);
+  await expect(ending(0)).toHaveText(/^terminated by the environment/, { timeout: 120_000 });
+  await expect(ending(1)).toHaveText("waiting for turn 1");
+  await expect(status(page)).toHaveText("paused");
+  // Sample 1's second turn generates, and is held before its call returns: the loss lands during it.
+  expect(await hook(page, "holdGeneration")).toBe("armed");
+  await page.getByRole("button", { name: "Resume" }).click();
+  expect(await hook(page, "generationHeld")).toBe("held");
+  await expect(ending(1)).toHaveText("generating turn 1");
+  expect(await hook(page, "loseDevice")).toBe("destroyed");
 }
 
 test("a real device loss mid-generation, on device loss: stop — the run stops with the reason, what finished is kept, the next run gets a fresh device", async ({ page, guard }) => {

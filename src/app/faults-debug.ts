@@ -4,7 +4,9 @@
  * (a hang: it reads no Stop), or loses its WebGPU device (a real `destroy()` of onnxruntime's device when a model
  * runs on WebGPU, else the loss handler called with a simulated loss), or starts each run paused before its first
  * turn (so a test steps it turn by turn), or holds a big file's import after its first preview slice (so a test
- * sees the preview, or stops it, while the file is surely still read). No control of the page reaches it.
+ * sees the preview, or stops it, while the file is surely still read), or holds the model's next generation call
+ * before it returns (so a device loss, a Pause or a Stop lands during a generation). No control of the page reaches
+ * it.
  */
 
 import { create } from "zustand";
@@ -50,6 +52,16 @@ export interface FaultHook {
   holdImport(on?: boolean): Promise<string | null>;
   /** Lets the held import read on: "released", or null when no import was held (none yet, or it was stopped). */
   releaseImport(): Promise<string | null>;
+  /**
+   * The run's model holds its next generation call to finish before it returns (on the device it runs on, inside the
+   * device-loss guard), until `releaseGeneration()` or the run's Stop: a test loses the device, or presses Pause or
+   * Stop, while a generation is surely under way. Resolves "armed" once the worker has it.
+   */
+  holdGeneration(): Promise<string | null>;
+  /** Resolves "held" once a generation call is held (at once if one is). */
+  generationHeld(): Promise<string | null>;
+  /** Lets the held call return: "released", or "none held" (then nothing is held any more). */
+  releaseGeneration(): Promise<string | null>;
 }
 
 if (typeof location !== "undefined" && new URLSearchParams(location.search).get("faults") === "1") {
@@ -71,6 +83,11 @@ if (typeof location !== "undefined" && new URLSearchParams(location.search).get(
       return on ? "holding" : "not holding";
     },
     releaseImport: async () => (importHold.release() > 0 ? "released" : null),
+    holdGeneration: () => labRuns.client.injectFault("hold_generation"),
+    generationHeld: () => labRuns.client.injectFault("generation_held"),
+    releaseGeneration: () => labRuns.client.injectFault("release_generation"),
   };
+  // The runs of this page let the hook hold their model's generation calls (no other page's runs can be held).
+  labRuns.holdableGeneration = true;
   (window as unknown as { __rolloutLabFaults: FaultHook }).__rolloutLabFaults = hook;
 }

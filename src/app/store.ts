@@ -265,6 +265,7 @@ export const useLab = create<LabState>((set, get) => ({
           onDeviceLoss: get().deviceLoss,
           files: get().files,
           ...(labRuns.startPaused ? { startPaused: true } : {}),
+          ...(labRuns.holdableGeneration ? { holdableGeneration: true } : {}),
         },
         environmentPortsFor(names),
         );
@@ -430,6 +431,8 @@ export const labRuns = {
   client,
   /** Set by the test hook only (`?faults=1`): each run starts paused, before its first turn. */
   startPaused: false,
+  /** Set by the test hook only (`?faults=1`): the runs' model generation calls may be held (`holdGeneration`). */
+  holdableGeneration: false,
   adopt(handle: RunHandle | null): void {
     // A run started: it supersedes any import or open under way.
     if (handle) supersedeClaim();

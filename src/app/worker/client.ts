@@ -86,7 +86,9 @@ export class RolloutWorkerClient {
    * run: transformers.js's realm stays broken after such a failure, and onnxruntime keeps the lost device.
    */
   private retire = false;
-  private faultReplies: ((detail: string) => void)[] = [];
+  /** The test hook's faults waiting for the worker's answer, by reply id. */
+  private readonly faultReplies = new Map<number, { worker: Worker; resolve: (detail: string | null) => void }>();
+  private nextFaultReply = 1;
 
   constructor(options: RolloutWorkerClientOptions = {}) {
     this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
@@ -94,14 +96,24 @@ export class RolloutWorkerClient {
 
   /**
    * The test hook (src/app/faults-debug.ts): crash the worker (an uncaught error in its global scope), close it
-   * silently, keep it busy in one synchronous loop for `ms` (a hang), or lose its WebGPU device. Resolves with what
-   * the worker did, for a device loss.
+   * silently, keep it busy in one synchronous loop for `ms` (a hang), lose its WebGPU device, or hold its model's
+   * next generation call before it returns (`hold_generation`; `generation_held` resolves once one is held,
+   * `release_generation` lets it return). Resolves with what the worker did, for a device loss and the hold (null
+   * if the worker ends first); at once with null for the others.
    */
   injectFault(fault: InjectedFault, ms?: number): Promise<string | null> {
     if (!this.worker) return Promise.resolve(null);
-    this.worker.postMessage({ type: "debug_fault", runId: 0, fault, ...(ms !== undefined ? { ms } : {}) } satisfies PageMessage);
-    if (fault !== "device_lost") return Promise.resolve(null);
-    return new Promise((resolve) => this.faultReplies.push(resolve));
+    const message = { type: "debug_fault", runId: 0, fault, ...(ms !== undefined ? { ms } : {}) } satisfies PageMessage;
+    if (fault === "crash" || fault === "close" || fault === "hang") {
+      this.worker.postMessage(message);
+      return Promise.resolve(null);
+    }
+    const replyId = this.nextFaultReply++;
+    const worker = this.worker;
+    return new Promise((resolve) => {
+      this.faultReplies.set(replyId, { worker, resolve });
+      worker.postMessage({ ...message, replyId } satisfies PageMessage);
+    });
   }
 
   /** Asks the worker for token texts in the loaded model's vocabulary; answers arrive through `onTokens`. */
@@ -152,6 +164,7 @@ export class RolloutWorkerClient {
         const old = this.worker;
         this.worker = null;
         old.terminate();
+        this.unanswered(old);
       }
       const w = this.ensureWorker();
       worker = w;
@@ -210,6 +223,15 @@ export class RolloutWorkerClient {
     );
   }
 
+  /** The worker is gone: the test hook's faults it had not answered resolve with null. */
+  private unanswered(worker: Worker): void {
+    for (const [id, reply] of this.faultReplies) {
+      if (reply.worker !== worker) continue;
+      this.faultReplies.delete(id);
+      reply.resolve(null);
+    }
+  }
+
   /** The run has ended (its result or failure arrived, or it was failed here): forget it; start runs that waited. */
   private ended(runId: number): void {
     this.listeners.delete(runId);
@@ -230,6 +252,7 @@ export class RolloutWorkerClient {
     if (this.worker !== worker) return;
     worker.terminate();
     this.worker = null;
+    this.unanswered(worker);
     const held = [...this.runWorkers].filter(([, w]) => w === worker).map(([runId]) => runId);
     for (const runId of held) {
       const own = errors?.get(runId);
@@ -250,7 +273,11 @@ export class RolloutWorkerClient {
       const message = e.data;
       if (message.type === "tokens_described") this.tokenListener?.(message.ids, message.texts, message.special);
       else if (message.type === "retire") this.retire = true;
-      else if (message.type === "fault_injected") this.faultReplies.splice(0).forEach((reply) => reply(message.detail));
+      else if (message.type === "fault_injected") {
+        const reply = message.replyId === undefined ? undefined : this.faultReplies.get(message.replyId);
+        this.faultReplies.delete(message.replyId!);
+        reply?.resolve(message.detail);
+      }
       else if (message.type === "lock_held") {
         // Granted once the worker's own lock is released: when it has stopped, whatever stopped it.
         void locks?.request(message.name, () => this.fail(worker, "the rollout worker stopped unexpectedly (it was closed or killed)"));

@@ -22,10 +22,19 @@ export interface ModelSettings {
   onDeviceLoss?: DeviceLossAction;
   /** The run starts paused, before its first turn (the test hook's `startPaused`: src/app/faults-debug.ts). */
   startPaused?: boolean;
+  /**
+   * The test hook may hold the model's generation calls (`holdGeneration`: src/app/faults-debug.ts, ./generation-hold.ts);
+   * the page sets it only under `?faults=1`.
+   */
+  holdableGeneration?: boolean;
 }
 
-/** Faults the test hook (`?faults=1`, src/app/faults-debug.ts) injects into the worker; no control of the page sends them. */
-export type InjectedFault = "crash" | "close" | "device_lost" | "hang";
+/**
+ * Faults the test hook (`?faults=1`, src/app/faults-debug.ts) injects into the worker; no control of the page sends
+ * them. `hold_generation` arms the hold on the next model generation to finish (./generation-hold.ts),
+ * `generation_held` is answered once a call is held, `release_generation` lets it return.
+ */
+export type InjectedFault = "crash" | "close" | "device_lost" | "hang" | "hold_generation" | "generation_held" | "release_generation";
 
 /** A user environment the run may step: what it is, and a port to its host Worker (transferred). */
 export interface UserEnvironmentPort {
@@ -54,8 +63,8 @@ export type PageMessage =
   | { type: "describe_tokens"; runId: number; ids: number[] }
   /** The worker holds this Web Lock for as long as it lives: the page learns of a worker that stopped silently. */
   | { type: "hold_lock"; runId: number; name: string }
-  /** `ms`: how long a "hang" keeps the worker busy in one synchronous loop. */
-  | { type: "debug_fault"; runId: number; fault: InjectedFault; ms?: number };
+  /** `ms`: how long a "hang" keeps the worker busy in one synchronous loop; `replyId`: a fault the worker answers. */
+  | { type: "debug_fault"; runId: number; fault: InjectedFault; ms?: number; replyId?: number };
 
 export interface ModelStatus {
   phase: "choosing_device" | "loading" | "ready";
@@ -88,7 +97,8 @@ export type WorkerMessage =
    * (transformers.js chains all loads and inferences of a realm on one promise, which then stays rejected).
    */
   | { type: "retire"; runId: number; reason: string }
-  | { type: "fault_injected"; runId: number; fault: InjectedFault; detail: string }
+  /** The answer to the `debug_fault` of the same `replyId`: what the worker did. */
+  | { type: "fault_injected"; runId: number; fault: InjectedFault; detail: string; replyId?: number }
   /** The worker read the run's Stop (the page's watchdog then knows it is not stuck in a synchronous call). */
   | { type: "stop_received"; runId: number }
   | { type: "failed"; runId: number; error: WireError };

@@ -16,6 +16,7 @@ import { forkPolicy } from "../../policy/fork-policy.js";
 import type { InjectedFault, ModelSettings, PageMessage, UserEnvironmentPort, WorkerMessage } from "./protocol.js";
 import { RemoteModelPolicy } from "./remote-model.js";
 import { EventBatcher, packResult } from "./event-batch.js";
+import { GenerationHold } from "./generation-hold.js";
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -77,7 +78,7 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
     return;
   }
   if (message.type === "debug_fault") {
-    injectFault(message.fault, message.ms);
+    injectFault(message.fault, message.ms, message.replyId);
     return;
   }
   if (message.type === "describe_tokens") {
@@ -101,8 +102,12 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
   }
 };
 
+/** The test hook's hold on the runs' model generation (only runs with `holdableGeneration` are wrapped in it). */
+const generationHold = new GenerationHold();
+
 /** The test hook's faults (sent only by src/app/faults-debug.ts, which exists only under `?faults=1`). */
-function injectFault(fault: InjectedFault, ms = 60_000): void {
+function injectFault(fault: InjectedFault, ms = 60_000, replyId?: number): void {
+  const reply = (detail: string) => post({ type: "fault_injected", runId: 0, fault, detail, ...(replyId !== undefined ? { replyId } : {}) });
   if (fault === "hang") {
     // One long synchronous call, as a WASM generate call or a user's busy loop would be: nothing else of this worker
     // runs meanwhile, its message queue included (Stop is not read; the page's watchdog terminates it).
@@ -117,8 +122,15 @@ function injectFault(fault: InjectedFault, ms = 60_000): void {
     });
   } else if (fault === "close") {
     self.close();
+  } else if (fault === "hold_generation") {
+    generationHold.arm();
+    reply("armed");
+  } else if (fault === "generation_held") {
+    void generationHold.whenHeld().then(() => reply("held"));
+  } else if (fault === "release_generation") {
+    reply(generationHold.release() ? "released" : "none held");
   } else {
-    post({ type: "fault_injected", runId: 0, fault, detail: injectDeviceLoss() });
+    reply(injectDeviceLoss());
   }
 }
 
@@ -178,7 +190,10 @@ async function run(runId: number, value: unknown, settings: ModelSettings, userE
         // A lost WebGPU device stops the run, or moves it to the same model on WASM (the user's choice).
         const action = settings.onDeviceLoss ?? "stop";
         const onWebGpu = loaded.choice.device === "webgpu";
-        const guard = new DeviceLossGuard(loaded.policy, {
+        // Under the test hook only (`?faults=1`), its hold may keep a generation call from returning (on the device
+        // the model runs on, inside the guard: a loss meanwhile lands during that generation).
+        const primary = settings.holdableGeneration ? generationHold.wrap(loaded.policy) : loaded.policy;
+        const guard = new DeviceLossGuard(primary, {
           action,
           subscribe: onDeviceLost,
           graceMs: onWebGpu ? 1000 : 0,
