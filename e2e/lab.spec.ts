@@ -57,37 +57,68 @@ for (const mode of ["sync", "async"] as const) {
   });
 }
 
+type Hook = { startPaused(on: boolean): Promise<string>; holdGeneration(): Promise<string | null>; generationHeld(): Promise<string | null>; releaseGeneration(): Promise<string | null> };
+/** The test hook of `?faults=1` (src/app/faults-debug.ts). */
+const hook = <K extends keyof Hook>(page: Page, name: K, ...args: Parameters<Hook[K]>) =>
+  page.evaluate(([name, args]) => (window as unknown as { __rolloutLabFaults: Record<string, (...a: unknown[]) => Promise<string | null>> }).__rolloutLabFaults[name]!(...args), [name, args] as const);
+
 test("pause, step one turn, resume and stop behave; stopped runs keep their partial results", async ({ page }) => {
-  await page.goto("/");
-  // The built-in model: turns take long enough to pause between them.
-  // Long enough (30 turns) that the run cannot end between the clicks below, on however fast a machine.
+  // Every click lands where the test says, whatever the machine's speed: the run starts paused (the test hook of
+  // `?faults=1`), and Pause and Stop are pressed while a turn's generation is held (the hook's `holdGeneration`), so
+  // the run is surely under way then, and not at its end.
+  await page.goto("/?faults=1");
   await page.getByLabel("max_rollout_turns").fill("30");
+  expect(await hook(page, "startPaused", true)).toBe("paused");
   await page.getByRole("button", { name: "Run" }).click();
-  await page.getByRole("button", { name: "Pause" }).click();
   await expect(status(page)).toHaveText("paused");
+  await hook(page, "startPaused", false);
   await expect(page.getByTestId("model-status")).toContainText("ready", { timeout: 20_000 });
   await expect(page.getByTestId("sample-row")).toHaveCount(3);
-  const cells = () => page.locator('[data-testid="sample-row"][data-sample="0"] [data-turn]').count();
-  // The turn under way when Pause was pressed finishes; then nothing moves.
-  let before = -1;
-  await expect.poll(async () => {
-    const now = await cells();
-    const stable = now === before;
-    before = now;
-    return stable;
-  }, { intervals: [1500] }).toBe(true);
+  const cells = page.locator('[data-testid="sample-row"][data-sample="0"] [data-turn]');
+  const state = page.locator('[data-testid="sample-row"][data-sample="0"] [data-testid="termination"]');
+  await expect(state).toHaveText("waiting to start");
+  await expect(cells).toHaveCount(0);
+
+  // Step: one turn, then paused again.
   await page.getByRole("button", { name: "Step" }).click();
-  await expect.poll(cells, { timeout: 20_000 }).toBe(before + 1);
+  await expect(state).toHaveText("waiting for turn 1", { timeout: 20_000 });
+  await expect(cells).toHaveCount(1);
   await expect(status(page)).toHaveText("paused");
+
+  // Resume; Pause while the next turn generates: that turn finishes, and the run waits before the one after.
+  expect(await hook(page, "holdGeneration")).toBe("armed");
   await page.getByRole("button", { name: "Resume" }).click();
   await expect(status(page)).toHaveText("running");
-  // Paused again before Stop: the samples under way are then surely under way when it stops (not raced to their end).
+  expect(await hook(page, "generationHeld")).toBe("held");
+  await expect(state).toHaveText("generating turn 1");
   await page.getByRole("button", { name: "Pause" }).click();
   await expect(status(page)).toHaveText("paused");
+  expect(await hook(page, "releaseGeneration")).toBe("released");
+  await expect(state).toHaveText("waiting for turn 2", { timeout: 20_000 });
+  await expect(cells).toHaveCount(2);
+
+  // Step again: one more turn (seen under way, its generation held), then paused.
+  expect(await hook(page, "holdGeneration")).toBe("armed");
+  await page.getByRole("button", { name: "Step" }).click();
+  expect(await hook(page, "generationHeld")).toBe("held");
+  await expect(state).toHaveText("generating turn 2");
+  await expect(cells).toHaveCount(3);
+  expect(await hook(page, "releaseGeneration")).toBe("released");
+  await expect(state).toHaveText("waiting for turn 3", { timeout: 20_000 });
+  await expect(cells).toHaveCount(3);
+  await expect(status(page)).toHaveText("paused");
+
+  // Resume, and Stop while a turn generates: the samples under way are cancelled, what finished is kept.
+  expect(await hook(page, "holdGeneration")).toBe("armed");
+  await page.getByRole("button", { name: "Resume" }).click();
+  await expect(status(page)).toHaveText("running");
+  expect(await hook(page, "generationHeld")).toBe("held");
   await page.getByRole("button", { name: "Stop" }).click();
   await expect(status(page)).toHaveText("finished");
-  const endings = await page.getByTestId("termination").allTextContents();
-  expect(endings.some((t) => t.includes("cancelled"))).toBe(true);
+  await expect(state).toHaveText(/^cancelled/);
+  await expect(cells).toHaveCount(4);
+  await page.locator('[data-testid="sample-row"][data-sample="0"] [data-turn="2"]').click();
+  await expect(page.getByTestId("assistant-message")).toHaveCount(3);
 });
 
 test("export then import gives the same transcript", async ({ page }) => {
