@@ -212,8 +212,14 @@ async function writeSuiteError(args: Pick<Args, "suite" | "backend" | "junit" | 
     failed: [{ name: "(suite)", kind: "input", detail: `invalid suite ${args.suite}: ${problems.join("; ")}` }],
     seconds: 0,
   };
-  if (args.junit) await writeFile(args.junit, renderJunit(report));
-  if (args.summary) await writeFile(args.summary, renderMarkdownSummary(report));
+  for (const [file, text] of [
+    [args.junit, renderJunit(report)],
+    [args.summary, renderMarkdownSummary(report)],
+  ] as const) {
+    if (!file) continue;
+    await mkdir(dirname(resolve(file)), { recursive: true });
+    await writeFile(file, text);
+  }
 }
 
 function parseMergeArgs(argv: string[]): ReportFiles & { dirs: string[] } {

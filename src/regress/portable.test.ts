@@ -152,7 +152,7 @@ describe("exit status 2 for a bad suite or scenario, 1 for a regression", () => 
   it("a bad suite is exit 2 and still leaves CI a JUnit file naming the problem", async () => {
     const suite = join(dir, "bad-suite.json");
     await writeFile(suite, JSON.stringify({ scenarios: [], tolerance: {} }));
-    const junit = join(dir, "suite-junit.xml");
+    const junit = join(dir, "reports", "suite-junit.xml");
     const { code, stderr } = await regress([suite, "--junit", junit]);
     expect(code).toBe(2);
     expect(stderr).toContain("tolerance: unknown key");
