@@ -12,6 +12,8 @@
  * files, no clock.
  */
 
+import { jsonlLines } from "../scenario/jsonl-lines.js";
+
 /**
  * The default absolute tolerance of every float. Measured on the sample suite's built-in model: Node on two CPUs
  * (AVX2 and AVX-512) and WASM differ from each other by at most ~3e-6, the software WebGPU adapter by ~3e-4; a
@@ -122,12 +124,6 @@ export function metricsJson(metrics: Record<string, unknown>): string {
 
 export function isTimingKey(key: string): boolean {
   return key.startsWith("timing/");
-}
-
-function splitLines(text: string): string[] {
-  const lines = text.split("\n");
-  if (lines.at(-1) === "") lines.pop();
-  return lines;
 }
 
 /** The first index where a and b differ, or -1 when equal. */
@@ -344,8 +340,8 @@ export function compareTranscripts(
   drift: FloatDrift = { maxDelta: 0, key: null },
 ): SampleDivergence | null {
   if (runJsonl === goldenJsonl) return null;
-  const runLines = splitLines(runJsonl);
-  const goldenLines = splitLines(goldenJsonl);
+  const runLines = jsonlLines(runJsonl);
+  const goldenLines = jsonlLines(goldenJsonl);
   const n = Math.max(runLines.length, goldenLines.length);
   for (let i = 0; i < n; i++) {
     const r = runLines[i];

@@ -10,6 +10,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describeJsonValueProblem, findJsonValueProblem } from "../core/index.js";
 import { describeJsonError } from "../scenario/json-text.js";
+import { jsonlLines } from "../scenario/jsonl-lines.js";
 import { decodeUtf8 } from "../scenario/utf8.js";
 
 export class GoldenError extends LabError {
@@ -43,9 +44,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 
 /** Checks the golden transcript line by line; throws naming the first bad line. */
 export function checkGoldenSamples(text: string, path: string): void {
-  const lines = text.split("\n");
-  if (lines.at(-1) === "") lines.pop();
-  lines.forEach((line, i) => {
+  jsonlLines(text).forEach((line, i) => {
     let value: unknown;
     try {
       value = JSON.parse(line);

@@ -20,7 +20,7 @@
 import { z } from "zod";
 import { findJsonValueProblem, formatJsonPath, type Message, type Metadata, type TerminationReason } from "../core/index.js";
 import { jsonErrorOffset, jsonErrorWhat } from "./json-text.js";
-import { StrictUtf8Decoder } from "./utf8.js";
+import { JsonlLineSplitter, readJsonlStream } from "./jsonl-lines.js";
 
 /** `expected …`, or `missing (expected …)` when the key is absent. */
 export const expected = (what: string) => (issue: { input?: unknown }) =>
@@ -272,21 +272,16 @@ function isBlank(line: string): boolean {
 }
 
 /**
- * The line splitter and checker, fed text in pieces (`push`) and told when the text ends (`end`). It holds only the
- * pieces of the line not finished yet. Used by the streaming reader and by `importJsonl` on a text in memory.
+ * The line checker, fed text in pieces (`push`; bytes: `lines.pushBytes`) and told when the text ends (`end`); its
+ * lines are split by ./jsonl-lines.ts (`JsonlLineSplitter`), which holds only the pieces of the line not finished yet.
+ * Used by the streaming reader and by `importJsonl` on a text in memory.
  */
 export class JsonlAccumulator<S = SampleLine> {
   private readonly maxProblems: number;
   private readonly maxPerLine: number;
-  private readonly maxLineLength: number;
   private readonly sampleSchema: z.ZodType<S>;
   private readonly skipOtherLines: boolean;
   private readonly checkSample: JsonlLineOptions<S>["checkSample"];
-  private pending: string[] = [];
-  private pendingLength = 0;
-  private overlong = false;
-  /** Why the line being read is bad already (its bytes were not UTF-8), or null. */
-  private lineProblem: string | null = null;
   private ended = false;
   readonly result: JsonlReadResult<S> = {
     samples: [],
@@ -299,78 +294,37 @@ export class JsonlAccumulator<S = SampleLine> {
     bytesRead: 0,
     maxBufferedChars: 0,
   };
+  /** Where the input is split into lines (it counts them, and the bytes, in `result`). */
+  readonly lines: JsonlLineSplitter;
 
   constructor(options: JsonlLineOptions<S> = {}) {
     this.maxProblems = options.maxProblems ?? DEFAULT_MAX_PROBLEMS;
     this.maxPerLine = options.maxProblemsPerLine ?? 3;
-    this.maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
     this.sampleSchema = options.sampleSchema ?? (sampleLineSchema as unknown as z.ZodType<S>);
     this.skipOtherLines = options.otherLines === "skip";
     this.checkSample = options.checkSample;
+    this.lines = new JsonlLineSplitter(
+      {
+        line: (text, lineNo, atEnd) => {
+          const line = text.endsWith("\r") ? text.slice(0, -1) : text;
+          if (!isBlank(line)) this.check(line, lineNo, atEnd);
+        },
+        badLine: (lineNo, message) => this.problem([{ line: lineNo, path: null, message }]),
+      },
+      options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH,
+      this.result,
+    );
   }
 
   push(text: string): void {
     if (this.ended) throw new Error("JsonlAccumulator: push after end");
-    this.result.maxBufferedChars = Math.max(this.result.maxBufferedChars, (this.overlong ? 0 : this.pendingLength) + text.length);
-    let start = 0;
-    for (;;) {
-      const nl = text.indexOf("\n", start);
-      if (nl === -1) break;
-      this.finishLine(text.slice(start, nl), false);
-      start = nl + 1;
-    }
-    if (start < text.length) this.hold(start === 0 ? text : text.slice(start));
+    this.lines.push(text);
   }
 
   end(): JsonlReadResult<S> {
-    if (!this.ended) {
-      this.ended = true;
-      if (this.pendingLength > 0 || this.overlong) this.finishLine("", true);
-    }
+    this.ended = true;
+    this.lines.end();
     return this.result;
-  }
-
-  /** The line being read is bad, whatever else it holds (the first reason given is the one reported). */
-  markLine(problem: string): void {
-    this.lineProblem ??= problem;
-  }
-
-  private hold(piece: string): void {
-    this.pendingLength += piece.length;
-    if (this.overlong) return;
-    if (this.pendingLength > this.maxLineLength) {
-      this.overlong = true;
-      this.pending = [];
-      return;
-    }
-    this.pending.push(piece);
-  }
-
-  private finishLine(last: string, atEnd: boolean): void {
-    const lineNo = ++this.result.linesRead;
-    if (this.lineProblem !== null) {
-      const message = this.lineProblem;
-      this.lineProblem = null;
-      this.pending = [];
-      this.pendingLength = 0;
-      this.overlong = false;
-      this.problem([{ line: lineNo, path: null, message }]);
-      return;
-    }
-    if (this.overlong || this.pendingLength + last.length > this.maxLineLength) {
-      const length = this.pendingLength + last.length;
-      this.pending = [];
-      this.pendingLength = 0;
-      this.overlong = false;
-      this.problem([{ line: lineNo, path: null, message: `longer than ${this.maxLineLength} characters (${length}); skipped` }]);
-      return;
-    }
-    let line = this.pending.length ? this.pending.join("") + last : last;
-    this.pending = [];
-    this.pendingLength = 0;
-    if (line.endsWith("\r")) line = line.slice(0, -1);
-    if (isBlank(line)) return;
-    this.check(line, lineNo, atEnd);
   }
 
   private problem(problems: ImportProblem[], total = problems.length): void {
@@ -505,12 +459,7 @@ export type JsonlSource = Blob | ReadableStream<Uint8Array>;
 export async function readJsonl(source: JsonlSource, options: JsonlReadOptions = {}): Promise<JsonlReadResult> {
   const totalBytes = typeof Blob !== "undefined" && source instanceof Blob ? source.size : null;
   const stream = typeof Blob !== "undefined" && source instanceof Blob ? (source.stream() as ReadableStream<Uint8Array>) : (source as ReadableStream<Uint8Array>);
-  const reader = stream.getReader();
   const acc = new JsonlAccumulator(options);
-  const decoder = new StrictUtf8Decoder(
-    (text) => acc.push(text),
-    (offset) => acc.markLine(`not valid UTF-8 at byte ${offset}`),
-  );
   let handed = 0;
   const progress = () => {
     if (options.onSamples && acc.result.samples.length > handed) {
@@ -520,26 +469,7 @@ export async function readJsonl(source: JsonlSource, options: JsonlReadOptions =
     }
     options.onProgress?.({ linesRead: acc.result.linesRead, bytesRead: acc.result.bytesRead, totalBytes });
   };
-  try {
-    for (;;) {
-      if (options.signal?.aborted) throw options.signal.reason ?? new DOMException("The import was cancelled", "AbortError");
-      const { done, value } = await reader.read();
-      if (done) break;
-      acc.result.bytesRead += value.byteLength;
-      decoder.decode(value);
-      progress();
-    }
-    decoder.end();
-  } catch (e) {
-    void reader.cancel(e).catch(() => undefined);
-    throw e;
-  } finally {
-    try {
-      reader.releaseLock();
-    } catch {
-      // a cancelled reader may refuse; nothing holds it any more
-    }
-  }
+  await readJsonlStream(stream, acc.lines, { signal: options.signal, afterChunk: progress });
   const result = acc.end();
   progress();
   return result;

@@ -1,11 +1,13 @@
 /// <reference lib="webworker" />
 /**
  * Reads a run export (JSONL) off the page's main thread (./jsonl-offthread.ts starts it): the same streaming
- * checker as `readJsonl` (src/scenario/jsonl-reader.ts), with the valid samples sent to the page as they are read, a few
+ * checker as `readJsonl` (src/scenario/jsonl-reader.ts), its bytes read and split into lines by the same reader
+ * (src/scenario/jsonl-lines.ts: bytes that are not UTF-8 fail their line here too), with the valid samples sent to the page as they are read, a few
  * megabytes at a time, their messages' numbers in transferred typed arrays.
  */
 
 import { packLog } from "../worker/event-batch.js";
+import { readJsonlStream } from "../../scenario/jsonl-lines.js";
 import { JsonlAccumulator, type JsonlReadOptions, type JsonlReadResult, type SampleLine } from "../../scenario/jsonl-reader.js";
 
 declare const self: DedicatedWorkerGlobalScope;
@@ -44,8 +46,6 @@ async function read({ source, options }: JsonlWorkerRequest): Promise<void> {
   const post = (message: JsonlWorkerMessage, transfer: Transferable[] = []) => self.postMessage(message, transfer);
   try {
     const acc = new JsonlAccumulator(options);
-    const reader = (source.stream() as ReadableStream<Uint8Array>).getReader();
-    const decoder = new TextDecoder("utf-8");
     /** Samples are read and kept (`acc.result.samples`) until sent; what was sent is not kept here. */
     const queued = acc.result.samples;
     let sent = 0;
@@ -78,17 +78,13 @@ async function read({ source, options }: JsonlWorkerRequest): Promise<void> {
       wake?.();
       wake = null;
     };
-    for (;;) {
+    await readJsonlStream(source.stream() as ReadableStream<Uint8Array>, acc.lines, {
       // Far enough ahead of the page: wait for it.
-      while (queuedBytes() >= HIGH_WATER_BYTES) await room();
-      const { done, value } = await reader.read();
-      if (done) break;
-      acc.result.bytesRead += value.byteLength;
-      acc.push(decoder.decode(value, { stream: true }));
-      send();
-    }
-    const rest = decoder.decode();
-    if (rest) acc.push(rest);
+      beforeRead: async () => {
+        while (queuedBytes() >= HIGH_WATER_BYTES) await room();
+      },
+      afterChunk: send,
+    });
     acc.end();
     ended = true;
     send();
