@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { abortError, isAbortError, LabError } from "./errors.js";
 import { SchemaError } from "./protocol/schema.js";
-import { fromWireError, PendingCalls, RemoteError, toWireError } from "./rpc.js";
+import { fromWireError, PendingCalls, RemoteError, requestIds, toWireError } from "./rpc.js";
 
 describe("errors on the wire", () => {
   it("keep their name, message, stack and code across structured cloning, rebuilt by name", () => {
@@ -52,5 +52,20 @@ describe("PendingCalls", () => {
     calls.rejectAll(new Error("the worker crashed"));
     for (const w of waiting) await expect(w.promise).rejects.toThrow("the worker crashed");
     await expect(calls.open(undefined).promise).rejects.toThrow("the worker crashed");
+  });
+
+  it("several of them given one counter never give the same id (one after another on fresh workers)", async () => {
+    const ids = requestIds();
+    const first = new PendingCalls<number>(ids);
+    const a = first.open(undefined);
+    first.rejectAll(new Error("gone"));
+    await expect(a.promise).rejects.toThrow("gone");
+    const second = new PendingCalls<number>(ids);
+    const b = second.open(undefined);
+    expect([a.id, b.id]).toEqual([1, 2]);
+    expect(second.resolve(a.id, 0)).toBe(false);
+    expect(second.resolve(b.id, 5)).toBe(true);
+    await expect(b.promise).resolves.toBe(5);
+    expect(new PendingCalls<number>().open(undefined).id).toBe(1);
   });
 });

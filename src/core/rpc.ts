@@ -51,15 +51,26 @@ interface Waiting<T, Extra> {
   extra: Extra;
 }
 
+/**
+ * Request ids, 1 and up. Several `PendingCalls` given the same counter never give the same id: the rollout worker's
+ * client numbers its runs so across the workers it starts (a fresh one after each crash).
+ */
+export function requestIds(): () => number {
+  let next = 1;
+  return () => next++;
+}
+
 /** Calls waiting for their answer, by request id. */
 export class PendingCalls<T, Extra = undefined> {
-  private nextId = 1;
   private readonly calls = new Map<number, Waiting<T, Extra>>();
   private dead: Error | null = null;
 
+  /** `newId`: where the ids come from (a counter of their own by default; `requestIds`). */
+  constructor(private readonly newId: () => number = requestIds()) {}
+
   /** A new call: its id (to send) and the promise of its answer. After `rejectAll`, it rejects at once. */
   open(extra: Extra): { id: number; promise: Promise<T> } {
-    const id = this.nextId++;
+    const id = this.newId();
     const promise = new Promise<T>((resolve, reject) => {
       if (this.dead) reject(this.dead);
       else this.calls.set(id, { resolve, reject, extra });

@@ -1,18 +1,23 @@
 /**
- * The page's watchdog of a stopped run (./client.ts): a rollout worker stuck inside one long synchronous call never
- * reads Stop; after the grace period the page terminates it, the run ends with a `StopTimeoutError`, and the next
- * run gets a fresh worker. A worker that ends its run in time is left alone (and keeps its model for the next run).
+ * The page's client of the rollout worker (./client.ts). Its watchdog of a stopped run: a rollout worker stuck inside
+ * one long synchronous call never reads Stop; after the grace period the page terminates it, the run ends with a
+ * `StopTimeoutError`, and the next run gets a fresh worker. A worker that ends its run in time is left alone (and
+ * keeps its model for the next run). Its calls (runs, token texts, the test hook's faults) go through `PendingCalls`
+ * (src/core/rpc.ts): answers matched by id, all rejected at once when the worker dies, errors rebuilt by name.
  * The Worker here is a stand-in that records what the page sends and answers only when a test says so.
  */
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_STOP_GRACE_MS, RolloutWorkerClient, StopTimeoutError } from "./client.js";
+import { abortError, isAbortError, LabError, RemoteError, toWireError } from "../../core/index.js";
+import { SchemaError } from "../../core/protocol/schema.js";
+import { DEFAULT_STOP_GRACE_MS, RolloutWorkerClient, RolloutWorkerGoneError, StopTimeoutError } from "./client.js";
 import type { PageMessage, WorkerMessage } from "./protocol.js";
 
 class FakeWorker {
   static all: FakeWorker[] = [];
   onmessage: ((e: MessageEvent<WorkerMessage>) => void) | null = null;
   onerror: ((e: ErrorEvent) => void) | null = null;
+  onmessageerror: ((e: MessageEvent) => void) | null = null;
   readonly sent: PageMessage[] = [];
   terminated = false;
   constructor() {
@@ -30,6 +35,10 @@ class FakeWorker {
   }
   runIds(): number[] {
     return this.sent.filter((m) => m.type === "run").map((m) => m.runId);
+  }
+  /** The calls of a type the page sent. */
+  calls<K extends "describe_tokens" | "debug_fault">(type: K): Extract<PageMessage, { type: K; id: number }>[] {
+    return this.sent.filter((m): m is Extract<PageMessage, { type: K; id: number }> => m.type === type && "id" in m);
   }
 }
 
@@ -127,7 +136,7 @@ describe("the watchdog of a stopped run", () => {
     worker.answer(emptyResult(1));
     await old.result;
     // Posted with the controls given meanwhile, in order.
-    expect(worker.sent.filter((m) => m.runId === 2).map((m) => m.type)).toEqual(["run", "pause"]);
+    expect(worker.sent.filter((m) => "runId" in m && m.runId === 2).map((m) => m.type)).toEqual(["run", "pause"]);
     expect(FakeWorker.all).toHaveLength(1);
   });
 
@@ -155,5 +164,155 @@ describe("the watchdog of a stopped run", () => {
     await expect(handle.result).rejects.toThrow("the rollout worker crashed: boom");
     await sleep(GRACE * 2);
     expect(FakeWorker.all).toHaveLength(1);
+  });
+});
+
+describe("requests and answers (PendingCalls)", () => {
+  const settled = <T>(promise: Promise<T>) =>
+    promise.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+
+  it("an answer is matched to its call by id, in whatever order the answers come; an unknown or repeated id changes nothing", async () => {
+    const client = new RolloutWorkerClient();
+    const seen: [number[], string[], boolean[]][] = [];
+    client.onTokens((ids, texts, special) => seen.push([ids, texts, special]));
+    client.run({});
+    const worker = FakeWorker.all[0]!;
+    client.describeTokens([1, 2]);
+    client.describeTokens([3]);
+    const [a, b] = worker.calls("describe_tokens");
+    expect(a!.ids).toEqual([1, 2]);
+    expect(b!.ids).toEqual([3]);
+    expect(a!.id).not.toBe(b!.id);
+    worker.answer({ type: "tokens_described", id: b!.id, texts: ["c"], special: [true] });
+    worker.answer({ type: "tokens_described", id: 999, texts: ["?"], special: [false] });
+    worker.answer({ type: "tokens_described", id: a!.id, texts: ["a", "b"], special: [false, false] });
+    worker.answer({ type: "tokens_described", id: a!.id, texts: ["again", "again"], special: [false, false] });
+    await sleep(0);
+    expect(seen).toEqual([
+      [[3], ["c"], [true]],
+      [
+        [1, 2],
+        ["a", "b"],
+        [false, false],
+      ],
+    ]);
+
+    // The test hook's faults too: each resolves with its own answer.
+    const armed = client.injectFault("hold_generation");
+    const held = client.injectFault("generation_held");
+    const [arm, hold] = worker.calls("debug_fault");
+    expect([arm!.fault, hold!.fault]).toEqual(["hold_generation", "generation_held"]);
+    worker.answer({ type: "fault_injected", id: hold!.id, detail: "held" });
+    worker.answer({ type: "fault_injected", id: arm!.id, detail: "armed" });
+    expect([await armed, await held]).toEqual(["armed", "held"]);
+    // A fault the worker does not answer is sent without an id, and resolves with null at once.
+    await expect(client.injectFault("hang", 5)).resolves.toBeNull();
+    expect(worker.sent.at(-1)).toEqual({ type: "debug_fault", fault: "hang", ms: 5 });
+  });
+
+  it("run ids stay unique across the workers the client starts", () => {
+    const client = new RolloutWorkerClient();
+    client.run({}).result.catch(() => {});
+    FakeWorker.all[0]!.onerror?.({ message: "boom", preventDefault() {} } as ErrorEvent);
+    client.run({}).result.catch(() => {});
+    expect(FakeWorker.all[1]!.runIds()).toEqual([2]);
+  });
+
+  for (const [how, kill, message] of [
+    ["crashes (an error event)", (w: FakeWorker) => w.onerror?.({ message: "boom", preventDefault() {} } as ErrorEvent), "the rollout worker crashed: boom"],
+    [
+      "sends what cannot be read (messageerror)",
+      (w: FakeWorker) => w.onmessageerror?.({} as MessageEvent),
+      "the rollout worker sent a message the page could not read; it was terminated",
+    ],
+  ] as const) {
+    it(`a worker that ${how} rejects every run and call waiting on it with one clear error; later ones go to a fresh worker`, async () => {
+      const client = new RolloutWorkerClient();
+      const runs = [client.run({}), client.run({})].map((h) => settled(h.result));
+      const fault = client.injectFault("generation_held");
+      const tokens: number[][] = [];
+      client.onTokens((ids) => tokens.push(ids));
+      client.describeTokens([7]);
+      const worker = FakeWorker.all[0]!;
+      kill(worker);
+      expect(worker.terminated).toBe(true);
+      const [first, second] = (await Promise.all(runs)) as { error: Error }[];
+      expect(first!.error).toBeInstanceOf(RolloutWorkerGoneError);
+      expect(first!.error).toBe(second!.error);
+      expect([first!.error.name, first!.error.message, (first!.error as LabError).code]).toEqual(["RolloutWorkerGoneError", message, "worker_gone"]);
+      // The test hook's calls resolve with null when the worker ends first; token texts simply never come.
+      await expect(fault).resolves.toBeNull();
+      await sleep(0);
+      expect(tokens).toEqual([]);
+      // A late answer of the dead worker changes nothing.
+      worker.terminated = false;
+      worker.answer(emptyResult(1));
+
+      const next = client.run({});
+      expect(FakeWorker.all).toHaveLength(2);
+      FakeWorker.all[1]!.answer(emptyResult(3));
+      await expect(next.result).resolves.toEqual({ samples: [], metrics: {} });
+    });
+  }
+
+  it("the watchdog's termination rejects the calls waiting on the worker too", async () => {
+    const client = new RolloutWorkerClient({ stopGraceMs: GRACE });
+    const handle = client.run({});
+    const fault = client.injectFault("release_generation");
+    handle.stop();
+    await expect(handle.result).rejects.toBeInstanceOf(StopTimeoutError);
+    await expect(fault).resolves.toBeNull();
+  });
+
+  it("a run's failure crosses the wire as a WireError and is rebuilt by its name and code", async () => {
+    const client = new RolloutWorkerClient();
+    const schema = client.run({});
+    const cancelled = client.run({});
+    const worker = FakeWorker.all[0]!;
+    const wire = structuredClone(toWireError(new SchemaError("the tool schema is bad")));
+    worker.answer({ type: "failed", runId: 1, error: wire });
+    worker.answer({ type: "failed", runId: 2, error: structuredClone(toWireError(abortError("stopped"))) });
+    const error = (await schema.result.catch((e: unknown) => e)) as RemoteError;
+    expect(error).toBeInstanceOf(RemoteError);
+    expect(error).toBeInstanceOf(LabError);
+    expect([error.name, error.message, error.code, error.stack]).toEqual(["SchemaError", "the tool schema is bad", "invalid_tool_schema", wire.stack]);
+    const abort = await cancelled.result.catch((e: unknown) => e);
+    expect(isAbortError(abort)).toBe(true);
+    // The worker lives on: a failed run is not a dead worker.
+    expect(worker.terminated).toBe(false);
+  });
+
+  it("a call's failure is rebuilt by name too (a fault the worker could not inject rejects with its error)", async () => {
+    const client = new RolloutWorkerClient();
+    client.run({});
+    const worker = FakeWorker.all[0]!;
+    const fault = client.injectFault("device_lost");
+    const [call] = worker.calls("debug_fault");
+    const wrong = new TypeError("no WebGPU device to lose");
+    worker.answer({ type: "call_failed", id: call!.id, error: structuredClone(toWireError(wrong)) });
+    const error = (await fault.catch((e: unknown) => e)) as RemoteError;
+    expect(error).toBeInstanceOf(RemoteError);
+    expect([error.name, error.message, error.code]).toEqual(["TypeError", "no WebGPU device to lose", "remote_error"]);
+  });
+
+  it("a run that cannot be handed to the worker throws from run and leaves nothing waiting", async () => {
+    const client = new RolloutWorkerClient();
+    client.run({});
+    const worker = FakeWorker.all[0]!;
+    const post = worker.postMessage.bind(worker);
+    worker.postMessage = () => {
+      throw new DOMException("could not be cloned", "DataCloneError");
+    };
+    expect(() => client.run({ f: () => 1 })).toThrow("could not be cloned");
+    worker.postMessage = post;
+    worker.answer(emptyResult(1));
+    // The run that failed to start does not hold the worker: a stop of the next one is watched as usual.
+    const next = client.run({});
+    expect(worker.runIds()).toEqual([1, 3]);
+    worker.answer(emptyResult(3));
+    await expect(next.result).resolves.toEqual({ samples: [], metrics: {} });
   });
 });

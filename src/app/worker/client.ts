@@ -1,12 +1,22 @@
 /** The page's side of the rollout worker: start a run, control it, receive its events. */
 
-import { fromWireError, toWireError, type RolloutEvent, LabError } from "../../core/index.js";
+import { fromWireError, LabError, PendingCalls, requestIds, type RolloutEvent } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
 import type { DeviceLossAction, DeviceLossInfo } from "../../policy/llm/device-loss.js";
 import { setResultText } from "../run/result-text.js";
 import { yieldToPage } from "../run/export-slices.js";
 import { unpackResult } from "./event-batch.js";
-import type { HumanRequest, InjectedFault, ModelSettings, ModelStatus, PageMessage, UserEnvironmentPort, WorkerMessage } from "./protocol.js";
+import type {
+  CallAnswer,
+  HumanRequest,
+  InjectedFault,
+  ModelSettings,
+  ModelStatus,
+  PageMessage,
+  UserEnvironmentPort,
+  WorkerCalls,
+  WorkerMessage,
+} from "./protocol.js";
 
 export interface RunHandlers {
   /**
@@ -65,30 +75,79 @@ export class StopTimeoutError extends LabError {
   }
 }
 
+/**
+ * The rollout worker is gone: it crashed, was closed or killed, sent what the page could not read, or the page
+ * terminated it. Every run and call still waiting on it rejects with this one error.
+ */
+export class RolloutWorkerGoneError extends LabError {
+  override name = "RolloutWorkerGoneError";
+  override readonly code = "worker_gone";
+}
+
+/** A run's control, sent once the run is posted (before that, it waits with the run). */
+type Control = (runId: number) => PageMessage;
+
+/** A run of this client, from `run` until its result or failure. */
+interface Run {
+  handlers: RunHandlers;
+  /** The worker it was posted to and its id there (none yet while it waits for a stopped run to end). */
+  connection: Connection | null;
+  id: number;
+  queued: Control[];
+  /** Stop was pressed (the watchdog runs from when the worker has the Stop). */
+  stopAsked: boolean;
+  stopTimer: ReturnType<typeof setTimeout> | null;
+  /** The worker said it read the Stop (it is not stuck in a synchronous call). */
+  stopRead: boolean;
+}
+
+/** One rollout worker, and what waits on it: its runs (answered by their result), and the page's other calls. */
+class Connection {
+  /** Each run posted to this worker and not ended, answered by its `result` message (or rejected with `failed`). */
+  readonly runs: PendingCalls<Extract<WorkerMessage, { type: "result" }>, Run>;
+  readonly calls = new PendingCalls<CallAnswer>();
+  /**
+   * This worker's model failed (to load, to generate) or its WebGPU device was lost: it is replaced before the next
+   * run (transformers.js's realm stays broken after such a failure, and onnxruntime keeps the lost device).
+   */
+  retire = false;
+  gone = false;
+
+  constructor(
+    readonly worker: Worker,
+    runIds: () => number,
+  ) {
+    this.runs = new PendingCalls(runIds);
+  }
+
+  post(message: PageMessage, transfer: Transferable[] = []): void {
+    if (!this.gone) this.worker.postMessage(message, transfer);
+  }
+
+  /** A call to the worker: resolves with its answer, or rejects with its error (rebuilt by name) or the worker's end. */
+  call<K extends keyof WorkerCalls>(type: K, message: (id: number) => Extract<PageMessage, { type: K; id: number }>): Promise<CallAnswer<K>> {
+    const { id, promise } = this.calls.open(undefined);
+    this.post(message(id));
+    return promise.then((answer) => {
+      if (answer.type !== expectedAnswer[type]) throw new LabError(`the rollout worker answered a ${type} call with ${answer.type}`);
+      return answer as CallAnswer<K>;
+    });
+  }
+}
+
+const expectedAnswer: WorkerCalls = { describe_tokens: "tokens_described", hold_lock: "lock_held", debug_fault: "fault_injected" };
+
 export class RolloutWorkerClient {
-  private worker: Worker | null = null;
-  private nextRunId = 1;
-  private readonly listeners = new Map<number, (message: WorkerMessage) => void>();
-  /** The worker each run was posted to (a run waiting for a stopped one to end has none yet). */
-  private readonly runWorkers = new Map<number, Worker>();
-  /** How each run's result is rejected (the watchdog ends a run with a `StopTimeoutError`). */
-  private readonly rejects = new Map<number, (error: Error) => void>();
-  /** Runs stopped and not ended yet: the watchdog's timer of each. */
-  private readonly stopTimers = new Map<number, ReturnType<typeof setTimeout>>();
-  /** Stopped runs whose worker said it read the Stop (it is not stuck in a synchronous call). */
-  private readonly stopsRead = new Set<number>();
+  /** The worker new runs go to (null until the first run, and after it was gone). */
+  private connection: Connection | null = null;
+  /** Run ids, unique across the workers this client starts. */
+  private readonly runIds = requestIds();
+  /** Every run not ended, whether posted or waiting. */
+  private readonly live = new Set<Run>();
   /** Runs waiting to start until the stopped runs of the current worker have ended (or it was terminated). */
   private waiting: (() => void)[] = [];
   readonly stopGraceMs: number;
   private tokenListener: ((ids: number[], texts: string[], special: boolean[]) => void) | null = null;
-  /**
-   * A worker whose model failed (to load, to generate) or whose WebGPU device was lost is replaced before the next
-   * run: transformers.js's realm stays broken after such a failure, and onnxruntime keeps the lost device.
-   */
-  private retire = false;
-  /** The test hook's faults waiting for the worker's answer, by reply id. */
-  private readonly faultReplies = new Map<number, { worker: Worker; resolve: (detail: string | null) => void }>();
-  private nextFaultReply = 1;
 
   constructor(options: RolloutWorkerClientOptions = {}) {
     this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
@@ -99,26 +158,36 @@ export class RolloutWorkerClient {
    * silently, keep it busy in one synchronous loop for `ms` (a hang), lose its WebGPU device, or hold its model's
    * next generation call before it returns (`hold_generation`; `generation_held` resolves once one is held,
    * `release_generation` lets it return). Resolves with what the worker did, for a device loss and the hold (null
-   * if the worker ends first); at once with null for the others.
+   * if the worker ends first); at once with null for the others. Rejects with the worker's error if it failed.
    */
   injectFault(fault: InjectedFault, ms?: number): Promise<string | null> {
-    if (!this.worker) return Promise.resolve(null);
-    const message = { type: "debug_fault", runId: 0, fault, ...(ms !== undefined ? { ms } : {}) } satisfies PageMessage;
+    const connection = this.connection;
+    if (!connection) return Promise.resolve(null);
+    const time = ms !== undefined ? { ms } : {};
     if (fault === "crash" || fault === "close" || fault === "hang") {
-      this.worker.postMessage(message);
+      connection.post({ type: "debug_fault", fault, ...time });
       return Promise.resolve(null);
     }
-    const replyId = this.nextFaultReply++;
-    const worker = this.worker;
-    return new Promise((resolve) => {
-      this.faultReplies.set(replyId, { worker, resolve });
-      worker.postMessage({ ...message, replyId } satisfies PageMessage);
-    });
+    return connection.call("debug_fault", (id) => ({ type: "debug_fault", id, fault, ...time })).then(
+      (answer) => answer.detail,
+      (e: unknown) => {
+        if (e instanceof RolloutWorkerGoneError) return null;
+        throw e;
+      },
+    );
   }
 
-  /** Asks the worker for token texts in the loaded model's vocabulary; answers arrive through `onTokens`. */
+  /**
+   * Asks the worker for token texts in the loaded model's vocabulary; answers arrive through `onTokens` (none when
+   * no model is loaded, or the worker ends first).
+   */
   describeTokens(ids: number[]): void {
-    this.worker?.postMessage({ type: "describe_tokens", runId: 0, ids } satisfies PageMessage);
+    const connection = this.connection;
+    if (!connection) return;
+    connection.call("describe_tokens", (id) => ({ type: "describe_tokens", id, ids })).then(
+      (answer) => this.tokenListener?.(ids, answer.texts, answer.special),
+      () => {},
+    );
   }
 
   onTokens(listener: (ids: number[], texts: string[], special: boolean[]) => void): void {
@@ -126,81 +195,72 @@ export class RolloutWorkerClient {
   }
 
   run(scenario: unknown, handlers: RunHandlers = {}, modelSettings: ModelSettings = {}, environments: UserEnvironmentPort[] = []): RunHandle {
-    const runId = this.nextRunId++;
+    const run: Run = { handlers, connection: null, id: 0, queued: [], stopAsked: false, stopTimer: null, stopRead: false };
+    this.live.add(run);
     // Until the run is posted (it waits while a stopped run of the current worker has not ended), its controls queue.
-    let worker: Worker | null = null;
-    const queued: PageMessage[] = [];
-    const send = (message: PageMessage) => (worker ? worker.postMessage(message) : queued.push(message));
-    let stopAsked = false;
-    const result = new Promise<RolloutResultJson>((resolve, reject) => {
-      this.rejects.set(runId, reject);
-      this.listeners.set(runId, (message) => {
-        if (message.type === "events") {
-          if (handlers.onEvent) for (const event of message.events) handlers.onEvent(event);
-        } else if (message.type === "model") handlers.onModel?.(message.status);
-        else if (message.type === "stop_received") this.stopsRead.add(runId);
-        else if (message.type === "human_request") handlers.onHumanRequest?.(message.request);
-        else if (message.type === "device_lost") {
-          this.retire = true;
-          handlers.onDeviceLost?.(message.loss, message.action);
-        }
-        else if (message.type === "result" || message.type === "failed") {
-          this.ended(runId);
-          if (message.type === "result") {
-            // Compact messages (plain arrays when read), built a few samples at a time; the JSON text as written.
-            const text = message.text;
-            void unpackResult(message.result, yieldToPage).then((result) => {
-              if (text !== undefined) setResultText(result, text);
-              resolve(result);
-            }, reject);
-          }
-          else reject(fromWireError(message.error));
-        }
-      });
-    });
-    const start = () => {
-      if (!this.listeners.has(runId)) return;
-      if (this.retire && this.worker && !this.busy(this.worker)) {
-        const old = this.worker;
-        this.worker = null;
-        old.terminate();
-        this.unanswered(old);
+    const send = (control: Control) => (run.connection ? run.connection.post(control(run.id)) : run.queued.push(control));
+    let settle!: { resolve: (result: RolloutResultJson) => void; reject: (error: unknown) => void };
+    const result = new Promise<RolloutResultJson>((resolve, reject) => (settle = { resolve, reject }));
+    /** `direct`: called from `run` (a run that cannot be posted throws there); else the run fails with why. */
+    const start = (direct: boolean) => {
+      const old = this.connection;
+      if (old?.retire && old.runs.size === 0) {
+        this.close(old, new RolloutWorkerGoneError("the rollout worker was retired (its model failed or its WebGPU device was lost)"));
       }
-      const w = this.ensureWorker();
-      worker = w;
-      this.runWorkers.set(runId, w);
-      w.postMessage({ type: "run", runId, scenario, modelSettings, environments } satisfies PageMessage, environments.map((e) => e.port));
-      for (const message of queued.splice(0)) w.postMessage(message);
-      if (stopAsked) this.watchStop(runId);
+      const connection = this.ensureConnection();
+      const { id, promise } = connection.runs.open(run);
+      run.connection = connection;
+      run.id = id;
+      let posted = false;
+      promise.then(
+        (message) => {
+          this.ended(run);
+          // Compact messages (plain arrays when read), built a few samples at a time; the JSON text as written.
+          const text = message.text;
+          void unpackResult(message.result, yieldToPage).then((result) => {
+            if (text !== undefined) setResultText(result, text);
+            settle.resolve(result);
+          }, settle.reject);
+        },
+        (e: unknown) => {
+          this.ended(run);
+          if (posted || !direct) settle.reject(e);
+        },
+      );
+      try {
+        connection.post({ type: "run", runId: id, scenario, modelSettings, environments }, environments.map((e) => e.port));
+      } catch (e) {
+        // A scenario that cannot be copied to the worker, say: the run never started.
+        connection.runs.reject(id, e instanceof Error ? e : new Error(String(e)));
+        if (direct) throw e;
+        return;
+      }
+      posted = true;
+      for (const control of run.queued.splice(0)) connection.post(control(id));
+      if (run.stopAsked) this.watchStop(run);
     };
     // A worker with a stopped run that has not ended may be stuck: this run starts once that run ended (the same
     // worker, its model kept) or the watchdog terminated the worker (a fresh one).
-    if (this.worker && this.stopping(this.worker)) this.waiting.push(start);
-    else start();
+    if (this.connection && this.stopping(this.connection)) this.waiting.push(() => start(false));
+    else start(true);
     return {
       result,
-      pause: () => send({ type: "pause", runId }),
-      resume: () => send({ type: "resume", runId }),
-      step: () => send({ type: "step", runId }),
+      pause: () => send((runId) => ({ type: "pause", runId })),
+      resume: () => send((runId) => ({ type: "resume", runId })),
+      step: () => send((runId) => ({ type: "step", runId })),
       stop: () => {
-        send({ type: "stop", runId });
+        send((runId) => ({ type: "stop", runId }));
         // The watchdog runs from when the worker has the Stop (a run still waiting to start gets it with its start).
-        if (worker) this.watchStop(runId);
-        else stopAsked = true;
+        run.stopAsked = true;
+        if (run.connection) this.watchStop(run);
       },
-      answer: (requestId, text) => send({ type: "human_response", runId, requestId, text }),
+      answer: (requestId, text) => send((runId) => ({ type: "human_response", runId, requestId, text })),
     };
   }
 
-  /** Whether a run was posted to `worker` and has not ended. */
-  private busy(worker: Worker): boolean {
-    for (const w of this.runWorkers.values()) if (w === worker) return true;
-    return false;
-  }
-
-  /** Whether a run of `worker` was stopped and has not ended. */
-  private stopping(worker: Worker): boolean {
-    for (const runId of this.stopTimers.keys()) if (this.runWorkers.get(runId) === worker) return true;
+  /** Whether a run of `connection` was stopped and has not ended. */
+  private stopping(connection: Connection): boolean {
+    for (const run of this.live) if (run.connection === connection && run.stopTimer !== null) return true;
     return false;
   }
 
@@ -209,87 +269,104 @@ export class RolloutWorkerClient {
    * never does. If the run has not ended `stopGraceMs` after Stop, the worker is terminated: the run fails with a
    * `StopTimeoutError` (what finished is kept by the page, as for a crash), and the next run gets a fresh worker.
    */
-  private watchStop(runId: number): void {
-    if (this.stopTimers.has(runId) || !this.listeners.has(runId)) return;
-    this.stopTimers.set(
-      runId,
-      setTimeout(() => {
-        this.stopTimers.delete(runId);
-        const worker = this.runWorkers.get(runId);
-        if (!worker || !this.listeners.has(runId)) return;
-        const timedOut = new StopTimeoutError(this.stopGraceMs, this.stopsRead.has(runId));
-        this.fail(worker, `the rollout worker was terminated: a stopped run did not end within ${seconds(this.stopGraceMs)}`, new Map([[runId, timedOut]]));
-      }, this.stopGraceMs),
-    );
-  }
-
-  /** The worker is gone: the test hook's faults it had not answered resolve with null. */
-  private unanswered(worker: Worker): void {
-    for (const [id, reply] of this.faultReplies) {
-      if (reply.worker !== worker) continue;
-      this.faultReplies.delete(id);
-      reply.resolve(null);
-    }
+  private watchStop(run: Run): void {
+    if (run.stopTimer !== null || !this.live.has(run)) return;
+    run.stopTimer = setTimeout(() => {
+      const connection = run.connection;
+      if (!connection || !this.live.has(run)) return;
+      connection.runs.reject(run.id, new StopTimeoutError(this.stopGraceMs, run.stopRead));
+      this.close(connection, new RolloutWorkerGoneError(`the rollout worker was terminated: a stopped run did not end within ${seconds(this.stopGraceMs)}`));
+    }, this.stopGraceMs);
   }
 
   /** The run has ended (its result or failure arrived, or it was failed here): forget it; start runs that waited. */
-  private ended(runId: number): void {
-    this.listeners.delete(runId);
-    this.rejects.delete(runId);
-    this.runWorkers.delete(runId);
-    const timer = this.stopTimers.get(runId);
-    if (timer !== undefined) clearTimeout(timer);
-    this.stopTimers.delete(runId);
-    this.stopsRead.delete(runId);
-    if (this.waiting.length && !(this.worker && this.stopping(this.worker))) for (const start of this.waiting.splice(0)) start();
+  private ended(run: Run): void {
+    if (!this.live.delete(run)) return;
+    if (run.stopTimer !== null) clearTimeout(run.stopTimer);
+    run.stopTimer = null;
+    if (this.waiting.length && !(this.connection && this.stopping(this.connection))) for (const start of this.waiting.splice(0)) start();
   }
 
   /**
-   * Fails every run the worker held (with `error`, or the run's own error in `errors`) and lets it go; the next run
-   * starts a fresh one.
+   * The worker is gone (or let go here): it is terminated, and every run and call waiting on it rejects with
+   * `error` (a run the watchdog failed first keeps its own error); the next run starts a fresh worker.
    */
-  private fail(worker: Worker, error: string, errors?: Map<number, Error>): void {
-    if (this.worker !== worker) return;
+  private close(connection: Connection, error: RolloutWorkerGoneError): void {
+    if (connection.gone) return;
+    connection.gone = true;
+    const { worker } = connection;
+    worker.onmessage = null;
+    worker.onerror = null;
+    worker.onmessageerror = null;
     worker.terminate();
-    this.worker = null;
-    this.unanswered(worker);
-    const held = [...this.runWorkers].filter(([, w]) => w === worker).map(([runId]) => runId);
-    for (const runId of held) {
-      const own = errors?.get(runId);
-      const reject = this.rejects.get(runId);
-      if (own) {
-        this.ended(runId);
-        reject?.(own);
-      } else this.listeners.get(runId)?.({ type: "failed", runId, error: toWireError(new Error(error)) });
-    }
+    if (this.connection === connection) this.connection = null;
+    connection.runs.rejectAll(error);
+    connection.calls.rejectAll(error);
   }
 
-  private ensureWorker(): Worker {
-    if (this.worker) return this.worker;
+  private ensureConnection(): Connection {
+    if (this.connection) return this.connection;
     const worker = new Worker(new URL("./rollout-worker.ts", import.meta.url), { type: "module" });
-    this.retire = false;
-    const locks = (globalThis.navigator as { locks?: LockManager } | undefined)?.locks;
-    worker.onmessage = (e: MessageEvent<WorkerMessage>) => {
-      const message = e.data;
-      if (message.type === "tokens_described") this.tokenListener?.(message.ids, message.texts, message.special);
-      else if (message.type === "retire") this.retire = true;
-      else if (message.type === "fault_injected") {
-        const reply = message.replyId === undefined ? undefined : this.faultReplies.get(message.replyId);
-        this.faultReplies.delete(message.replyId!);
-        reply?.resolve(message.detail);
-      }
-      else if (message.type === "lock_held") {
-        // Granted once the worker's own lock is released: when it has stopped, whatever stopped it.
-        void locks?.request(message.name, () => this.fail(worker, "the rollout worker stopped unexpectedly (it was closed or killed)"));
-      } else this.listeners.get(message.runId)?.(message);
-    };
-    // A crashed worker fails every run it held; the next run starts a fresh one.
+    const connection = new Connection(worker, this.runIds);
+    worker.onmessage = (e: MessageEvent<WorkerMessage>) => this.receive(connection, e.data);
+    // A crashed worker fails every run and call it held; the next run starts a fresh one.
     worker.onerror = (e) => {
       e.preventDefault();
-      this.fail(worker, `the rollout worker crashed: ${e.message || "unknown error"}`);
+      this.close(connection, new RolloutWorkerGoneError(`the rollout worker crashed: ${e.message || "unknown error"}`));
     };
-    if (locks) worker.postMessage({ type: "hold_lock", runId: 0, name: `rollout-lab-worker-${Date.now()}-${Math.random().toString(36).slice(2)}` } satisfies PageMessage);
-    this.worker = worker;
-    return worker;
+    // A message that cannot be read may be a run's result: nothing would ever answer that run.
+    worker.onmessageerror = () =>
+      this.close(connection, new RolloutWorkerGoneError("the rollout worker sent a message the page could not read; it was terminated"));
+    this.connection = connection;
+    const locks = (globalThis.navigator as { locks?: LockManager } | undefined)?.locks;
+    if (locks) {
+      const name = `rollout-lab-worker-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+      // Once the worker holds it: the page's request is granted when the worker's lock is released, when it has
+      // stopped, whatever stopped it.
+      connection.call("hold_lock", (id) => ({ type: "hold_lock", id, name })).then(
+        () =>
+          void locks.request(name, () =>
+            this.close(connection, new RolloutWorkerGoneError("the rollout worker stopped unexpectedly (it was closed or killed)")),
+          ),
+        () => {},
+      );
+    }
+    return connection;
+  }
+
+  private receive(connection: Connection, message: WorkerMessage): void {
+    if (connection.gone) return;
+    if (message.type === "tokens_described" || message.type === "lock_held" || message.type === "fault_injected") {
+      connection.calls.resolve(message.id, message);
+      return;
+    }
+    if (message.type === "call_failed") {
+      connection.calls.reject(message.id, fromWireError(message.error));
+      return;
+    }
+    if (message.type === "retire") {
+      connection.retire = true;
+      return;
+    }
+    if (message.type === "result") {
+      connection.runs.resolve(message.runId, message);
+      return;
+    }
+    if (message.type === "failed") {
+      connection.runs.reject(message.runId, fromWireError(message.error));
+      return;
+    }
+    const run = connection.runs.extra(message.runId);
+    if (!run) return;
+    const { handlers } = run;
+    if (message.type === "events") {
+      if (handlers.onEvent) for (const event of message.events) handlers.onEvent(event);
+    } else if (message.type === "model") handlers.onModel?.(message.status);
+    else if (message.type === "stop_received") run.stopRead = true;
+    else if (message.type === "human_request") handlers.onHumanRequest?.(message.request);
+    else {
+      connection.retire = true;
+      handlers.onDeviceLost?.(message.loss, message.action);
+    }
   }
 }

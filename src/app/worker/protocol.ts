@@ -1,4 +1,10 @@
-/** The typed messages between the page and the rollout worker. */
+/**
+ * The typed messages between the page and the rollout worker. Every request the page waits on an answer for goes
+ * through `PendingCalls` (src/core/rpc.ts) on both sides: a run (`runId`, answered by its `result` or `failed`),
+ * and the calls of `WorkerCalls` (`id`, answered by their answer message or `call_failed`). So does the worker's
+ * one request to the page, a human turn (`requestId`, answered by `human_response`). Failures cross only as a
+ * `WireError` and are rebuilt by name (`fromWireError`). The run's events and controls are messages without answers.
+ */
 
 import type { RolloutEvent, WireError } from "../../core/index.js";
 import type { EnvironmentDescription } from "../../envs/user/port.js";
@@ -44,6 +50,7 @@ export interface UserEnvironmentPort {
 
 /** A turn the human policy waits for. */
 export interface HumanRequest {
+  /** The worker's call id: the page's `human_response` answers it. */
   requestId: number;
   sample: number;
   turn: number;
@@ -59,12 +66,27 @@ export type PageMessage =
   | { type: "step"; runId: number }
   | { type: "stop"; runId: number }
   | { type: "human_response"; runId: number; requestId: number; text: string }
-  /** Token texts in the loaded model's vocabulary (the token view of a model run). */
-  | { type: "describe_tokens"; runId: number; ids: number[] }
-  /** The worker holds this Web Lock for as long as it lives: the page learns of a worker that stopped silently. */
-  | { type: "hold_lock"; runId: number; name: string }
-  /** `ms`: how long a "hang" keeps the worker busy in one synchronous loop; `replyId`: a fault the worker answers. */
-  | { type: "debug_fault"; runId: number; fault: InjectedFault; ms?: number; replyId?: number };
+  /** A call: token texts in the loaded model's vocabulary (the token view of a model run). */
+  | { type: "describe_tokens"; id: number; ids: number[] }
+  /**
+   * A call, answered once the worker holds this Web Lock, which it holds for as long as it lives: the page learns
+   * of a worker that stopped silently.
+   */
+  | { type: "hold_lock"; id: number; name: string }
+  /** A call (answered by what the worker did). `ms`: how long a "hang" keeps the worker busy in one synchronous loop. */
+  | { type: "debug_fault"; id: number; fault: Exclude<InjectedFault, UnansweredFault>; ms?: number }
+  /** The faults the worker does not answer (it crashes, closes, or is busy in one long loop). */
+  | { type: "debug_fault"; fault: UnansweredFault; ms?: number };
+
+/** The test hook's faults the worker cannot answer: the page does not wait for them. */
+export type UnansweredFault = "crash" | "close" | "hang";
+
+/** The page's calls, by their message's type: the worker's answer to each (or `call_failed`), of the same `id`. */
+export interface WorkerCalls {
+  describe_tokens: "tokens_described";
+  hold_lock: "lock_held";
+  debug_fault: "fault_injected";
+}
 
 export interface ModelStatus {
   phase: "choosing_device" | "loading" | "ready";
@@ -86,19 +108,26 @@ export type WorkerMessage =
   | { type: "events"; runId: number; events: RolloutEvent[] }
   | { type: "model"; runId: number; status: ModelStatus }
   | { type: "human_request"; runId: number; request: HumanRequest }
-  | { type: "tokens_described"; runId: number; ids: number[]; texts: string[]; special: boolean[] }
+  /** The answer to `describe_tokens` (no model loaded: `call_failed`). */
+  | { type: "tokens_described"; id: number; texts: string[]; special: boolean[] }
   /** `text`: the result's JSON text; the result's message logs carry typed arrays (./event-batch.ts `packResult`). */
   | { type: "result"; runId: number; result: RolloutResultJson; text?: string }
   /** The run's WebGPU device was lost; `action` is what the run does about it. */
   | { type: "device_lost"; runId: number; loss: DeviceLossInfo; action: DeviceLossAction }
-  | { type: "lock_held"; runId: number; name: string }
+  | { type: "lock_held"; id: number }
   /**
    * This worker should not run another model: a model failed to load or to generate, or its device was lost
    * (transformers.js chains all loads and inferences of a realm on one promise, which then stays rejected).
    */
   | { type: "retire"; runId: number; reason: string }
-  /** The answer to the `debug_fault` of the same `replyId`: what the worker did. */
-  | { type: "fault_injected"; runId: number; fault: InjectedFault; detail: string; replyId?: number }
+  /** The answer to a `debug_fault`: what the worker did. */
+  | { type: "fault_injected"; id: number; detail: string }
+  /** A call of `WorkerCalls` failed: why. */
+  | { type: "call_failed"; id: number; error: WireError }
   /** The worker read the run's Stop (the page's watchdog then knows it is not stuck in a synchronous call). */
   | { type: "stop_received"; runId: number }
+  /** The run failed (its answer, as `result` is). */
   | { type: "failed"; runId: number; error: WireError };
+
+/** The worker's answer to a call of `WorkerCalls`, by the call's type. */
+export type CallAnswer<K extends keyof WorkerCalls = keyof WorkerCalls> = Extract<WorkerMessage, { type: WorkerCalls[K] }>;

@@ -4,7 +4,7 @@
  * streams its events back, so the page stays responsive while tokens arrive one by one.
  */
 
-import { abortError, byteLevelTokenizer, PauseController, toWireError } from "../../core/index.js";
+import { abortError, byteLevelTokenizer, LabError, PauseController, PendingCalls, requestIds, toWireError } from "../../core/index.js";
 import { environmentLookup } from "../../envs/index.js";
 import { environmentOverPort, type PortLike } from "../../envs/user/port.js";
 import { TextPolicy } from "../../policy/text-policy.js";
@@ -13,7 +13,7 @@ import { browserModelPolicy, describeTokens, injectDeviceLoss, onDeviceLost } fr
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
 import { forkPolicy } from "../../policy/fork-policy.js";
-import type { InjectedFault, ModelSettings, PageMessage, UserEnvironmentPort, WorkerMessage } from "./protocol.js";
+import type { CallAnswer, InjectedFault, ModelSettings, PageMessage, UnansweredFault, UserEnvironmentPort, WorkerMessage } from "./protocol.js";
 import { RemoteModelPolicy } from "./remote-model.js";
 import { EventBatcher, packResult } from "./event-batch.js";
 import { GenerationHold } from "./generation-hold.js";
@@ -34,24 +34,29 @@ class YieldingPauseController extends PauseController {
 interface ActiveRun {
   controller: AbortController;
   pause: PauseController;
-  /** Human turns waiting for the page's answer, by request id. */
-  waiting: Map<number, (text: string) => void>;
+  /** Human turns waiting for the page's answer (`human_response`), by request id. */
+  waiting: PendingCalls<string>;
   /** Why the run stopped early, when something other than the user stopped it (a lost WebGPU device). */
   stoppedBy?: string;
 }
 
-let nextRequestId = 1;
+/** The human turns' request ids, unique across this worker's runs. */
+const humanRequestIds = requestIds();
 
 /** The human policy: each turn's text comes from the person at the page. */
 function humanPolicy(runId: number, active: ActiveRun): TextPolicy {
-  return new TextPolicy(byteLevelTokenizer, ({ sampleId, turn, promptText, stopStrings }, signal) =>
-    new Promise<string>((resolve, reject) => {
-      const requestId = nextRequestId++;
-      active.waiting.set(requestId, resolve);
-      signal?.addEventListener("abort", () => reject(abortError()), { once: true });
-      post({ type: "human_request", runId, request: { requestId, sample: sampleId, turn, contextTail: promptText.slice(-1500), stopStrings } });
-    }),
-  );
+  return new TextPolicy(byteLevelTokenizer, async ({ sampleId, turn, promptText, stopStrings }, signal) => {
+    const { id: requestId, promise } = active.waiting.open(undefined);
+    const cancelled = () => active.waiting.reject(requestId, abortError());
+    if (signal?.aborted) cancelled();
+    else signal?.addEventListener("abort", cancelled, { once: true });
+    post({ type: "human_request", runId, request: { requestId, sample: sampleId, turn, contextTail: promptText.slice(-1500), stopStrings } });
+    try {
+      return await promise;
+    } finally {
+      signal?.removeEventListener("abort", cancelled);
+    }
+  });
 }
 
 const runs = new Map<number, ActiveRun>();
@@ -63,6 +68,21 @@ const post = (message: WorkerMessage) => {
   self.postMessage(message);
 };
 
+/** Answers the page's call `id` with what `answer` gives, or with its error (a `WireError`) if it throws or rejects. */
+function answerCall(id: number, answer: () => DistributiveOmit<CallAnswer, "id"> | Promise<DistributiveOmit<CallAnswer, "id">>): void {
+  const failed = (e: unknown) => post({ type: "call_failed", id, error: toWireError(e) });
+  let value;
+  try {
+    value = answer();
+  } catch (e) {
+    failed(e);
+    return;
+  }
+  void Promise.resolve(value).then((answered) => post({ ...answered, id } as CallAnswer), failed);
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
 self.onmessage = (e: MessageEvent<PageMessage>) => {
   const message = e.data;
   if (message.type === "run") {
@@ -71,26 +91,35 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
   }
   if (message.type === "hold_lock") {
     // Held until this worker ends, whatever ends it: the page's own request for it is granted then.
-    void navigator.locks?.request(message.name, () => {
-      post({ type: "lock_held", runId: 0, name: message.name });
-      return new Promise<never>(() => {});
+    answerCall(message.id, () => {
+      const locks = navigator.locks as LockManager | undefined;
+      if (!locks) throw new LabError("this worker has no Web Locks");
+      return new Promise((held) => {
+        void locks.request(message.name, () => {
+          held({ type: "lock_held" });
+          return new Promise<never>(() => {});
+        });
+      });
     });
     return;
   }
   if (message.type === "debug_fault") {
-    injectFault(message.fault, message.ms, message.replyId);
+    if ("id" in message) answerCall(message.id, () => answeredFault(message.fault));
+    else injectFault(message.fault, message.ms);
     return;
   }
   if (message.type === "describe_tokens") {
-    const described = describeTokens(message.ids);
-    if (described) post({ type: "tokens_described", runId: message.runId, ids: message.ids, ...described });
+    answerCall(message.id, () => {
+      const described = describeTokens(message.ids);
+      if (!described) throw new LabError("no model is loaded in the rollout worker");
+      return { type: "tokens_described", ...described };
+    });
     return;
   }
   const active = runs.get(message.runId);
   if (!active) return;
   if (message.type === "human_response") {
-    active.waiting.get(message.requestId)?.(message.text);
-    active.waiting.delete(message.requestId);
+    active.waiting.resolve(message.requestId, message.text);
     return;
   }
   if (message.type === "pause") active.pause.pause();
@@ -105,9 +134,11 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
 /** The test hook's hold on the runs' model generation (only runs with `holdableGeneration` are wrapped in it). */
 const generationHold = new GenerationHold();
 
-/** The test hook's faults (sent only by src/app/faults-debug.ts, which exists only under `?faults=1`). */
-function injectFault(fault: InjectedFault, ms = 60_000, replyId?: number): void {
-  const reply = (detail: string) => post({ type: "fault_injected", runId: 0, fault, detail, ...(replyId !== undefined ? { replyId } : {}) });
+/**
+ * The test hook's faults (sent only by src/app/faults-debug.ts, which exists only under `?faults=1`) that the worker
+ * cannot answer: it crashes, closes, or is busy in one long loop.
+ */
+function injectFault(fault: UnansweredFault, ms = 60_000): void {
   if (fault === "hang") {
     // One long synchronous call, as a WASM generate call or a user's busy loop would be: nothing else of this worker
     // runs meanwhile, its message queue included (Stop is not read; the page's watchdog terminates it).
@@ -120,18 +151,24 @@ function injectFault(fault: InjectedFault, ms = 60_000, replyId?: number): void 
     setTimeout(() => {
       throw new Error("injected fault: the rollout worker crashed (test hook)");
     });
-  } else if (fault === "close") {
-    self.close();
-  } else if (fault === "hold_generation") {
-    generationHold.arm();
-    reply("armed");
-  } else if (fault === "generation_held") {
-    void generationHold.whenHeld().then(() => reply("held"));
-  } else if (fault === "release_generation") {
-    reply(generationHold.release() ? "released" : "none held");
   } else {
-    reply(injectDeviceLoss());
+    self.close();
   }
+}
+
+/** The test hook's faults that the worker answers: what it did. */
+async function answeredFault(fault: Exclude<InjectedFault, UnansweredFault>): Promise<{ type: "fault_injected"; detail: string }> {
+  const answer = (detail: string) => ({ type: "fault_injected" as const, detail });
+  if (fault === "hold_generation") {
+    generationHold.arm();
+    return answer("armed");
+  }
+  if (fault === "generation_held") {
+    await generationHold.whenHeld();
+    return answer("held");
+  }
+  if (fault === "release_generation") return answer(generationHold.release() ? "released" : "none held");
+  return answer(injectDeviceLoss());
 }
 
 /**
@@ -145,7 +182,7 @@ const PAGE_SAMPLE_LIMIT = {
 };
 
 async function run(runId: number, value: unknown, settings: ModelSettings, userEnvironments: UserEnvironmentPort[]): Promise<void> {
-  const active: ActiveRun = { controller: new AbortController(), pause: new YieldingPauseController(), waiting: new Map() };
+  const active: ActiveRun = { controller: new AbortController(), pause: new YieldingPauseController(), waiting: new PendingCalls(humanRequestIds) };
   // Paused before the first turn (the test hook): whatever the order in which later messages arrive.
   if (settings.startPaused) active.pause.pause();
   runs.set(runId, active);
@@ -255,6 +292,8 @@ async function run(runId: number, value: unknown, settings: ModelSettings, userE
   } finally {
     if (guards.some((g) => g.failed || g.lost)) post({ type: "retire", runId, reason: "a model failed or lost its device" });
     runs.delete(runId);
+    // A human turn still waiting (none should: the rollout has ended) is not answered any more.
+    active.waiting.rejectAll(abortError("the run ended"));
     for (const e of userEnvironments) e.port.close();
   }
 }
