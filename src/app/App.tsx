@@ -1,11 +1,11 @@
-import { memo, useEffect, useMemo, useState } from "react";
+import { memo, useCallback, useEffect, useMemo } from "react";
 import { byteLevelTokenizer, VOCAB_SIZE } from "../core/index.js";
 import { CompareView } from "./compare/CompareView.js";
 import { ErrorBoundary } from "./ErrorBoundary.js";
 import { FaultProbe } from "./faults-debug.js";
 import { ForkEditor } from "./fork/ForkEditor.js";
 import { ForksPanel } from "./fork/ForksPanel.js";
-import { turnNotesFor, useForks } from "./fork/fork-store.js";
+import { turnNotesFor } from "./fork/forks-slice.js";
 import { HumanTurns } from "./HumanTurns.js";
 import { KeepAndShare } from "./KeepAndShare.js";
 import { KeepNotices } from "./KeepNotices.js";
@@ -18,7 +18,11 @@ import { RecoveredRuns } from "./RecoveredRuns.js";
 import { RunControls } from "./RunControls.js";
 import { SetupForm } from "./setup/SetupForm.js";
 import { resultText } from "./run/result-text.js";
-import { useLab } from "./store.js";
+import type { RunModel } from "./run/run-model.js";
+import { useRun, useRunVersion, useShown } from "./session/hooks.js";
+import { isLive } from "./session/run-session.js";
+import type { Tab } from "./state/view-slice.js";
+import { session, useLab } from "./store.js";
 import { useKeyboardNavigation } from "./useKeyboardNavigation.js";
 import { BatchOverview } from "./views/BatchOverview.js";
 import { EnvView } from "./views/EnvView.js";
@@ -28,7 +32,6 @@ import { TokenView } from "./views/TokenView.js";
 import { Transcript } from "./views/Transcript.js";
 import "./views/views.css";
 
-type Tab = "transcript" | "tokens" | "environment" | "compare";
 
 /** Token texts for text policies: the built-in byte-level vocabulary. */
 const byteLevelTexts = {
@@ -41,51 +44,57 @@ const byteLevelTexts = {
  * asked for, and shown as `#id` until their texts arrive.
  */
 function useTokenTexts(ids: number[], forModel: boolean) {
-  const { tokenTexts, tokenTextsVersion, requestTokenTexts } = useLab();
+  const texts = useLab((s) => s.tokens.texts);
   useEffect(() => {
-    if (forModel && ids.length) requestTokenTexts(ids);
-  }, [forModel, ids, requestTokenTexts]);
+    if (forModel && ids.length) useLab.getState().tokens.request(ids);
+  }, [forModel, ids]);
   return useMemo(
     () =>
       forModel
         ? {
-            tokenText: (id: number) => tokenTexts.get(id)?.text ?? `#${id}`,
-            isSpecial: (id: number) => tokenTexts.get(id)?.special ?? false,
+            tokenText: (id: number) => texts.get(id)?.text ?? `#${id}`,
+            isSpecial: (id: number) => texts.get(id)?.special ?? false,
           }
         : byteLevelTexts,
-    [forModel, tokenTexts, tokenTextsVersion],
+    [forModel, texts],
   );
 }
 
 /** The run's result JSON, written once per result (not on every render of the page: a large run's is megabytes). */
 const ResultJson = memo(function ResultJson() {
-  const result = useLab((s) => s.result);
+  const result = useShown((s) => s.result);
   const text = useMemo(() => resultText(result), [result]);
   return <pre data-testid="result-json">{text}</pre>;
 });
 
-export function App() {
-  const { status, error, model, version, runScenario, selected, selectedTurn, scenarioText, setScenarioText, loadPreset, select, preview } = useLab();
-  const [chosenTab, setTab] = useState<Tab>("transcript");
+const TAB_NAMES: Record<Tab, string> = { transcript: "Transcript", tokens: "Tokens", environment: "Environment", compare: "Compare" };
+
+/** The selected sample's panel: its transcript, tokens, environment, or the comparison. Redrawn as the run publishes. */
+function SamplePanel({ model }: { model: RunModel }) {
+  const run = useRun(model);
+  const status = useShown((s) => s.status);
+  const runScenario = useShown((s) => s.scenario);
+  const previewing = useShown((s) => s.preview !== null);
+  const selected = useLab((s) => s.selection.selected);
+  const selectedTurn = useLab((s) => s.selection.selectedTurn);
+  const chosenTab = useLab((s) => s.view.tab);
+  const forks = useLab((s) => s.forks.forks);
+  const { select } = useLab.getState().selection;
+  const { setTab } = useLab.getState().view;
   // A preview (a big file still being read) is no run yet: not compared (nor forked, saved, exported) as the current run.
-  const tab: Tab = preview && chosenTab === "compare" ? "transcript" : chosenTab;
-  useKeyboardNavigation();
-  // Forks: "Fork from here" on a transcript turn, notes on forked turns, and the forks list's "compare" opening the tab.
-  const forks = useForks((s) => s.forks);
-  const tabRequest = useForks((s) => s.tabRequest);
-  useEffect(() => {
-    if (tabRequest) setTab(tabRequest.tab);
-  }, [tabRequest]);
+  const tab: Tab = previewing && chosenTab === "compare" ? "transcript" : chosenTab;
+  // Forks: "Fork from here" on a transcript turn, and notes on forked turns.
   const turnNotes = useMemo(() => turnNotesFor(forks, model, selected), [forks, model, selected]);
-
-  // A shared link loads its scenario, and runs it when it says so (asking first when it would reach other hosts).
-  useSharedLinks();
-
-  const sample = model?.samples[selected] ?? null;
+  const sample = model.samples[selected] ?? null;
   const envName = useMemo(() => {
     const envs = (runScenario?.envs ?? {}) as Record<string, { env: string }>;
     return sample ? (envs[sample.task]?.env ?? null) : null;
   }, [runScenario, sample]);
+  // Only the token view names tokens (a model run's texts come from the worker): no copy of the ids otherwise.
+  const sampleIds = useMemo(() => (tab === "tokens" ? (run.model.samples[selected]?.messages.flatMap((m) => m.token_ids) ?? []) : []), [run, selected, tab]);
+  const selectTurn = useCallback((turn: number) => select(selected, turn), [select, selected]);
+  const tokenTexts = useTokenTexts(sampleIds, runScenario?.policy.kind === "model");
+  if (!sample) return null;
   const structured = runScenario?.structured?.enabled
     ? {
         enabled: true,
@@ -93,10 +102,67 @@ export function App() {
         thinkingStyle: (runScenario.structured.thinking_style === "closing_only" ? "closing_only" : "paired") as "paired" | "closing_only",
       }
     : null;
+  return (
+    <section className="panel">
+      <div className="tabs" role="tablist">
+        {(["transcript", "tokens", "environment", "compare"] as const).map((t) => (
+          <button
+            key={t}
+            role="tab"
+            aria-selected={tab === t}
+            className={tab === t ? "tab active" : "tab"}
+            disabled={t === "compare" && previewing}
+            onClick={() => setTab(t)}
+          >
+            {t === "transcript" ? `Transcript · sample ${selected}` : TAB_NAMES[t]}
+          </button>
+        ))}
+      </div>
+      {tab === "transcript" && <ForkEditor />}
+      {tab === "transcript" && (
+        <Transcript
+          sample={sample}
+          selectedTurn={selectedTurn}
+          onSelectTurn={selectTurn}
+          structured={structured}
+          onFork={useLab.getState().forks.openEditor}
+          canFork={!isLive(status) && !previewing && sample.state === "done" && runScenario !== null}
+          turnNotes={turnNotes}
+        />
+      )}
+      {tab === "tokens" && <TokenView sample={sample} tokenizer={tokenTexts} />}
+      {tab === "environment" && <EnvView model={model} sample={selected} turn={selectedTurn} envName={envName} />}
+      {tab === "compare" && <CompareView />}
+    </section>
+  );
+}
+
+/** The batch overview, redrawn as the run publishes. */
+function BatchOverviewPanel({ model }: { model: RunModel }) {
+  const version = useRunVersion(model);
+  const selected = useLab((s) => s.selection.selected);
+  const selectedTurn = useLab((s) => s.selection.selectedTurn);
+  return <BatchOverview model={model} version={version} selected={selected} selectedTurn={selectedTurn} onSelect={useLab.getState().selection.select} />;
+}
+
+/** The timeline, redrawn as the run publishes. */
+function TimelinePanel({ model }: { model: RunModel }) {
+  const version = useRunVersion(model);
+  const selected = useLab((s) => s.selection.selected);
+  return <Timeline model={model} version={version} selected={selected} onSelect={(s) => useLab.getState().selection.select(s, null)} />;
+}
+
+export function App() {
+  const status = useShown((s) => s.status);
+  const error = useShown((s) => s.error);
+  const model = useShown((s) => s.model);
+  const runScenario = useShown((s) => s.scenario);
+  const scenarioText = useLab((s) => s.form.scenarioText);
+  const { setScenarioText, loadPreset } = useLab.getState().form;
+  useKeyboardNavigation();
+  // A shared link loads its scenario, and runs it when it says so (asking first when it would reach other hosts).
+  useSharedLinks();
   const invalidActionEnabled = Boolean(runScenario?.invalid_action?.enabled);
-  // Only the token view names tokens (a model run's texts come from the worker): no copy of the ids otherwise.
-  const sampleIds = useMemo(() => (sample && tab === "tokens" ? sample.messages.flatMap((m) => m.token_ids) : []), [sample, version, tab]);
-  const tokenTexts = useTokenTexts(sampleIds, runScenario?.policy.kind === "model");
 
   return (
     <div className="lab">
@@ -150,10 +216,10 @@ export function App() {
                 className="secondary"
                 onClick={() => {
                   // The run stays where it is kept (saved runs, its file); the views go back to empty.
-                  useLab.setState({ model: null, version: 0, selected: 0, selectedTurn: null });
+                  session.close();
                   reset();
                 }}
-                disabled={status === "running" || status === "paused"}
+                disabled={isLive(status)}
               >
                 Close this run
               </button>
@@ -167,50 +233,17 @@ export function App() {
             <>
               <section className="panel">
                 <h2>Batch</h2>
-                <BatchOverview model={model} version={version} selected={selected} selectedTurn={selectedTurn} onSelect={select} />
+                <BatchOverviewPanel model={model} />
               </section>
               <ForksPanel />
-              {sample && (
-                <section className="panel">
-                  <div className="tabs" role="tablist">
-                    {(["transcript", "tokens", "environment", "compare"] as const).map((t) => (
-                      <button
-                        key={t}
-                        role="tab"
-                        aria-selected={tab === t}
-                        className={tab === t ? "tab active" : "tab"}
-                        disabled={t === "compare" && preview !== null}
-                        onClick={() => setTab(t)}
-                      >
-                        {t === "transcript" ? `Transcript · sample ${selected}` : t === "tokens" ? "Tokens" : t === "environment" ? "Environment" : "Compare"}
-                      </button>
-                    ))}
-                  </div>
-                  {tab === "transcript" && <ForkEditor />}
-                  {tab === "transcript" && (
-                    <Transcript
-                      sample={sample}
-                      version={version}
-                      selectedTurn={selectedTurn}
-                      onSelectTurn={(turn) => select(selected, turn)}
-                      structured={structured}
-                      onFork={useForks.getState().openEditor}
-                      canFork={status !== "running" && status !== "paused" && !preview && sample.state === "done" && runScenario !== null}
-                      turnNotes={turnNotes}
-                    />
-                  )}
-                  {tab === "tokens" && <TokenView sample={sample} version={version} tokenizer={tokenTexts} />}
-                  {tab === "environment" && <EnvView model={model} version={version} sample={selected} turn={selectedTurn} envName={envName} />}
-                  {tab === "compare" && <CompareView />}
-                </section>
-              )}
+              <SamplePanel model={model} />
               <section className="panel panel-lazy">
                 <h2>Metrics</h2>
-                <MetricsPanel model={model} version={version} invalidActionEnabled={invalidActionEnabled} />
+                <MetricsPanel model={model} invalidActionEnabled={invalidActionEnabled} />
               </section>
               <section className="panel panel-lazy">
                 <h2>Timeline</h2>
-                <Timeline model={model} version={version} selected={selected} onSelect={(s) => select(s, null)} />
+                <TimelinePanel model={model} />
               </section>
               {status === "finished" && model.finalBatch && (
                 <details className="panel">

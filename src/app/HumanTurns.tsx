@@ -1,9 +1,9 @@
 import { useState } from "react";
-import { useLab } from "./store.js";
+import { useShown } from "./session/hooks.js";
+import { session } from "./store.js";
 import type { HumanRequest } from "./worker/protocol.js";
 
 function HumanTurn({ request }: { request: HumanRequest }) {
-  const answer = useLab((s) => s.answerHuman);
   const [text, setText] = useState("");
   return (
     <li className="human-turn" data-testid="human-turn">
@@ -15,7 +15,7 @@ function HumanTurn({ request }: { request: HumanRequest }) {
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          answer(request.requestId, text);
+          session.answerHuman(request.requestId, text);
         }}
       >
         <textarea aria-label={`Your reply for sample ${request.sample}`} value={text} onChange={(e) => setText(e.target.value)} />
@@ -27,7 +27,7 @@ function HumanTurn({ request }: { request: HumanRequest }) {
 
 /** The human policy's pending turns: the end of each sample's context and a box for the assistant's reply. */
 export function HumanTurns() {
-  const requests = useLab((s) => s.humanRequests);
+  const requests = useShown((s) => s.humanRequests);
   if (requests.length === 0) return null;
   return (
     <section className="panel human">

@@ -20,7 +20,7 @@ import type { RunModel } from "./run/run-model.js";
 
 type ImportState =
   | { phase: "reading"; name: string; linesRead: number; bytesRead: number; totalBytes: number | null; abort: AbortController }
-  | { phase: "problems"; name: string; read: JsonlReadResult; abort: AbortController; preview: PreviewImport | null };
+  | { phase: "problems"; name: string; read: JsonlReadResult; abort: AbortController; preview: PreviewImport | null; verb: "import" | "open" };
 
 /** The import under way in a `useJsonlImport`: how to stop it, its preview, and how it lets go of its call's signal. */
 type ActiveImport = { abort: AbortController; preview: PreviewImport | null; release(): void };
@@ -184,7 +184,7 @@ export function useJsonlImport(
       hand(read, file.name, 0, () => preview?.keep(read));
     } else {
       preview?.progress({ linesRead: read.linesRead, bytesRead: read.bytesRead, totalBytes: file.size, phase: "problems", badLines: read.badLines });
-      setState({ phase: "problems", name: file.name, read, abort, preview });
+      setState({ phase: "problems", name: file.name, read, abort, preview, verb: how.verb ?? "import" });
     }
   };
 
@@ -207,7 +207,7 @@ export function useJsonlImport(
     };
     const more = read.problemCount - read.problems.length;
     const sampleCount = read.samples.length;
-    const opening = call.current.verb === "open";
+    const opening = state.verb === "open";
     panel = (
       <div className="import-problems" data-testid="import-problems" role="alert">
         <p>

@@ -5,7 +5,10 @@ import { buildRunInSlices } from "./run/build-slices.js";
 import { downloadBlob, exportFileName } from "./run/kept.js";
 import { deleteRun, listRuns, loadRunBlob, onSavedRunsChange, type SavedRunSummary } from "./run/saved-runs.js";
 import { MAX_SHARE_LINK_LENGTH, shareHash } from "../scenario/share-url.js";
-import { claimShow, labPreview, useLab } from "./store.js";
+import type { Scenario } from "../scenario/schema.js";
+import { setKeptAs } from "./run/kept-as.js";
+import { useShown } from "./session/hooks.js";
+import { claimShow, labPreview, session, useLab } from "./store.js";
 
 /** The Share link's outcome: a link (copied or not), or a link too long to share (the files to share instead). */
 type Shared = { url: string; copied: boolean; why?: string } | { tooLong: number } | null;
@@ -15,7 +18,11 @@ type Shared = { url: string; copied: boolean; why?: string } | { tooLong: number
  * are saved by ./run/recovery.ts (a run that ends, an imported one); a save that fails is said by ./KeepNotices.tsx.
  */
 export function KeepAndShare() {
-  const { status, model, runScenario, scenarioText, show, preview } = useLab();
+  const status = useShown((s) => s.status);
+  const model = useShown((s) => s.model);
+  const runScenario = useShown((s) => s.scenario);
+  const preview = useShown((s) => s.preview);
+  const scenarioText = useLab((s) => s.form.scenarioText);
   const [saved, setSaved] = useState<SavedRunSummary[]>([]);
   const [message, setMessage] = useState<string | null>(null);
   const [shared, setShared] = useState<Shared>(null);
@@ -50,7 +57,7 @@ export function KeepAndShare() {
     async (read, name, skipped, built) => {
       // Rebuilt a few samples at a time (a large run is no long task of the page), until something newer supersedes it.
       const { model: imported, scenario } = built ?? (await buildRunInSlices(read, { signal: claim }));
-      if (!show(imported, scenario as never, "finished", claim)) return;
+      if (!session.show({ model: imported, scenario: scenario as Scenario | null, kind: "imported" }, { claim })) return;
       setMessage(`imported ${name}: ${imported.samples.length} samples${skipped ? ` (${skipped} ${skipped === 1 ? "line" : "lines"} with problems left out)` : ""}`);
     };
 
@@ -74,8 +81,8 @@ export function KeepAndShare() {
         signal: claim,
         accept: async (read, name, skipped, built) => {
           const { model: restored, scenario } = built ?? (await buildRunInSlices(read, { signal: claim }));
-          (restored as { savedAs?: string }).savedAs = run.id;
-          if (!show(restored, scenario as never, "finished", claim)) return;
+          setKeptAs(restored, { state: "saved", id: run.id });
+          if (!session.show({ model: restored, scenario: scenario as Scenario | null, kind: "saved" }, { claim })) return;
           if (skipped) setMessage(`opened ${name}: ${restored.samples.length} samples (${skipped} ${skipped === 1 ? "line" : "lines"} with problems left out)`);
         },
       });

@@ -9,7 +9,11 @@ const DTYPES = ["fp32", "fp16", "q8", "q4", "q4f16"] as const;
  * Edits the scenario's `policy` block; the hub address and the picked files are lab settings sent beside it.
  */
 export function ModelPanel() {
-  const { scenarioText, remoteHost, localFolder, deviceLoss, setScenarioText, setRemoteHost, setLocalFolder, setDeviceLoss } = useLab();
+  const scenarioText = useLab((s) => s.form.scenarioText);
+  const remoteHost = useLab((s) => s.form.remoteHost);
+  const localFolder = useLab((s) => s.form.localFolder);
+  const deviceLoss = useLab((s) => s.form.deviceLoss);
+  const { setScenarioText, setRemoteHost, setLocalFolder, setDeviceLoss } = useLab.getState().form;
   let policy: Record<string, unknown> | null = null;
   try {
     const parsed = JSON.parse(scenarioText) as { policy?: Record<string, unknown> };

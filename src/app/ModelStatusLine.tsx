@@ -1,8 +1,8 @@
-import { useLab } from "./store.js";
+import { useShown } from "./session/hooks.js";
 
 /** Which model, on which device and why, and the download progress while it loads. */
 export function ModelStatusLine() {
-  const status = useLab((s) => s.modelStatus);
+  const status = useShown((s) => s.modelStatus);
   if (!status) return null;
   return (
     <p className="model-status" data-testid="model-status">

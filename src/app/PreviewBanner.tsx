@@ -4,13 +4,17 @@
  * whole file is checked; then, for a file with problems, that the import panel asks what to do.
  */
 
-import { useLab, usePreviewProgress } from "./store.js";
+import { useRunVersion, useShown } from "./session/hooks.js";
+import { usePreviewProgress } from "./store.js";
 import "./preview.css";
 
 export function PreviewBanner() {
-  const preview = useLab((s) => s.preview);
+  const preview = useShown((s) => s.preview);
+  const model = useShown((s) => (s.preview ? s.model : null));
+  // The samples shown so far: the preview's model publishes as it grows.
+  useRunVersion(model);
   const progress = usePreviewProgress();
-  const shown = useLab((s) => (s.preview ? (s.model?.samples.length ?? 0) : 0));
+  const shown = model?.samples.length ?? 0;
   if (!preview) return null;
   const pct = progress.totalBytes ? Math.min(100, Math.floor((100 * progress.bytesRead) / progress.totalBytes)) : null;
   const samples = `${shown.toLocaleString("en")} ${shown === 1 ? "sample" : "samples"} shown`;

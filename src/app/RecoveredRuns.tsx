@@ -2,7 +2,7 @@ import { useEffect, useState } from "react";
 import { useJsonlImport } from "./ImportJsonl.js";
 import type { CheckpointSummary } from "./run/checkpoints.js";
 import { discardRecovered, listRecoverable, onRecoverableChange, openRecoveredRead, readRecovered } from "./run/recovery.js";
-import { claimShow } from "./store.js";
+import { claimShow, session } from "./store.js";
 
 /**
  * Runs a closed or reloaded page interrupted (their last checkpoint in this browser): each can be shown (and then
@@ -45,7 +45,7 @@ export function RecoveredRuns() {
     await importFile(found.file, {
       verb: "open",
       signal: claim,
-      accept: (read, _name, skipped, built) => openRecoveredRead(found.recovered, read, skipped, built, claim),
+      accept: (read, _name, skipped, built) => openRecoveredRead(session, found.recovered, read, skipped, built, claim),
     });
   };
   const openClaimed = (id: string) => {

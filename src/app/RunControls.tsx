@@ -1,24 +1,26 @@
-import { useLab } from "./store.js";
+import { useShown } from "./session/hooks.js";
+import { isLive } from "./session/run-session.js";
+import { session, startRun } from "./store.js";
 
 /** Run, pause, step one turn, resume, stop (partial results kept), and the run's state in words. */
 export function RunControls() {
-  const { status, run, pause, resume, step, stop } = useLab();
-  const live = status === "running" || status === "paused";
+  const status = useShown((s) => s.status);
+  const live = isLive(status);
   return (
     <div className="controls" role="toolbar" aria-label="Run controls">
-      <button onClick={() => run()} disabled={live} title="Start a run with this set-up (R)">
+      <button onClick={startRun} disabled={live} title="Start a run with this set-up (R)">
         {status === "finished" || status === "failed" ? "Run again" : "Run"}
       </button>
-      <button className="secondary" onClick={() => pause()} disabled={status !== "running"} title="Pause between turns (P)">
+      <button className="secondary" onClick={() => session.pause()} disabled={status !== "running"} title="Pause between turns (P)">
         Pause
       </button>
-      <button className="secondary" onClick={() => step()} disabled={status !== "paused"} title="Run one more turn (S)">
+      <button className="secondary" onClick={() => session.step()} disabled={status !== "paused"} title="Run one more turn (S)">
         Step
       </button>
-      <button className="secondary" onClick={() => resume()} disabled={status !== "paused"} title="Resume (P)">
+      <button className="secondary" onClick={() => session.resume()} disabled={status !== "paused"} title="Resume (P)">
         Resume
       </button>
-      <button className="secondary" onClick={() => stop()} disabled={!live} title="Stop; finished samples and the partial run are kept">
+      <button className="secondary" onClick={() => session.stop()} disabled={!live} title="Stop; finished samples and the partial run are kept">
         Stop
       </button>
       <span className={`status status-${status}`}>

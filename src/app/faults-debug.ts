@@ -11,7 +11,7 @@
 
 import { create } from "zustand";
 import { importHold } from "./run/import-hold.js";
-import { labRuns } from "./store.js";
+import { client, session } from "./store.js";
 
 /** A drawing fault the hook injects: the `FaultProbe` of that part of the page throws this message while it is set. */
 const renderFaults = create<{ views: string | null; page: string | null }>(() => ({ views: null, page: null }));
@@ -66,12 +66,12 @@ export interface FaultHook {
 
 if (typeof location !== "undefined" && new URLSearchParams(location.search).get("faults") === "1") {
   const hook: FaultHook = {
-    crashWorker: () => labRuns.client.injectFault("crash"),
-    closeWorker: () => labRuns.client.injectFault("close"),
-    loseDevice: () => labRuns.client.injectFault("device_lost"),
-    hangWorker: (ms) => labRuns.client.injectFault("hang", ms),
+    crashWorker: () => client.injectFault("crash"),
+    closeWorker: () => client.injectFault("close"),
+    loseDevice: () => client.injectFault("device_lost"),
+    hangWorker: (ms) => client.injectFault("hang", ms),
     startPaused: async (on = true) => {
-      labRuns.startPaused = on;
+      session.testHooks.startPaused = on;
       return on ? "paused" : "running";
     },
     breakDrawing: async (where, message) => {
@@ -83,11 +83,11 @@ if (typeof location !== "undefined" && new URLSearchParams(location.search).get(
       return on ? "holding" : "not holding";
     },
     releaseImport: async () => (importHold.release() > 0 ? "released" : null),
-    holdGeneration: () => labRuns.client.injectFault("hold_generation"),
-    generationHeld: () => labRuns.client.injectFault("generation_held"),
-    releaseGeneration: () => labRuns.client.injectFault("release_generation"),
+    holdGeneration: () => client.injectFault("hold_generation"),
+    generationHeld: () => client.injectFault("generation_held"),
+    releaseGeneration: () => client.injectFault("release_generation"),
   };
   // The runs of this page let the hook hold their model's generation calls (no other page's runs can be held).
-  labRuns.holdableGeneration = true;
+  session.testHooks.holdableGeneration = true;
   (window as unknown as { __rolloutLabFaults: FaultHook }).__rolloutLabFaults = hook;
 }

@@ -19,7 +19,8 @@ import { resolveModelSource } from "../policy/llm/model-source.js";
 import { parseScenario, type Scenario } from "../scenario/schema.js";
 import { userEnvironmentsSettled, useUserEnvironments, type UserEnvironment } from "./envs/user-environments.js";
 import { readHash } from "../scenario/share-url.js";
-import { useLab } from "./store.js";
+import { isLive } from "./session/run-session.js";
+import { session, startRun, useLab } from "./store.js";
 
 /** One host a scenario's run would contact, and why. */
 export interface LinkContact {
@@ -109,9 +110,8 @@ export function confirmLinkRun(): void {
   const pending = useLinkState.getState().confirm;
   if (!pending) return;
   useLinkState.setState({ confirm: null });
-  const lab = useLab.getState();
-  lab.setScenarioText(pending.text);
-  lab.run();
+  useLab.getState().form.setScenarioText(pending.text);
+  startRun();
 }
 
 export function declineLinkRun(): void {
@@ -154,7 +154,7 @@ export async function openLink(hash: string): Promise<void> {
   let scenario: Scenario;
   try {
     text = JSON.stringify(link.scenario, null, 2);
-    useLab.getState().setScenarioText(text);
+    useLab.getState().form.setScenarioText(text);
     scenario = parseScenario(link.scenario);
   } catch (e) {
     useLinkState.setState({ error: `the link's scenario has problems (it is in the Scenario JSON editor; nothing ran):\n${(e as Error).message}` });
@@ -164,11 +164,10 @@ export async function openLink(hash: string): Promise<void> {
   // Which user environments there are (this checkout's load at start) decides what the run would reach.
   await userEnvironmentsSettled();
   if (mine !== reading) return;
-  const lab = useLab.getState();
-  const contacts = linkContacts(scenario, { origin: location.origin, hubAddress: lab.remoteHost, userEnvironments: useUserEnvironments.getState().environments });
+  const contacts = linkContacts(scenario, { origin: location.origin, hubAddress: useLab.getState().form.remoteHost, userEnvironments: useUserEnvironments.getState().environments });
   if (contacts.length === 0) {
-    lab.run();
+    startRun();
     return;
   }
-  useLinkState.setState({ confirm: { text, contacts, replacesLive: lab.status === "running" || lab.status === "paused" } });
+  useLinkState.setState({ confirm: { text, contacts, replacesLive: isLive(session.state.status) } });
 }

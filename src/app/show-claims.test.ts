@@ -1,13 +1,17 @@
 /**
- * What the page shows next is the newest thing the user did (./store.ts `claimShow`): an older import or open whose run
- * model is still being built shows nothing once a newer import, open or run superseded it, and does not stop a run
- * started meanwhile; the building itself stops (./run/build-slices.ts).
+ * What the page shows next is the newest thing the user did (./session/run-session.ts `claim`): an older import or
+ * open whose run model is still being built shows nothing once a newer import, open or run superseded it, and does not
+ * stop a run started meanwhile; the building itself stops (./run/build-slices.ts). Here with the page's real worker
+ * client, its Worker stood in for.
  */
 
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Scenario } from "../scenario/schema.js";
 import { buildRunInSlices } from "./run/build-slices.js";
 import { RunModel } from "./run/run-model.js";
-import { claimShow, labRuns, useLab } from "./store.js";
+import { plainSelection } from "./session/fake-client.fixture.js";
+import { RunSession } from "./session/run-session.js";
+import { RolloutWorkerClient } from "./worker/client.js";
 
 /** The rollout worker stood in for: it records what it is sent, and ends a stopped run at once. */
 class FakeWorker {
@@ -29,47 +33,53 @@ const finished = (samples = 1) => {
 };
 const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
+const session = new RunSession(new RolloutWorkerClient(), { selection: plainSelection() });
+const scenario = { mode: "sync", envs: { game: { env: "sliding_puzzle", config: {} } }, policy: { kind: "oracle", seed: 0 } } as unknown as Scenario;
+const show = (model: RunModel, claim?: AbortSignal) => session.show({ model, scenario: null, kind: "imported" }, claim ? { claim } : {});
+
 afterEach(async () => {
   // Back to a page that shows a finished run (whatever the test started is stopped).
-  useLab.getState().show(finished(), null);
+  show(finished());
   await nextTurn();
   vi.unstubAllGlobals();
 });
 
 describe("the newest import, open or run is what the page shows", () => {
   it("a newer claim supersedes an older one: the older import's run is not shown after the newer one", () => {
-    const older = claimShow();
-    const newer = claimShow();
+    const older = session.claim();
+    const newer = session.claim();
     expect(older.aborted).toBe(true);
     expect(newer.aborted).toBe(false);
     const b = finished();
-    expect(useLab.getState().show(b, null, "finished", newer)).toBe(true);
-    expect(useLab.getState().show(finished(), null, "finished", older)).toBe(false);
-    expect(useLab.getState().model).toBe(b);
+    expect(show(b, newer)).toBe(true);
+    expect(show(finished(), older)).toBe(false);
+    expect(session.state.model).toBe(b);
   });
 
   it("a run started meanwhile supersedes it: the older import shows nothing and does not stop the run", async () => {
     vi.stubGlobal("Worker", FakeWorker);
     FakeWorker.sent = [];
-    const claim = claimShow();
-    useLab.getState().run();
+    const claim = session.claim();
+    session.start(scenario);
     expect(claim.aborted).toBe(true);
     await nextTurn();
     expect(FakeWorker.sent.map((m) => m.type)).toContain("run");
-    const live = useLab.getState().model;
-    expect(useLab.getState().show(finished(), null, "finished", claim)).toBe(false);
-    expect(useLab.getState().status).toBe("running");
-    expect(useLab.getState().model).toBe(live);
+    const live = session.state.model;
+    expect(show(finished(), claim)).toBe(false);
+    expect(session.state.status).toBe("running");
+    expect(session.state.model).toBe(live);
     expect(FakeWorker.sent.map((m) => m.type)).not.toContain("stop");
   });
 
-  it("a fork's run started (adopted) supersedes it too; another run shown without a claim as well", () => {
-    const claim = claimShow();
-    labRuns.adopt({ result: new Promise(() => {}), pause() {}, resume() {}, step() {}, stop: vi.fn(), answer() {} });
+  it("a fork's run started supersedes it too; another run shown without a claim as well", async () => {
+    vi.stubGlobal("Worker", FakeWorker);
+    const claim = session.claim();
+    const forked = new RunModel();
+    session.start(scenario, { fork: { model: forked, apply: (e) => forked.apply(e), select: { selected: 0, selectedTurn: 0 } } });
     expect(claim.aborted).toBe(true);
-    labRuns.adopt(null);
-    const again = claimShow();
-    useLab.getState().show(finished(), null);
+    await nextTurn();
+    const again = session.claim();
+    show(finished());
     expect(again.aborted).toBe(true);
   });
 

@@ -5,8 +5,9 @@
  *
  * Codes in use: `aborted`, `invalid_scenario`, `invalid_suite`, `invalid_golden`, `invalid_saved_run`,
  * `invalid_utf8`, `invalid_tool_schema`, `invalid_module`, `usage`, `generation_failed`, `rollout_failed`,
- * `remote_environment`, `step_timeout`, `step_return`, `deadline`, `device_lost`, `browser_setup`,
- * `merge_failed`, `shell_syntax`, `conformance_adapter`, and the workspace file system's POSIX codes (`ENOENT`, …).
+ * `remote_environment`, `step_timeout`, `step_return`, `deadline`, `device_lost`, `browser_setup`, `stop_timeout`,
+ * `worker_gone`, `merge_failed`, `shell_syntax`, `conformance_adapter`, and the workspace file system's POSIX codes
+ * (`ENOENT`, …).
  */
 
 export class LabError extends Error {

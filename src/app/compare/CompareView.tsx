@@ -9,13 +9,16 @@ import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { JsonlFileButton, useJsonlImport } from "../ImportJsonl.js";
 import { tokenCount } from "../run/compact-messages.js";
 import type { SampleView } from "../run/run-model.js";
+import { savedRunId } from "../run/kept-as.js";
+import type { RunSnapshot } from "../run/run-model.js";
+import { useRun, useShown } from "../session/hooks.js";
 import { useLab } from "../store.js";
 import { TERMINATION_WORDS } from "../termination.js";
 import { firstLines } from "../views/transcript/segments.js";
 import { DiffParts } from "../views/tokens/DiffParts.js";
 import { splitByRanges } from "../views/tokens/diff.js";
 import { compareSamples, sideSample, type AlignedRow, type FirstChar, type MessagePair, type SampleComparison, type SideTurn } from "./align.js";
-import { resolveSource, useCompare, type CompareSide, type Loaded, type SourceKey } from "./compare-store.js";
+import { comparedSides, resolveSource, type CompareSide, type Loaded, type SourceKey } from "./compare-slice.js";
 import "./compare.css";
 
 const COLLAPSED_LINES = 6;
@@ -25,11 +28,26 @@ const MAX_MARKS = 500;
 const fmtReward = (x: number | null) => (x === null ? "none" : x > 0 ? `+${Number(x.toPrecision(6))}` : String(Number(x.toPrecision(6))));
 const endingWords = (s: SampleView) => (s.termination !== null ? (TERMINATION_WORDS[s.termination] ?? s.termination) : s.state === "done" ? "no termination" : "running");
 
+/** A side's sample: the one picked, or the run's last when it has fewer. */
+function sampleAt(run: RunSnapshot | null, sample: number): SampleView | null {
+  const samples = run?.model.samples ?? [];
+  return samples.length ? (samples[Math.min(sample, samples.length - 1)] ?? null) : null;
+}
+
 export function CompareView() {
-  const model = useLab((s) => s.model);
-  const version = useLab((s) => s.version);
-  const selected = useLab((s) => s.selected);
-  const { a, b, saved, savedModels, files, onlyDiffering, message, setSide, swap, setOnlyDiffering, follow, refreshSaved, ensureLoaded, addRead, setMessage } = useCompare();
+  const model = useShown((s) => s.model);
+  // The current run's sample count follows it while it is live.
+  useRun(model);
+  const selected = useLab((s) => s.selection.selected);
+  const picked = { a: useLab((s) => s.compare.a), b: useLab((s) => s.compare.b), auto: useLab((s) => s.compare.auto) };
+  const saved = useLab((s) => s.compare.saved);
+  const savedModels = useLab((s) => s.compare.savedModels);
+  const files = useLab((s) => s.compare.files);
+  const onlyDiffering = useLab((s) => s.compare.onlyDiffering);
+  const message = useLab((s) => s.compare.message);
+  const { setSide, swap, setOnlyDiffering, refreshSaved, ensureLoaded, addRead, setMessage } = useLab.getState().compare;
+  // Until the user picks a side, the sides follow the selection (computed here, not copied into the store).
+  const { a, b } = comparedSides(picked, { selected, samples: model?.samples.length ?? 0 });
   // The file is streamed and checked; one with problems adds nothing until the user asks for its valid lines.
   const { importFile, panel: importPanel } = useJsonlImport((read, name, skipped) => addRead(name, read, skipped), setMessage);
 
@@ -37,23 +55,21 @@ export function CompareView() {
     void refreshSaved();
   }, [refreshSaved]);
   useEffect(() => {
-    follow(selected, model?.samples.length ?? 0);
-  }, [follow, selected, model, version]);
-  useEffect(() => {
     ensureLoaded(a.source);
     ensureLoaded(b.source);
   }, [ensureLoaded, a.source, b.source]);
 
   const ra = resolveSource(a.source, model, { savedModels, files });
   const rb = resolveSource(b.source, model, { savedModels, files });
-  const sampleOf = (r: Loaded, side: CompareSide): SampleView | null => {
-    if (!("model" in r) || r.model.samples.length === 0) return null;
-    return r.model.samples[Math.min(side.sample, r.model.samples.length - 1)] ?? null;
-  };
-  const sa = sampleOf(ra, a);
-  const sb = sampleOf(rb, b);
-  const live = (a.source === "current" || b.source === "current") && model ? version : 0;
-  const comparison = useMemo(() => (sa && sb ? compareSamples(sideSample(sa), sideSample(sb)) : null), [sa, sb, live]);
+  // Each side's run as published (a live current run's changes; a saved run or a file does not change).
+  const runA = useRun("model" in ra ? ra.model : null);
+  const runB = useRun("model" in rb ? rb.model : null);
+  const sa = sampleAt(runA, a.sample);
+  const sb = sampleAt(runB, b.sample);
+  const comparison = useMemo(() => {
+    const [left, right] = [sampleAt(runA, a.sample), sampleAt(runB, b.sample)];
+    return left && right ? compareSamples(sideSample(left), sideSample(right)) : null;
+  }, [runA, runB, a.sample, b.sample]);
 
   const sourceLabel = (key: SourceKey): string => {
     if (key === "current") return "the current run";
@@ -63,7 +79,7 @@ export function CompareView() {
   };
   const label = (side: CompareSide, s: SampleView | null) => (s ? `sample ${s.sample} (idx ${s.idx}) of ${sourceLabel(side.source)}` : sourceLabel(side.source));
 
-  const currentSavedAs = (model as { savedAs?: string } | null)?.savedAs;
+  const currentSavedAs = savedRunId(model);
   const sources: { key: SourceKey; text: string; disabled?: boolean }[] = [
     { key: "current", text: model ? `Current run (${model.samples.length} samples)` : "Current run (none)", disabled: !model },
     ...saved.map((r) => ({ key: `saved:${r.id}`, text: `Saved: ${r.title}${r.id === currentSavedAs ? " (the current run)" : ""}` })),

@@ -119,11 +119,11 @@ function nameClash(name: string, origin: string, environments: readonly UserEnvi
   return other ? `environment '${name}' is already loaded from ${other.origin}: remove that one first` : null;
 }
 
-const ready = () => useUserEnvironments.getState().environments.filter((e) => e.status === "ready" && e.description);
+const ready = (environments = useUserEnvironments.getState().environments) => environments.filter((e) => e.status === "ready" && e.description);
 
-/** The environments the page can draw views with: the built-in ones and the ready user environments. */
-export function pageEnvironmentLookup(): EnvironmentLookup {
-  const clients = ready().flatMap((e) => hosts.get(e.origin)?.client ?? []);
+/** The environments the page can draw views with: the built-in ones and the ready ones of `environments`. */
+export function pageEnvironmentLookup(environments = useUserEnvironments.getState().environments): EnvironmentLookup {
+  const clients = ready(environments).flatMap((e) => hosts.get(e.origin)?.client ?? []);
   return environmentLookup(clients);
 }
 

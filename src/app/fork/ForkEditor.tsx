@@ -6,9 +6,11 @@
 
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { Scenario } from "../../scenario/schema.js";
+import type { SampleView } from "../run/run-model.js";
+import { useShown } from "../session/hooks.js";
+import { isLive } from "../session/run-session.js";
 import { useLab } from "../store.js";
 import { changeablePolicyFields, forkOptions, keptTurnsWords, type ForkEdit, type PolicyChanges } from "./fork-scenario.js";
-import { useForks } from "./fork-store.js";
 import "./fork.css";
 
 const FIELD_LABELS: Record<keyof PolicyChanges, string> = {
@@ -22,13 +24,13 @@ const FIELD_LABELS: Record<keyof PolicyChanges, string> = {
 const testId = (field: keyof PolicyChanges) => `fork-${field.replace("_", "-")}`;
 
 export function ForkEditor() {
-  const editor = useForks((s) => s.editor);
-  const message = useForks((s) => s.message);
-  const { closeEditor, runFork } = useForks.getState();
-  const model = useLab((s) => s.model);
-  const scenario = useLab((s) => s.runScenario);
-  const status = useLab((s) => s.status);
-  const selected = useLab((s) => s.selected);
+  const editor = useLab((s) => s.forks.editor);
+  const message = useLab((s) => s.forks.message);
+  const { closeEditor, runFork } = useLab.getState().forks;
+  const model = useShown((s) => s.model);
+  const scenario = useShown((s) => s.scenario);
+  const status = useShown((s) => s.status);
+  const selected = useLab((s) => s.selection.selected);
   if (!editor || !model || editor.model !== model || editor.sample !== selected || !scenario) return null;
   const sample = model.samples[editor.sample];
   if (!sample) return null;
@@ -39,7 +41,7 @@ export function ForkEditor() {
       sample={sample}
       turn={editor.turn}
       maxRolloutTurns={model.summary.maxRolloutTurns}
-      live={status === "running" || status === "paused"}
+      live={isLive(status)}
       message={message}
       onCancel={closeEditor}
       onRun={(edit, policy) => runFork({ edit, policy })}
@@ -49,7 +51,7 @@ export function ForkEditor() {
 
 function EditorBody(props: {
   scenario: Scenario;
-  sample: NonNullable<ReturnType<typeof useLab.getState>["model"]>["samples"][number];
+  sample: SampleView;
   turn: number;
   maxRolloutTurns: number;
   live: boolean;

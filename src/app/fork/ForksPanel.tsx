@@ -3,16 +3,17 @@
  * assistant text") with its state; one click shows a run, another compares a fork with the run it was forked from.
  */
 
+import { useShown } from "../session/hooks.js";
 import { useLab } from "../store.js";
 import { keptTurnsWords } from "./fork-scenario.js";
-import { forkOfModel, forksOfTree, rootOfModel, useForks } from "./fork-store.js";
+import { forkOfModel, forksOfTree, rootOfModel, type ForkRecord } from "./forks-slice.js";
 import "./fork.css";
 
 export function ForksPanel() {
-  const forks = useForks((s) => s.forks);
-  const model = useLab((s) => s.model);
-  const status = useLab((s) => s.status);
-  const { show, compare } = useForks.getState();
+  const forks = useLab((s) => s.forks.forks);
+  const model = useShown((s) => s.model);
+  const status = useShown((s) => s.status);
+  const { show, compare } = useLab.getState().forks;
   const tree = forksOfTree(forks, model);
   if (!model || tree.length === 0) return null;
   const shown = forkOfModel(forks, model);
@@ -56,7 +57,7 @@ export function ForksPanel() {
   );
 }
 
-function depth(forks: ReturnType<typeof useForks.getState>["forks"], id: string): number {
+function depth(forks: readonly ForkRecord[], id: string): number {
   let d = 0;
   for (let f = forks.find((x) => x.id === id); f?.parentId; f = forks.find((x) => x.id === f!.parentId)) d += 1;
   return d * 1.2;

@@ -15,45 +15,50 @@ afterAll(() => {
   delete (globalThis as { indexedDB?: unknown }).indexedDB;
 });
 
-// The page's modules, with the fake in place (recovery.ts watches the store from its import on).
-const { useLab } = await import("../store.js");
-await import("./recovery.js");
+// The page's modules, with the fake in place; the keeping follows a session of its own (its worker stood in for).
+const { keepRunsOf } = await import("./recovery.js");
 const { useKeepNotices } = await import("./kept.js");
+const { RunSession } = await import("../session/run-session.js");
+const { FakeRunClient, nextTurn, plainSelection, rolloutStart, sampleEnd } = await import("../session/fake-client.fixture.js");
+const { keptAsOf, setKeptAs } = await import("./kept-as.js");
+const { parseScenario } = await import("../../scenario/schema.js");
+const calculator = (await import("../../scenario/examples/calculator-scripted.json")).default;
+
+const client = new FakeRunClient();
+const session = new RunSession(client, { selection: plainSelection(), environments: { settled: async () => undefined, portsFor: () => [] } });
+keepRunsOf(session);
+const scenario = parseScenario(calculator);
 
 beforeAll(() => {
   vi.useRealTimers();
 });
 
-let runs = 0;
-/** A run under way: sample 0 ended, sample 1 going. */
-function liveRun(): RunModel {
-  const model = new RunModel();
-  model.apply({ type: "rollout_start", t: 0, mode: "sync", maxRolloutTurns: 3, maxSeqLen: 64, samples: [] });
-  model.appendSamples([0, 1].map((i) => ({ sample: i, idx: i, task_name: `t${++runs}`, message_log: [], extra_env_info: null })));
-  model.apply({ type: "sample_end", t: 1, sample: 0, idx: 0, termination: "terminated", error: null, totalReward: 1, turns: 0 } as never);
-  return model;
+/** A run the session started, under way: sample 0 ended, sample 1 going. */
+async function liveRun() {
+  const model = session.start(scenario);
+  await nextTurn();
+  const run = client.last;
+  run.emit(rolloutStart(2), sampleEnd(0));
+  return { model, run };
 }
-const end = (model: RunModel) => model.apply({ type: "rollout_end", t: 2, batch: {}, metrics: {}, partial: true });
 
 const store = (db: string, name: string) => fake.databases.get(db)?.get(name) ?? new Map();
 const checkpoints = () => [...store("rollout-lab-recovery", "checkpoints").values()] as { id: string; finished: number }[];
 const savedRuns = () => [...store("rollout-lab", "runs").values()] as { title: string }[];
 
-/** Shows `model` as the page's live run and waits for its first checkpoint to commit. */
-async function checkpointed(model: RunModel) {
-  useLab.setState({ model, status: "running", runScenario: null, version: model.version });
+/** Waits for the first checkpoint of the live run to commit. */
+async function checkpointed() {
   await vi.waitFor(() => expect(checkpoints()).toHaveLength(1), { timeout: 5000, interval: 50 });
   return checkpoints()[0]!.id;
 }
 
 describe("keeping a run that ends", () => {
   it("a save that aborts at commit (a full quota): nothing is saved, the checkpoint stays, the page says why and offers the export; another try saves it, and only then does the checkpoint go", async () => {
-    const model = liveRun();
-    const id = await checkpointed(model);
+    const { model, run } = await liveRun();
+    const id = await checkpointed();
     // The save aborts at commit; so does the checkpoint of the run as it ended (the storage is full).
     fake.plan = ["quota", "quota"];
-    end(model);
-    useLab.setState({ status: "finished" });
+    run.finish();
     await vi.waitFor(() => expect(useKeepNotices.getState().notices).toHaveLength(1), { timeout: 5000, interval: 20 });
     const [notice] = useKeepNotices.getState().notices;
     expect(notice!.tone).toBe("error");
@@ -61,7 +66,7 @@ describe("keeping a run that ends", () => {
     expect(notice!.text).toMatch(/Its last checkpoint \(1 of 2 samples finished, at .+\) is kept: a reload of the page offers it/);
     expect(savedRuns()).toEqual([]);
     expect(checkpoints().map((c) => c.id)).toEqual([id]);
-    expect((model as { savedAs?: string }).savedAs).toBe("unsaved");
+    expect(keptAsOf(model)).toEqual({ state: "unsaved" });
     // The export is the whole run.
     const text = await (await notice!.exportRun!.blob()).text();
     expect(text.trim().split("\n")).toHaveLength(3);
@@ -75,33 +80,33 @@ describe("keeping a run that ends", () => {
   });
 
   it("a save that commits: the checkpoint is deleted after the commit, not before", async () => {
-    const model = liveRun();
-    await checkpointed(model);
+    const { run } = await liveRun();
+    await checkpointed();
     fake.settled.length = 0;
-    end(model);
-    useLab.setState({ status: "finished" });
+    run.finish();
     await vi.waitFor(() => expect(checkpoints()).toEqual([]), { timeout: 5000, interval: 20 });
     expect(fake.settled.filter((s) => !s.startsWith("complete read"))).toEqual(["complete put runs", "complete delete checkpoints"]);
     expect(useKeepNotices.getState().notices).toEqual([]);
   });
 
   it("a live run replaced by another shown run is saved once it has ended (as Stop keeps it), then its checkpoint goes", async () => {
-    const model = liveRun();
-    await checkpointed(model);
+    const { run } = await liveRun();
+    await checkpointed();
     const before = savedRuns().length;
-    const other = liveRun();
-    (other as { savedAs?: string }).savedAs = "elsewhere";
-    end(other);
-    useLab.setState({ model: other, status: "finished" });
+    const other = new RunModel();
+    other.apply(rolloutStart(1));
+    setKeptAs(other, { state: "saved", id: "elsewhere" });
+    session.show({ model: other, scenario: null, kind: "saved" });
+    expect(run.asked).toEqual(["stop"]);
     // Still live (its worker has not ended it): checkpointed on (its next checkpoint has sample 1 ended), not saved.
-    model.apply({ type: "sample_end", t: 2, sample: 1, idx: 1, termination: "cancelled", error: "stopped", totalReward: 0, turns: 0 } as never);
+    run.emit(sampleEnd(1, "cancelled", 0));
     const stored = async () => {
       const jsonl = (checkpoints()[0] as unknown as { jsonl: string | Blob }).jsonl;
       return typeof jsonl === "string" ? jsonl : jsonl.text();
     };
     await vi.waitFor(async () => expect(await stored()).toContain('"termination":"cancelled"'), { timeout: 5000, interval: 20 });
     expect(savedRuns()).toHaveLength(before);
-    end(model);
+    run.finish();
     await vi.waitFor(() => expect(checkpoints()).toEqual([]), { timeout: 5000, interval: 20 });
     expect(savedRuns()).toHaveLength(before + 1);
   });

@@ -1,7 +1,7 @@
 /**
  * A big file's preview (./preview-import.ts): the run model built a slice at a time from the samples as they are
- * read is the import's (`buildRun` of the whole read), whatever the batches; the preview's states; and the page's
- * side (`labPreview`, ../store.ts): the run shown before is set aside and comes back as it was, or goes once the
+ * read is the import's (`buildRun` of the whole read), whatever the batches; the preview's states; and the session's
+ * side (`RunSession.preview`, ../session/run-session.ts): the run shown before is set aside and comes back as it was, or goes once the
  * preview is imported.
  */
 
@@ -11,7 +11,8 @@ import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
 import calculator from "../../scenario/examples/calculator-scripted.json";
 import workspace from "../../scenario/examples/workspace-structured.json";
-import { labPreview, useLab, usePreviewProgress } from "../store.js";
+import { FakeRunClient, plainSelection } from "../session/fake-client.fixture.js";
+import { RunSession, type Shown } from "../session/run-session.js";
 import { buildRun, exportJsonl, readJsonl, type JsonlReadResult } from "./jsonl.js";
 import type { SampleLine } from "../../scenario/jsonl-reader.js";
 import { PreviewImport, type PreviewProgress, type PreviewTarget } from "./preview-import.js";
@@ -199,86 +200,93 @@ describe("a preview's run model", () => {
   });
 });
 
-describe("the page's side of a preview (labPreview)", () => {
-  const initial = useLab.getState();
-  beforeEach(() => useLab.setState({ ...initial, model: null, preview: null, status: "idle" }, true));
+describe("the session's side of a preview (RunSession.preview)", () => {
+  let client: FakeRunClient;
+  let selection: ReturnType<typeof plainSelection>;
+  let session: RunSession;
+  let progressed: PreviewProgress[];
+  beforeEach(() => {
+    client = new FakeRunClient();
+    selection = plainSelection();
+    session = new RunSession(client, { selection, environments: { settled: async () => undefined, portsFor: () => [] } });
+    progressed = [];
+  });
+  const target = (controls: { stop(): void; replaced(): void }) => session.preview("big.jsonl", controls, (p) => progressed.push(p));
 
   async function previousRun() {
     const text = widened(await exported(calculator), 5);
     const { model, scenario } = buildRun(await readJsonl(new Blob([text])));
-    useLab.getState().show(model, scenario as never);
-    useLab.getState().select(1, 0);
+    session.show({ model, scenario: scenario as never, kind: "imported" });
+    selection.set({ selected: 1, selectedTurn: 0 });
     return { model, text };
   }
 
   it("sets the current run aside while previewing and puts it back as it was", async () => {
     const { model: before, text } = await previousRun();
-    const stateBefore = useLab.getState();
+    const shownBefore: Shown = session.state;
     let stopped = 0;
     let replaced = 0;
-    const preview = new PreviewImport(labPreview("big.jsonl", { stop: () => stopped++, replaced: () => replaced++ }), { sliceMs: 0, yieldToPage: nextTurn });
+    const preview = new PreviewImport(target({ stop: () => stopped++, replaced: () => replaced++ }), { sliceMs: 0, yieldToPage: nextTurn });
     await readInto(preview, text, 64);
-    const during = useLab.getState();
+    const during = session.state;
     expect(during.model).toBe(preview.model);
+    expect(during.kind).toBe("preview");
     expect(during.status).toBe("idle"); // not finished: not saved, not exported
-    expect(during.runScenario).toBeNull(); // nothing to fork from
+    expect(during.scenario).toBeNull(); // nothing to fork from
     expect(during.preview).toMatchObject({ name: "big.jsonl", phase: "reading" });
     preview.progress({ linesRead: 3, bytesRead: 30, totalBytes: 60, phase: "reading", badLines: 0 });
-    expect(usePreviewProgress.getState()).toMatchObject({ linesRead: 3, bytesRead: 30, totalBytes: 60 });
+    expect(progressed.at(-1)).toMatchObject({ linesRead: 3, bytesRead: 30, totalBytes: 60 });
     preview.progress({ linesRead: 6, bytesRead: 60, totalBytes: 60, phase: "problems", badLines: 2 });
-    expect(useLab.getState().preview).toMatchObject({ phase: "problems", badLines: 2 });
+    expect(session.state.preview).toMatchObject({ phase: "problems", badLines: 2 });
     during.preview!.stop();
     expect(stopped).toBe(1);
 
     preview.discard();
-    const after = useLab.getState();
-    expect(after.preview).toBeNull();
-    expect(after.model).toBe(before);
-    for (const key of ["version", "runScenario", "status", "error", "result", "selected", "selectedTurn", "modelStatus"] as const) {
-      expect(after[key]).toEqual(stateBefore[key]);
-    }
+    expect(session.state).toBe(shownBefore);
+    expect(session.state.model).toBe(before);
+    expect(selection.current).toEqual({ selected: 1, selectedTurn: 0 });
     expect(replaced).toBe(0);
   });
 
   it("an imported preview becomes the current run as it is (the same model, the selection kept)", async () => {
     const { text } = await previousRun();
-    const preview = new PreviewImport(labPreview("big.jsonl", { stop: () => undefined, replaced: () => undefined }), { sliceMs: 0, yieldToPage: nextTurn });
+    const preview = new PreviewImport(target({ stop: () => undefined, replaced: () => undefined }), { sliceMs: 0, yieldToPage: nextTurn });
     const read = await readInto(preview, text, 64);
-    useLab.getState().select(2, null);
+    selection.set({ selected: 2, selectedTurn: null });
     const { model, scenario } = preview.keep(read)!;
-    useLab.getState().show(model, scenario as never);
-    const after = useLab.getState();
+    session.show({ model, scenario: scenario as never, kind: "imported" });
+    const after = session.state;
     expect(after.preview).toBeNull();
     expect(after.model).toBe(preview.model);
     expect(after.status).toBe("finished");
-    expect(after.selected).toBe(2);
-    expect(after.runScenario).toEqual(scenario);
+    expect(selection.current.selected).toBe(2);
+    expect(after.scenario).toEqual(scenario);
     // Nothing comes back later.
     preview.discard();
-    expect(useLab.getState().model).toBe(preview.model);
+    expect(session.state.model).toBe(preview.model);
   });
 
   it("another run shown replaces the preview: it ends (the reading stops), the run set aside does not come back", async () => {
     const { text } = await previousRun();
     let replaced = 0;
-    const preview = new PreviewImport(labPreview("big.jsonl", { stop: () => undefined, replaced: () => (replaced++, preview.supersede()) }), {
+    const preview = new PreviewImport(target({ stop: () => undefined, replaced: () => (replaced++, preview.supersede()) }), {
       sliceMs: 0,
       yieldToPage: nextTurn,
     });
     await readInto(preview, text, 64);
     const other = buildRun(await readJsonl(new Blob([text]))).model;
-    useLab.getState().show(other, null);
+    session.show({ model: other, scenario: null, kind: "imported" });
     expect(replaced).toBe(1);
     expect(preview.state).toBe("discarded");
-    expect(useLab.getState()).toMatchObject({ model: other, preview: null, status: "finished" });
+    expect(session.state).toMatchObject({ model: other, preview: null, status: "finished" });
   });
 
   it("no preview while a run is live (it would have to stop): the import then waits for the whole file", async () => {
     const { text } = await previousRun();
-    useLab.setState({ status: "running" });
-    const preview = new PreviewImport(labPreview("big.jsonl", { stop: () => undefined, replaced: () => undefined }), { sliceMs: 0, yieldToPage: nextTurn });
+    session.start(parseScenario(calculator));
+    const preview = new PreviewImport(target({ stop: () => undefined, replaced: () => undefined }), { sliceMs: 0, yieldToPage: nextTurn });
     await readInto(preview, text, 64);
     expect(preview.state).toBe("refused");
-    expect(useLab.getState().preview).toBeNull();
+    expect(session.state.preview).toBeNull();
   });
 });

@@ -12,10 +12,11 @@
  * Checkpoints a closed or reloaded page left behind are offered by src/app/RecoveredRuns.tsx, through
  * `readRecovered` (then read and checked as an import is), `openRecoveredRead` and `discardRecovered`.
  *
- * Imported once, by main.tsx, for its side effects (it watches the store).
+ * `keepRunsOf` connects it to the page's run session (../store.ts does, once): it follows the session's events.
  */
 
-import { useLab } from "../store.js";
+import type { Scenario } from "../../scenario/schema.js";
+import type { RunSession, Shown } from "../session/run-session.js";
 import { buildRunInSlices } from "./build-slices.js";
 import { deleteCheckpoint, listInterrupted, lockName, readCheckpoint, writeCheckpoint, type Checkpoint, type CheckpointSummary } from "./checkpoints.js";
 import { describeStorageError } from "./idb.js";
@@ -23,6 +24,7 @@ import { endUnfinished, markInterrupted, runProgress, type RunProgress } from ".
 import { exportJsonlInSlices } from "./export-slices.js";
 import { exportJsonl, type JsonlReadResult } from "./jsonl.js";
 import { dismissKey, exportFileName, notify } from "./kept.js";
+import { keptAsOf, setKeptAs } from "./kept-as.js";
 import type { RunModel } from "./run-model.js";
 import { saveRun } from "./saved-runs.js";
 
@@ -57,12 +59,6 @@ export function onRecoverableChange(listener: () => void): () => void {
   return () => listeners.delete(listener);
 }
 const changed = () => listeners.forEach((l) => l());
-
-/**
- * `savedAs` on a run model: the saved run's id once saved; "pending" while it is being saved; "unsaved" when its
- * save failed (the page said so; it is not tried again on its own); "fork" for a fork (kept with its original run).
- */
-type WithSavedAs = RunModel & { savedAs?: string };
 
 function checkpointNow(run: LiveRun): void {
   if (run.model.samples.length === 0 || run.model.version === run.written) return;
@@ -133,19 +129,9 @@ function write(run: LiveRun, jsonl: string | Blob, cost: number, version: number
   );
 }
 
+/** Every live run (shown or not: a fork while another run is shown) is checkpointed when its time comes. */
 function tick(): void {
-  const shown = useLab.getState().model;
-  for (const run of live.values()) {
-    if (run.model === shown) {
-      if (Date.now() >= run.nextAt) checkpointInSlices(run);
-      continue;
-    }
-    // A run no longer shown (a fork while another run is shown, a run something else replaced: it was stopped) is
-    // kept once it has ended; one that never got going (no sample) has nothing to keep.
-    if (run.model.samples.length === 0) drop(run);
-    else if (run.model.summary.status !== "running") end(run, run.model.summary.status === "failed" ? "failed" : "finished", run.model.summary.error ?? null, run.scenario);
-    else if (Date.now() >= run.nextAt) checkpointInSlices(run);
-  }
+  for (const run of live.values()) if (Date.now() >= run.nextAt) checkpointInSlices(run);
 }
 
 function begin(model: RunModel, scenario: unknown): void {
@@ -171,13 +157,6 @@ function leave(run: LiveRun): void {
   }
 }
 
-/** A run that never started (no sample, no checkpoint): forgotten. */
-function drop(run: LiveRun): void {
-  leave(run);
-  void deleteCheckpoint(run.id).catch(() => undefined);
-  run.releaseLock();
-}
-
 /** The title a run is saved under. */
 function titleOf(model: RunModel, status: "finished" | "failed"): string {
   const { finished, total } = runProgress(model);
@@ -193,33 +172,31 @@ const meanOf = (model: RunModel) => (model.samples.length ? model.samples.reduce
  */
 function end(run: LiveRun, status: "finished" | "failed", error: string | null, scenario: unknown): void {
   leave(run);
-  const model = run.model as WithSavedAs;
-  // A run whose rollout did not end (a fork's crashed worker) ends here, its samples under way with the reason.
-  if (status === "failed" && model.summary.status === "running" && endUnfinished(model, error ?? "the run failed")) {
-    queueMicrotask(() => useLab.getState().model === model && useLab.setState({ version: model.version }));
-  }
-  if (model.samples.length === 0 || model.savedAs) {
+  const model = run.model;
+  // A run whose rollout did not end ends here, its samples under way with the reason.
+  if (status === "failed" && model.summary.status === "running" && endUnfinished(model, error ?? "the run failed")) model.publish();
+  if (model.samples.length === 0 || keptAsOf(model)) {
     void deleteCheckpoint(run.id)
       .catch((e: unknown) => report(run, "could not delete the checkpoint of a run that ended (a reload may offer it as interrupted)", e))
       .finally(() => run.releaseLock());
     return;
   }
-  model.savedAs = "pending";
+  setKeptAs(model, { state: "pending" });
   void keepEnded(run, status, scenario);
 }
 
 /** Saves an ended run (`end`); on failure keeps its checkpoint (its final state in it if there is room) and says so. */
 async function keepEnded(run: LiveRun, status: "finished" | "failed", scenario: unknown): Promise<void> {
-  const model = run.model as WithSavedAs;
+  const model = run.model;
   const title = titleOf(model, status);
   const { total } = runProgress(model);
   let blob: Blob | null = null;
   try {
     blob = (await exportJsonlInSlices(model, scenario)).blob;
     const summary = await saveRun({ title, samples: total, meanReward: meanOf(model) }, blob);
-    model.savedAs = summary.id;
+    setKeptAs(model, { state: "saved", id: summary.id });
   } catch (e) {
-    model.savedAs = "unsaved";
+    setKeptAs(model, { state: "unsaved" });
     report(run, "could not save the run in this browser (its checkpoint is kept: a reload offers it)", e);
     // The checkpoint is what survives a reload: it gets the run as it ended, if the storage takes it.
     if (blob) {
@@ -253,7 +230,7 @@ function whatSurvives(run: LiveRun): string {
 }
 
 function notifyUnsaved(run: LiveRun, title: string, scenario: unknown, error: unknown): void {
-  const model = run.model as WithSavedAs;
+  const model = run.model;
   const key = `unsaved:${run.id}`;
   notify({
     tone: "error",
@@ -265,7 +242,7 @@ function notifyUnsaved(run: LiveRun, title: string, scenario: unknown, error: un
       run: async () => {
         const { blob } = await exportJsonlInSlices(model, scenario);
         const summary = await saveRun({ title, samples: model.samples.length, meanReward: meanOf(model) }, blob);
-        model.savedAs = summary.id;
+        setKeptAs(model, { state: "saved", id: summary.id });
         dismissKey(key);
         await deleteCheckpoint(run.id).catch((e: unknown) => report(run, "could not delete the checkpoint of a run that ended (a reload may offer it as interrupted)", e));
         run.releaseLock();
@@ -281,17 +258,17 @@ function storageReason(error: unknown): string {
 }
 
 /** A run shown that is no live run's end and not saved yet (an imported file): saved, or the page says why not. */
-function keepShown(model: WithSavedAs, scenario: unknown): void {
+function keepShown(model: RunModel, scenario: unknown): void {
   if (model.samples.length === 0) return;
-  model.savedAs = "pending";
+  setKeptAs(model, { state: "pending" });
   const title = titleOf(model, "finished");
   const save = async () => {
     const { blob } = await exportJsonlInSlices(model, scenario);
     const summary = await saveRun({ title, samples: model.samples.length, meanReward: meanOf(model) }, blob);
-    model.savedAs = summary.id;
+    setKeptAs(model, { state: "saved", id: summary.id });
   };
   save().catch((e: unknown) => {
-    model.savedAs = "unsaved";
+    setKeptAs(model, { state: "unsaved" });
     console.error("rollout-lab: could not save the run in this browser:", e);
     const key = `unsaved-shown:${title}:${Math.random()}`;
     notify({
@@ -310,24 +287,36 @@ function keepShown(model: WithSavedAs, scenario: unknown): void {
   });
 }
 
-useLab.subscribe((state, prev) => {
-  const model = state.model as WithSavedAs | null;
-  if (!model) return;
-  if (state.status === "running" || state.status === "paused") begin(model, state.runScenario);
-  const run = live.get(model);
-  if (run && state.status !== prev.status && (state.status === "finished" || state.status === "failed")) {
-    end(run, state.status, state.error, state.runScenario);
-  } else if (!run && state.status === "finished" && !state.preview && !model.savedAs && model.summary.status !== "running") {
-    // A finished run shown that no live run of this page was (an imported file): kept like one.
-    keepShown(model, state.runScenario);
-  }
-});
-
-// The page going away (reload, close, navigation) or into the background: write what is there now.
-if (typeof window !== "undefined") {
+/**
+ * Keeps the runs of `session`: a run that starts is checkpointed while it is live and saved once it ended (or
+ * failed); a finished run shown that no live run of this page was (an imported file) is saved like one. The page
+ * going away (reload, close, navigation) or into the background writes what is there now. Returns the disconnect.
+ */
+export function keepRunsOf(session: RunSession): () => void {
+  const off = session.on((event) => {
+    if (event.type === "started") begin(event.model, event.scenario);
+    else if (event.type === "ended" || event.type === "failed") {
+      const run = live.get(event.model);
+      if (run) end(run, event.type === "ended" ? "finished" : "failed", event.type === "failed" ? event.error : null, event.scenario);
+    } else if (event.type === "shown") keepIfImported(event.shown);
+  });
+  if (typeof window === "undefined") return off;
   const flush = () => live.forEach((run) => checkpointNow(run));
+  const hidden = () => document.visibilityState === "hidden" && flush();
   window.addEventListener("pagehide", flush);
-  document.addEventListener("visibilitychange", () => document.visibilityState === "hidden" && flush());
+  document.addEventListener("visibilitychange", hidden);
+  return () => {
+    off();
+    window.removeEventListener("pagehide", flush);
+    document.removeEventListener("visibilitychange", hidden);
+  };
+}
+
+/** A finished run shown that is not kept yet and was no live run of this page (an imported file) is saved. */
+function keepIfImported(shown: Shown): void {
+  const { model } = shown;
+  if (!model || shown.kind !== "imported" || shown.status !== "finished" || live.has(model) || keptAsOf(model) || model.summary.status === "running") return;
+  keepShown(model, shown.scenario);
 }
 
 export async function listRecoverable(): Promise<CheckpointSummary[]> {
@@ -388,6 +377,7 @@ export async function recoveredRun(
  * superseded once saved, it is not shown (it is among the saved runs).
  */
 export async function openRecoveredRead(
+  session: RunSession,
   recovered: RecoveredRun,
   read: Pick<JsonlReadResult, "samples" | "footer">,
   skipped = 0,
@@ -399,12 +389,12 @@ export async function openRecoveredRead(
   const save = () => saveRun({ title, samples: recovered.progress.total, meanReward }, recovered.jsonl);
   let failure: unknown = null;
   try {
-    (model as WithSavedAs).savedAs = (await save()).id;
+    setKeptAs(model, { state: "saved", id: (await save()).id });
   } catch (e) {
     failure = e;
-    (model as WithSavedAs).savedAs = "unsaved";
+    setKeptAs(model, { state: "unsaved" });
   }
-  const shown = useLab.getState().show(model, scenario as never, "finished", claim);
+  const shown = session.show({ model, scenario: scenario as Scenario | null, kind: "recovered" }, claim ? { claim } : {});
   if (failure === null) {
     await deleteCheckpoint(recovered.id);
     changed();
@@ -421,7 +411,7 @@ export async function openRecoveredRead(
     retry: {
       label: "Try saving again",
       run: async () => {
-        (model as WithSavedAs).savedAs = (await save()).id;
+        setKeptAs(model, { state: "saved", id: (await save()).id });
         dismissKey(key);
         await deleteCheckpoint(recovered.id);
         changed();

@@ -1,6 +1,6 @@
 /**
  * When the page draws a live run: at most once per animation frame, and no more often than keeps drawing within a
- * share of the main thread. After each update the time its synchronous work took (the store's update and React's
+ * share of the main thread. After each update the time its synchronous work took (the run's publish and React's
  * render of it, which React runs in a microtask of the same task) is measured, and the next update waits long
  * enough that drawing takes at most `share` of the time: a small run is drawn at every frame, a 1,000-sample run
  * whose render takes 20 ms about every 60 ms (its style, layout and paint come on top: they grow with the same
@@ -31,7 +31,7 @@ export function renderBudget(flush: () => void, options: RenderBudgetOptions = {
     pending = false;
     const start = now();
     flush();
-    // Queued after React's own render microtask (scheduled by the store update above): runs once it is done.
+    // Queued after React's own render microtask (scheduled by the publish above): runs once it is done.
     microtask(() => {
       const cost = now() - start;
       nextAt = now() + Math.min(maxWait, (cost * (1 - share)) / share);

@@ -1,22 +1,27 @@
 /**
  * The live state of one run, built from the core's event stream alone (so a replayed or imported run looks the same
- * as a live one). It is a plain mutable object kept outside React's state: components read it, and subscribe to a
- * version number that the store bumps at most once per animation frame (large payloads stay out of reactive state).
+ * as a live one). It is a plain mutable object kept outside React's state: views read it, and subscribe to it
+ * (`subscribe`, `snapshot`): whoever changes it publishes the change (large payloads stay out of reactive state).
  *
  * Messages are stored compactly (src/app/run/compact-messages.ts): each sample's token ids and log-probabilities sit
  * in two typed arrays of its own, and a message's `token_ids` / `generation_logprobs` read as fresh plain arrays.
  * Readers that only count tokens use `tokenCount` (re-exported here).
  */
 
-import type { Message, Metadata, RolloutEvent, RolloutMode, TerminationReason, Violation } from "../../core/index.js";
+import type { Message, Metadata, RolloutEvent, RolloutMode, TerminationReason } from "../../core/index.js";
 import { compactMessage, packOf, TokenPack, withKeys } from "./compact-messages.js";
 
 export { tokenCount } from "./compact-messages.js";
 
 export type SampleState = "waiting" | "generating" | "environment" | "done";
 
+type EnvStepEvent = Extract<RolloutEvent, { type: "env_step" }>;
+
+/** What the environment answered in a turn: the core's `env_step` fields, as they are before it answered. */
+type EnvAnswer = Pick<EnvStepEvent, "rewardComponents" | "terminated" | "truncatedContext" | "violations" | "metadata" | "stopStrings">;
+
 /** One turn of one sample: its spans on the timeline, what it produced and what the environment answered. */
-export interface TurnView {
+export interface TurnView extends EnvAnswer {
   turn: number;
   /** Milliseconds since the run started. */
   genStart: number;
@@ -30,15 +35,8 @@ export interface TurnView {
   assistantIndex: number | null;
   observationIndex: number | null;
   responseTruncated: boolean;
+  /** Null until the environment answered. */
   reward: number | null;
-  rewardComponents: Record<string, number> | null;
-  terminated: boolean;
-  truncatedContext: boolean;
-  violations: Violation[];
-  /** The environment state after this turn (what the environment view draws). */
-  metadata: Metadata;
-  /** The stop strings the next turn uses, from the env step (undefined in runs recorded without them). */
-  stopStrings?: string[] | null;
 }
 
 export interface SampleView {
@@ -72,6 +70,12 @@ export interface RunSummary {
   lastT: number;
 }
 
+/** A run model as published: the same model, and the version it was at (a new object for each version). */
+export interface RunSnapshot {
+  readonly model: RunModel;
+  readonly version: number;
+}
+
 export class RunModel {
   readonly samples: SampleView[] = [];
   readonly summary: RunSummary = {
@@ -90,7 +94,29 @@ export class RunModel {
    * are the message logs (the live worker does not send the column; an import's is the samples' own lines).
    */
   finalBatch: Record<string, unknown[]> | null = null;
+  /** Bumped by every change. */
   version = 0;
+  /**
+   * What the views draw (`useRun`): an immutable token of the version `publish` last announced, so a view's memo
+   * recomputes from this mutable model exactly when it publishes. A live run publishes at most once per frame (its
+   * session's render budget), so 200 events a second cost a few renders a second.
+   */
+  snapshot: RunSnapshot = { model: this, version: 0 };
+  private listeners = new Set<() => void>();
+
+  /** Calls `listener` each time a new snapshot is published (for `useSyncExternalStore`). */
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  /** Announces the changes made since the last call to the views. */
+  publish(): void {
+    if (this.snapshot.version === this.version) return;
+    this.snapshot = { model: this, version: this.version };
+    for (const listener of [...this.listeners]) listener();
+  }
+
   /** Each sample's token ids and log-probabilities (by sample index). */
   private packs: TokenPack[] = [];
 
@@ -209,13 +235,9 @@ export class RunModel {
         s.messages.push(compactMessage(event.observation, this.pack(event.sample)));
         t.observationIndex = s.messages.length - 1;
         t.envEnd = event.t;
-        t.reward = event.reward;
-        t.rewardComponents = event.rewardComponents;
-        t.terminated = event.terminated;
-        t.truncatedContext = event.truncatedContext;
-        t.violations = event.violations;
-        t.metadata = event.metadata;
-        if (event.stopStrings !== undefined) t.stopStrings = event.stopStrings;
+        const { reward, rewardComponents, terminated, truncatedContext, violations, metadata, stopStrings } = event;
+        Object.assign(t, { reward, rewardComponents, terminated, truncatedContext, violations, metadata });
+        if (stopStrings !== undefined) t.stopStrings = stopStrings;
         s.totalReward += event.reward;
         s.state = "waiting";
         return;

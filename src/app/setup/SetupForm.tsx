@@ -57,9 +57,8 @@ function Group(props: { title: string; children: ReactNode }) {
 
 /** Set up a run: environment, dataset, policy, sampling, rollout limits, structured tools and the penalty. */
 export function SetupForm() {
-  const setup = useLab((s) => s.setup);
-  const update = useLab((s) => s.updateSetup);
-  const addFile = useLab((s) => s.addFile);
+  const setup = useLab((s) => s.form.setup);
+  const { updateSetup: update, addFile } = useLab.getState().form;
   const set = <K extends keyof Setup>(key: K) => (value: Setup[K]) => update({ [key]: value } as Partial<Setup>);
   const userEnvironments = useUserEnvironments((s) => s.environments).filter((e) => e.status === "ready" && e.description);
   const chooseEnv = (env: EnvName) => {

@@ -10,12 +10,12 @@ import type { Metadata } from "../../core/index.js";
 import { findEnvironment, type EnvironmentLookup, type EnvView as EnvViewData } from "../../envs/index.js";
 import { pageEnvironmentLookup, useUserEnvironments } from "../envs/user-environments.js";
 import type { RunModel } from "../run/run-model.js";
+import { useRun } from "../session/hooks.js";
 import { envStateAt } from "./charts/run-states.js";
 import "./views.css";
 
 export interface EnvViewProps {
   model: RunModel;
-  version: number;
   sample: number;
   /** The turn whose resulting state to show; null for the latest. */
   turn: number | null;
@@ -23,11 +23,12 @@ export interface EnvViewProps {
   envName: string | null;
 }
 
-export function EnvView({ model, version, sample, turn, envName }: EnvViewProps) {
+export function EnvView({ model, sample, turn, envName }: EnvViewProps) {
+  const run = useRun(model);
   // A user environment that loads (or hot-reloads) later draws its view again.
   const userEnvironments = useUserEnvironments((s) => s.environments);
-  const state = useMemo(() => envStateAt(model, sample, turn), [model, version, sample, turn]);
-  const pending = useMemo(() => state && viewOf(envName, state.metadata, pageEnvironmentLookup()), [state, envName, userEnvironments]);
+  const state = useMemo(() => envStateAt(run.model, sample, turn), [run, sample, turn]);
+  const pending = useMemo(() => state && viewOf(envName, state.metadata, pageEnvironmentLookup(userEnvironments)), [state, envName, userEnvironments]);
   const [resolved, setResolved] = useState<{ for: unknown; view: EnvViewData } | null>(null);
   useEffect(() => {
     if (!(pending instanceof Promise)) return;

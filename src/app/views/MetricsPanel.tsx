@@ -6,7 +6,8 @@
 
 import { memo, useMemo } from "react";
 import { generatedTokens, liveMetrics, type MetricValue } from "../run/live-metrics.js";
-import type { RunModel } from "../run/run-model.js";
+import type { RunModel, RunSnapshot } from "../run/run-model.js";
+import { useRun } from "../session/hooks.js";
 import { BarChart, type Bar } from "./charts/BarChart.js";
 import { useThrottledValue } from "./useThrottled.js";
 import { formatNumber, histogramBins, meanByIndex, type Bin } from "./charts/bins.js";
@@ -14,22 +15,23 @@ import "./views.css";
 
 export interface MetricsPanelProps {
   model: RunModel;
-  version: number;
   invalidActionEnabled: boolean;
 }
 
 /** While a run is live, the metrics (computed over every sample and turn) follow it at most this often. */
 export const LIVE_METRICS_MS = 500;
 
-export function MetricsPanel({ model, version, invalidActionEnabled }: MetricsPanelProps) {
-  const shown = useThrottledValue(version, model.summary.status === "running" ? LIVE_METRICS_MS : 0);
-  return <MetricsBody model={model} version={shown} invalidActionEnabled={invalidActionEnabled} />;
+export function MetricsPanel({ model, invalidActionEnabled }: MetricsPanelProps) {
+  const run = useRun(model);
+  const shown = useThrottledValue(run, model.summary.status === "running" ? LIVE_METRICS_MS : 0);
+  return <MetricsBody run={shown} invalidActionEnabled={invalidActionEnabled} />;
 }
 
-const MetricsBody = memo(function MetricsBody({ model, version, invalidActionEnabled }: MetricsPanelProps) {
-  const metrics = useMemo(() => liveMetrics(model, { invalidActionEnabled }), [model, version, invalidActionEnabled]);
+const MetricsBody = memo(function MetricsBody({ run, invalidActionEnabled }: { run: RunSnapshot; invalidActionEnabled: boolean }) {
+  const { model } = run;
+  const metrics = useMemo(() => liveMetrics(run.model, { invalidActionEnabled }), [run, invalidActionEnabled]);
   const charts = useMemo(() => {
-    const samples = model.samples;
+    const samples = run.model.samples;
     return {
       rewards: histogramBars(histogramBins(samples.map((s) => s.totalReward), 16), "sample"),
       turns: histogramBars(histogramBins(samples.map((s) => s.turns.filter(Boolean).length), 24), "sample"),
@@ -41,7 +43,7 @@ const MetricsBody = memo(function MetricsBody({ model, version, invalidActionEna
         }),
       ),
     };
-  }, [model, version]);
+  }, [run]);
   const final = model.summary.metrics !== null;
   const entries = Object.entries(metrics);
   return (

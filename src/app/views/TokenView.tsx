@@ -33,7 +33,6 @@ import "./views.css";
 
 export interface TokenViewProps {
   sample: SampleView;
-  version: number;
   /** `decode` is optional; with it the decoded sequence is exact for multi-byte characters. */
   tokenizer: TokenTexts;
 }

@@ -2,7 +2,7 @@
  * The message log of one sample, turn by turn: the prompt, then each turn's assistant message (segments, tool calls,
  * violations) and observation (raw or wrapped), with rewards, the running total and how the sample ended.
  *
- * The sample is a mutable object that the store re-renders by `version`; finished turns are memoized on what can
+ * The sample is a mutable object, drawn again each time its run publishes; finished turns are memoized on what can
  * still change about them, so a long transcript stays cheap while a run streams.
  *
  * A transcript of more than VIRTUALIZE_AFTER_TURNS turns renders only the turns near the screen (the document
@@ -23,7 +23,6 @@ import "./views.css";
 
 export interface TranscriptProps {
   sample: SampleView;
-  version: number;
   selectedTurn: number | null;
   onSelectTurn(turn: number): void;
   structured: StructuredView | null;
@@ -66,22 +65,14 @@ export function Transcript(props: TranscriptProps) {
   const totals = runningTotals(sample.turns);
   const thinkingStyle = structured?.enabled ? structured.thinkingStyle : "paired";
 
-  // Stable callbacks, so memoized turns do not re-render when the parent passes a new function.
-  const onSelectRef = useRef(props.onSelectTurn);
-  onSelectRef.current = props.onSelectTurn;
-  const select = useCallback((turn: number) => onSelectRef.current(turn), []);
-  const onForkRef = useRef(props.onFork);
-  onForkRef.current = props.onFork;
-  const fork = useCallback((turn: number) => onForkRef.current?.(turn), []);
+  // Memoized turns re-render when these change: the parent passes stable callbacks.
+  const select = props.onSelectTurn;
+  const fork = props.onFork;
   const canFork = Boolean(props.onFork && props.canFork);
   const turnElements = useRef(new Map<number, HTMLLIElement>());
-  // While the turn list is virtual: its measurer (each rendered turn's element carries its list index).
-  const measureRef = useRef<((el: HTMLLIElement) => void) | null>(null);
   const register = useCallback((turn: number, el: HTMLLIElement | null) => {
-    if (el) {
-      turnElements.current.set(turn, el);
-      if (el.dataset.index !== undefined) measureRef.current?.(el);
-    } else turnElements.current.delete(turn);
+    if (el) turnElements.current.set(turn, el);
+    else turnElements.current.delete(turn);
   }, []);
 
   const turns = sample.turns.filter((t): t is TurnView => Boolean(t));
@@ -99,7 +90,7 @@ export function Transcript(props: TranscriptProps) {
   // "Go to turn" scrolls to its turn even when that turn is already the selected one.
   const [goRequest, setGoRequest] = useState(0);
   const goToTurn = (turn: number) => {
-    onSelectRef.current(turn);
+    select(turn);
     setGoRequest((n) => n + 1);
   };
 
@@ -109,10 +100,12 @@ export function Transcript(props: TranscriptProps) {
     scrollToTurn(selectedTurn);
   }, [sample, selectedTurn, selectedExists, goRequest, scrollToTurn]);
 
-  const renderTurn = (t: TurnView, index?: number) => (
+  // In a virtual list, `measure` is its measurer (each rendered turn's element carries its list index).
+  const renderTurn = (t: TurnView, index?: number, measure?: (el: HTMLLIElement) => void) => (
     <TurnBlock
       key={t.turn}
       index={index}
+      measure={measure ?? null}
       turn={t}
       stamp={turnStamp(t)}
       assistant={t.assistantIndex === null ? null : (sample.messages[t.assistantIndex] ?? null)}
@@ -124,7 +117,7 @@ export function Transcript(props: TranscriptProps) {
       tokenizer={tokenizer}
       onSelect={select}
       register={register}
-      onFork={canFork ? fork : null}
+      onFork={canFork && fork ? fork : null}
       notes={props.turnNotes?.get(t.turn) ?? NO_NOTES}
     />
   );
@@ -158,7 +151,7 @@ export function Transcript(props: TranscriptProps) {
         ))}
         {!virtual && turns.map((t) => renderTurn(t))}
       </ol>
-      {virtual && <VirtualTurns key={sample.sample} turns={turns} render={renderTurn} api={virtualApi} measureRef={measureRef} />}
+      {virtual && <VirtualTurns key={sample.sample} turns={turns} render={renderTurn} apiRef={virtualApi} />}
       <SampleEnd sample={sample} />
     </div>
   );
@@ -174,11 +167,10 @@ interface VirtualTurnsApi {
  */
 function VirtualTurns(props: {
   turns: readonly TurnView[];
-  render(turn: TurnView, index: number): ReactNode;
-  api: RefObject<VirtualTurnsApi | null>;
-  measureRef: RefObject<((el: HTMLLIElement) => void) | null>;
+  render(turn: TurnView, index: number, measure: (el: HTMLLIElement) => void): ReactNode;
+  apiRef: RefObject<VirtualTurnsApi | null>;
 }) {
-  const { turns, render, api, measureRef } = props;
+  const { turns, render, apiRef } = props;
   const listRef = useRef<HTMLDivElement>(null);
   const [scrollMargin, setScrollMargin] = useState(0);
   const virtualizer = useWindowVirtualizer({
@@ -193,21 +185,17 @@ function VirtualTurns(props: {
     // frame, with its style, layout and paint): two shorter tasks instead of one. The overscan covers a wheel step.
     useFlushSync: false,
   });
-  measureRef.current = virtualizer.measureElement;
-  const turnsRef = useRef(turns);
-  turnsRef.current = turns;
   useLayoutEffect(() => {
-    api.current = {
+    apiRef.current = {
       scrollToTurn(turn) {
-        const index = turnsRef.current.findIndex((t) => t.turn === turn);
+        const index = turns.findIndex((t) => t.turn === turn);
         if (index >= 0) virtualizer.scrollToIndex(index, { align: "start" });
       },
     };
     return () => {
-      api.current = null;
-      measureRef.current = null;
+      apiRef.current = null;
     };
-  }, [api, measureRef, virtualizer]);
+  }, [apiRef, turns, virtualizer]);
   // Where the list starts in the document: now, and again whenever the document's size changes (what is above the
   // list grew or shrank, the window was resized), read where the layout is fresh.
   useLayoutEffect(() => {
@@ -228,7 +216,7 @@ function VirtualTurns(props: {
   return (
     <div ref={listRef} className="tx-virtual" style={{ height: virtualizer.getTotalSize() }}>
       <ol className="tx-log" style={{ transform: `translateY(${offset}px)` }}>
-        {items.map((item) => render(turns[item.index]!, item.index))}
+        {items.map((item) => render(turns[item.index]!, item.index, virtualizer.measureElement))}
       </ol>
     </div>
   );
@@ -287,10 +275,12 @@ const TurnBlock = memo(function TurnBlock(props: {
   tokenizer: Tokenizer;
   onSelect(turn: number): void;
   register(turn: number, el: HTMLLIElement | null): void;
+  /** A virtual list's measurer of the turn's element. */
+  measure: ((el: HTMLLIElement) => void) | null;
   onFork: ((turn: number) => void) | null;
   notes: readonly TurnNote[];
 }) {
-  const { index, turn: t, assistant, observation, total, selected, structured, thinkingStyle, tokenizer, onSelect, register, onFork, notes } = props;
+  const { index, turn: t, assistant, observation, total, selected, structured, thinkingStyle, tokenizer, onSelect, register, measure, onFork, notes } = props;
   const n = t.turn;
   const wrapped =
     observation && structured?.enabled
@@ -310,7 +300,10 @@ const TurnBlock = memo(function TurnBlock(props: {
       className={selected ? "tx-turn selected" : "tx-turn"}
       aria-current={selected ? "step" : undefined}
       tabIndex={0}
-      ref={(el) => register(n, el)}
+      ref={(el) => {
+        register(n, el);
+        if (el && measure) measure(el);
+      }}
       onClick={() => onSelect(n)}
       onKeyDown={(e) => {
         if (e.target === e.currentTarget && (e.key === "Enter" || e.key === " ")) {

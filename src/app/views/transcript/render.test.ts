@@ -57,7 +57,7 @@ describe("Transcript (server-rendered)", () => {
   it("escapes hostile text everywhere and shows turns, calls, violations and the stream", () => {
     const model = runModel(chatPrompt("hi", null));
     const html = renderToStaticMarkup(
-      createElement(Transcript, { sample: model.samples[0]!, version: model.version, selectedTurn: 0, onSelectTurn: () => {}, structured }),
+      createElement(Transcript, { sample: model.samples[0]!, selectedTurn: 0, onSelectTurn: () => {}, structured }),
     );
     expect(html).not.toMatch(/<img|<script|<b>/);
     expect(html).toContain("&lt;img src=x onerror=alert(1)&gt;");
@@ -77,7 +77,7 @@ describe("Transcript (server-rendered)", () => {
     const model = runModel("hello");
     model.apply({ type: "sample_end", t: 9, sample: 0, idx: 0, termination: "error", error: `boom ${HOSTILE}`, totalReward: 0.5, turns: 2 });
     const html = renderToStaticMarkup(
-      createElement(Transcript, { sample: model.samples[0]!, version: model.version, selectedTurn: null, onSelectTurn: () => {}, structured: null }),
+      createElement(Transcript, { sample: model.samples[0]!, selectedTurn: null, onSelectTurn: () => {}, structured: null }),
     );
     expect(html).toContain("Ended: <strong>error</strong>");
     expect(html).toContain("boom &lt;img");
@@ -87,7 +87,7 @@ describe("Transcript (server-rendered)", () => {
   it("collapses a long prompt to its first lines", () => {
     const long = Array.from({ length: 50 }, (_, i) => `line ${i}`).join("\n");
     const html = renderToStaticMarkup(
-      createElement(Transcript, { sample: runModel(long).samples[0]!, version: 1, selectedTurn: null, onSelectTurn: () => {}, structured: null }),
+      createElement(Transcript, { sample: runModel(long).samples[0]!, selectedTurn: null, onSelectTurn: () => {}, structured: null }),
     );
     expect(html).toContain("line 5");
     expect(html).not.toContain("line 6\n");
@@ -98,7 +98,7 @@ describe("Transcript (server-rendered)", () => {
 describe("TokenView (server-rendered)", () => {
   it("draws chips with escaped text, logprob colours and special marks", () => {
     const model = runModel("hi");
-    const html = renderToStaticMarkup(createElement(TokenView, { sample: model.samples[0]!, version: 1, tokenizer: byteLevelTokenizer }));
+    const html = renderToStaticMarkup(createElement(TokenView, { sample: model.samples[0]!, tokenizer: byteLevelTokenizer }));
     expect(html).not.toMatch(/<img|<script/);
     expect(html).toContain('class="tk-chip generated" style="background:hsl(120 70% 82%)"');
     expect(html).toContain('class="tk-chip generated special"');
@@ -109,7 +109,7 @@ describe("TokenView (server-rendered)", () => {
 
   it("keeps a long message collapsed", () => {
     const model = runModel("x".repeat(5000));
-    const html = renderToStaticMarkup(createElement(TokenView, { sample: model.samples[0]!, version: 1, tokenizer: byteLevelTokenizer }));
+    const html = renderToStaticMarkup(createElement(TokenView, { sample: model.samples[0]!, tokenizer: byteLevelTokenizer }));
     expect(html).toContain("show 5000 tokens");
     expect(html.split('class="tk-chip prompt"').length - 1).toBeLessThan(10);
   });

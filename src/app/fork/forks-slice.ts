@@ -3,25 +3,30 @@
  * page's memory while that original is the lab's run (a new run starts a new tree; forks are not saved in the
  * browser on their own, but an export while a fork is shown writes it).
  *
- * A fork runs through the lab's own worker and becomes the run the controls act on (pause, step, stop); the lab
- * shows it as it shows any run (its model is the original's kept turns followed by the fork's, fork-model.ts).
- * Switching between the original and its forks swaps what the lab shows; the original's state (scenario, result,
- * status) is kept aside while a fork is shown.
+ * A fork is a run the page's session starts with a fork plan (../session/run-session.ts): it runs through the lab's
+ * own worker, becomes the run the controls act on (pause, step, stop), and is shown as any run is (its model is the
+ * original's kept turns followed by the fork's, fork-model.ts). Switching between the original and its forks swaps
+ * what the session shows (a fork under way goes on); the original's state (scenario, result, status) is kept aside
+ * while a fork is shown. Each fork's state follows the session's events.
+ *
+ * A slice of the page's store (../state/lab-state.ts).
  */
 
-import { create } from "zustand";
 import type { RolloutResultJson } from "../../scenario/result.js";
 import type { Scenario } from "../../scenario/schema.js";
-import { useCompare } from "../compare/compare-store.js";
-import { environmentPortsFor } from "../envs/user-environments.js";
+import type { CompareFile, CompareSide } from "../compare/compare-slice.js";
+import { setKeptAs } from "../run/kept-as.js";
 import type { RunModel } from "../run/run-model.js";
-import { labRuns, useLab, type RunStatus } from "../store.js";
+import { isLive, type RunSession, type RunStatus, type ShownKind } from "../session/run-session.js";
+import type { SliceSet } from "../state/slice.js";
+import type { ModelSettings } from "../worker/protocol.js";
 import { forkedRunModel } from "./fork-model.js";
 import { ForkError, planFork, type ForkPlan, type ForkRequest } from "./fork-scenario.js";
 
 /** What the lab showed for the original run, set aside while a fork is shown. */
 interface RootRun {
   model: RunModel;
+  kind: Exclude<ShownKind, "none" | "preview">;
   scenario: Scenario | null;
   result: RolloutResultJson | null;
   status: RunStatus;
@@ -55,12 +60,10 @@ export interface ForkEditorTarget {
 
 export type TurnNote = { kind: "kept" | "fork-point" | "branch"; text: string };
 
-interface ForkState {
+export interface ForksSlice {
   forks: ForkRecord[];
   editor: ForkEditorTarget | null;
   message: string | null;
-  /** A tab the page should switch to (the comparison), with a counter so the same request twice is seen twice. */
-  tabRequest: { tab: "compare"; n: number } | null;
   openEditor(turn: number): void;
   closeEditor(): void;
   /** Plans and starts a fork of the editor's sample and turn; false (with `message`) when it cannot. */
@@ -71,8 +74,17 @@ interface ForkState {
   compare(id: string): void;
 }
 
+export interface ForksDeps {
+  session: RunSession;
+  /** The sample the lab looks at in the run shown. */
+  selected(): number;
+  /** What a run of the lab's set-up may use (the hub, a local folder, files). */
+  settings(): ModelSettings;
+  /** Puts `files` among the comparison's sources, compares `a` with `b`, and opens the comparison. */
+  openComparison(files: (existing: CompareFile[]) => CompareFile[], a: CompareSide, b: CompareSide): void;
+}
+
 let counter = 0;
-let tabCounter = 0;
 
 export const forkOfModel = (forks: readonly ForkRecord[], model: RunModel | null): ForkRecord | undefined =>
   model ? forks.find((f) => f.model === model) : undefined;
@@ -102,62 +114,50 @@ export function turnNotesFor(forks: readonly ForkRecord[], model: RunModel | nul
   return notes;
 }
 
-/** Coalesces model changes into one store update per frame (as the lab does for its own runs). */
-function frameScheduler(flush: () => void): () => void {
-  let pending = false;
-  const schedule = typeof requestAnimationFrame === "function" ? requestAnimationFrame : (f: () => void) => setTimeout(f, 16);
-  return () => {
-    if (pending) return;
-    pending = true;
-    schedule(() => {
-      pending = false;
-      flush();
-    });
+export function createForksSlice(set: SliceSet<ForksSlice>, get: () => ForksSlice, deps: ForksDeps): ForksSlice {
+  const { session } = deps;
+  const update = (model: RunModel, changes: Partial<ForkRecord>) => {
+    if (!get().forks.some((f) => f.model === model)) return;
+    set((s) => ({ forks: s.forks.map((f) => (f.model === model ? { ...f, ...changes } : f)) }));
   };
-}
-
-export const useForks = create<ForkState>((set, get) => {
-  const update = (id: string, changes: Partial<ForkRecord>) =>
-    set({ forks: get().forks.map((f) => (f.id === id ? { ...f, ...changes } : f)) });
   const byId = (id: string) => get().forks.find((f) => f.id === id);
 
-  /** Keeps the state of the fork the lab shows (a pause, a stop) before the lab shows something else. */
-  const rememberShown = () => {
-    const lab = useLab.getState();
-    const shown = forkOfModel(get().forks, lab.model);
-    if (shown) update(shown.id, { status: lab.status, error: lab.error });
-  };
+  // Each fork's state follows its run's.
+  session.on((event) => {
+    if (event.type === "status") update(event.model, { status: event.status });
+    else if (event.type === "ended") update(event.model, { status: "finished", result: event.result, error: null });
+    else if (event.type === "failed") update(event.model, { status: "failed", result: null, error: event.error });
+  });
 
   return {
     forks: [],
     editor: null,
     message: null,
-    tabRequest: null,
 
     openEditor(turn) {
-      const { model, selected } = useLab.getState();
+      const { model } = session.state;
       if (!model) return;
-      set({ editor: { model, sample: selected, turn }, message: null });
+      set({ editor: { model, sample: deps.selected(), turn }, message: null });
     },
     closeEditor: () => set({ editor: null, message: null }),
 
     runFork(request) {
-      const lab = useLab.getState();
+      const shown = session.state;
       const target = get().editor;
-      const model = lab.model;
+      const model = shown.model;
       if (!target || !model || target.model !== model) return false;
-      if (lab.status === "running" || lab.status === "paused") {
+      if (isLive(shown.status)) {
         set({ message: "wait for the run to end (or stop it) before forking" });
         return false;
       }
-      const running = get().forks.find((f) => f.status === "running" || f.status === "paused");
+      const running = get().forks.find((f) => isLive(f.status));
       if (running) {
         set({ message: `fork ${running.id} is still running: wait for it to end (or show it and stop it) before forking again` });
         return false;
       }
-      const scenario = lab.runScenario;
+      const scenario = shown.scenario;
       const sample = model.samples[target.sample];
-      if (!scenario || !sample) {
+      if (!scenario || !sample || shown.kind === "none" || shown.kind === "preview") {
         set({ message: "this run has no scenario to fork (an imported run without one)" });
         return false;
       }
@@ -181,13 +181,12 @@ export const useForks = create<ForkState>((set, get) => {
         return false;
       }
 
-      rememberShown();
       const root: RootRun = parent
         ? parent.root
-        : { model, scenario, result: lab.result, status: lab.status, error: lab.error };
+        : { model, kind: shown.kind, scenario, result: shown.result, status: shown.status, error: shown.error };
       const forked = forkedRunModel({ sample, summary: model.summary }, plan);
-      // Not saved in the browser as a run of its own (KeepAndShare saves finished runs that are not yet saved).
-      (forked.model as { savedAs?: string }).savedAs = "fork";
+      // Kept with its original's forks, not saved in the browser as a run of its own (../run/recovery.ts).
+      setKeptAs(forked.model, { state: "fork" });
       const id = String(++counter);
       const record: ForkRecord = {
         id,
@@ -205,60 +204,16 @@ export const useForks = create<ForkState>((set, get) => {
       };
       // Forks of another tree (an earlier run) are dropped: the list belongs to the run shown.
       set({ forks: [...forks.filter((f) => f.root.model === root.model), record], editor: null, message: null });
-
-      useLab.setState({
-        model: forked.model,
-        version: forked.model.version,
-        runScenario: plan.scenario,
-        result: null,
-        status: "running",
-        error: null,
-        selected: 0,
-        selectedTurn: plan.turn,
-        modelStatus: null,
-        humanRequests: [],
+      session.start(plan.scenario, {
+        settings: { ...deps.settings(), fork: plan.continuation },
+        fork: { model: forked.model, apply: forked.apply, select: { selected: 0, selectedTurn: plan.turn } },
       });
-
-      const bump = frameScheduler(() => {
-        if (useLab.getState().model === forked.model) useLab.setState({ version: forked.model.version });
-      });
-      const { remoteHost, localFolder, files } = useLab.getState();
-      const handle = labRuns.client.run(
-        plan.scenario,
-        {
-          onModel: (modelStatus) => {
-            if (useLab.getState().model === forked.model) useLab.setState({ modelStatus });
-          },
-          onEvent: (event) => {
-            forked.apply(event);
-            bump();
-          },
-        },
-        {
-          ...(remoteHost.trim() ? { remoteHost: remoteHost.trim().replace(/\/?$/, "/") } : {}),
-          ...(localFolder ? { localFiles: localFolder.files } : {}),
-          files,
-          fork: plan.continuation,
-        },
-        environmentPortsFor(Object.values(plan.scenario.envs).map((e) => e.env)),
-      );
-      labRuns.adopt(handle);
-      const finish = (status: RunStatus, result: RolloutResultJson | null, error: string | null) => {
-        update(id, { status, result, error });
-        if (useLab.getState().model === forked.model) useLab.setState({ status, result, error, version: forked.model.version });
-      };
-      handle.result.then(
-        (result) => finish("finished", result, null),
-        (e: Error) => finish("failed", null, e.message),
-      );
       return true;
     },
 
     show(id) {
-      const lab = useLab.getState();
       const forks = get().forks;
-      const shown = forkOfModel(forks, lab.model);
-      rememberShown();
+      const shown = forkOfModel(forks, session.state.model);
       set({ editor: null, message: null });
       if (id === null) {
         if (!shown) return;
@@ -266,45 +221,36 @@ export const useForks = create<ForkState>((set, get) => {
         // The original's sample this branch of forks grew from.
         let first: ForkRecord = shown;
         for (let up = byId(first.parentId ?? ""); up; up = byId(up.parentId ?? "")) first = up;
-        const selected = first.sample;
-        useLab.setState({ model: root.model, version: root.model.version, runScenario: root.scenario, result: root.result, status: root.status, error: root.error, selected, selectedTurn: null });
+        session.show({ ...root, select: { selected: first.sample, selectedTurn: null } }, { keepLive: true });
         return;
       }
       const fork = byId(id);
       if (!fork) return;
-      useLab.setState({
-        model: fork.model,
-        version: fork.model.version,
-        runScenario: fork.plan.scenario,
-        result: fork.result,
-        status: fork.status,
-        error: fork.error,
-        selected: 0,
-        selectedTurn: fork.plan.turn,
-      });
+      session.show(
+        { model: fork.model, kind: "fork", scenario: fork.plan.scenario, result: fork.result, status: fork.status, error: fork.error, select: { selected: 0, selectedTurn: fork.plan.turn } },
+        { keepLive: true },
+      );
     },
 
     compare(id) {
       const fork = byId(id);
       if (!fork) return;
-      const compare = useCompare.getState();
       const tree = new Set<RunModel>([fork.root.model, ...get().forks.filter((f) => f.root === fork.root).map((f) => f.model)]);
-      // Fork sources of other trees are dropped; the user's own files stay.
-      const files = compare.files.filter((f) => !f.id.startsWith("fork") || tree.has(f.model));
-      const ensure = (fileId: string, model: RunModel, label: string) => {
-        if (!files.some((f) => f.id === fileId)) files.push({ id: fileId, name: label, label, model });
-      };
       const parentKey = fork.parentId ? `fork-${fork.parentId}` : "fork-original";
-      ensure(parentKey, fork.parentModel, fork.parentId ? `Fork ${fork.parentId}: ${byId(fork.parentId)?.label ?? ""}` : "The original run");
-      ensure(`fork-${fork.id}`, fork.model, `Fork ${fork.id}: ${fork.label}`);
-      useCompare.setState({
-        files,
-        a: { source: `file:${parentKey}`, sample: fork.sample },
-        b: { source: `file:fork-${fork.id}`, sample: 0 },
-        auto: false,
-        message: null,
-      });
-      set({ tabRequest: { tab: "compare", n: ++tabCounter } });
+      deps.openComparison(
+        (existing) => {
+          // Fork sources of other trees are dropped; the user's own files stay.
+          const files = existing.filter((f) => !f.id.startsWith("fork") || tree.has(f.model));
+          const ensure = (fileId: string, model: RunModel, label: string) => {
+            if (!files.some((f) => f.id === fileId)) files.push({ id: fileId, name: label, label, model });
+          };
+          ensure(parentKey, fork.parentModel, fork.parentId ? `Fork ${fork.parentId}: ${byId(fork.parentId)?.label ?? ""}` : "The original run");
+          ensure(`fork-${fork.id}`, fork.model, `Fork ${fork.id}: ${fork.label}`);
+          return files;
+        },
+        { source: `file:${parentKey}`, sample: fork.sample },
+        { source: `file:fork-${fork.id}`, sample: 0 },
+      );
     },
   };
-});
+}
