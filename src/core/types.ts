@@ -8,13 +8,23 @@
 
 import type { Violation } from "./assessment/violations.js";
 
+/** A token id: a vocabulary index, an integer from 0 to 2^31 − 1 (the page stores them as int32: src/app/run/compact-messages.ts). */
+export type TokenId = number;
+
+/**
+ * A list of token ids, as every boundary passes one: a message's `token_ids` (in a log, in the rollout events, in a
+ * compact message's fresh copy), what a tokenizer decodes. Read-only: whoever receives one does not change it (a
+ * rollout's messages are shared by its log, its events and the page's run model).
+ */
+export type TokenIds = readonly TokenId[];
+
 export type Role = "system" | "user" | "assistant" | "environment" | "tool" | (string & {});
 
 /** One message of a log. Every per-token field has the message's token count as its length. */
 export interface Message {
   role: Role;
   content: string;
-  token_ids: number[];
+  token_ids: TokenIds;
   /** Sampling log-probabilities of the generated tokens: only on assistant messages made by the rollout. */
   generation_logprobs?: number[];
   /** Per-turn verdicts stamped by the rollout when the invalid-action assessment is on and found something. */
@@ -124,7 +134,7 @@ export interface GenerationOutputSpec {
 export interface GenerateOptions {
   signal?: AbortSignal;
   /** Called for every generated token of a row, with its decoded text, by policies that stream. */
-  onToken?: (row: number, tokenId: number, text: string) => void;
+  onToken?: (row: number, tokenId: TokenId, text: string) => void;
 }
 
 export interface GenerationInterface {
@@ -140,8 +150,8 @@ export interface GenerationInterface {
 
 export interface TokenizerInterface {
   /** Encodes text without adding special tokens (added markers are still single tokens). */
-  encode(text: string): number[];
-  decode(ids: readonly number[], options?: { skipSpecialTokens?: boolean }): string;
+  encode(text: string): TokenId[];
+  decode(ids: TokenIds, options?: { skipSpecialTokens?: boolean }): string;
   readonly padTokenId: number;
   readonly eosTokenId: number;
   /** What the chat template's generation prompt adds after the assistant header (e.g. `<think>\n`), if anything. */

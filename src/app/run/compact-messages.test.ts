@@ -76,7 +76,7 @@ describe("compact messages", () => {
     expect(pack.ids.length).toBe(9);
     expect(JSON.stringify(compact.slice(0, 2))).toBe(JSON.stringify(log.slice(0, 2)));
     // A log that arrived with float64 log-probabilities (an imported file's, from the reader's Worker) stays exact.
-    const wide = compactLog([{ role: "assistant", content: "", token_ids: new Int32Array([1]) as unknown as number[], generation_logprobs: new Float64Array([-0.1]) as unknown as number[] }]);
+    const wide = compactLog([{ role: "assistant", content: "", token_ids: new Int32Array([1]), generation_logprobs: new Float64Array([-0.1]) }]);
     expect(packOf(wide[0]!)!.logprobs).toBeInstanceOf(Float64Array);
     expect(wide[0]!.generation_logprobs).toEqual([-0.1]);
   });

@@ -16,10 +16,19 @@
  * is not (an imported file's -0.1), so an import exports the numbers it read.
  */
 
-import type { Message } from "../../core/index.js";
+import type { Message, TokenId, TokenIds } from "../../core/index.js";
 import { isTokenId } from "../../scenario/jsonl-reader.js";
 
 export type LogprobArray = Float32Array | Float64Array;
+
+/**
+ * A message as it may arrive from a Worker (a run's events, an import's samples: src/app/worker/event-batch.ts
+ * `packLog`): its token ids and log-probabilities in typed arrays, or plain lists (a `Message`).
+ */
+export type PackedMessage = Omit<Message, "token_ids" | "generation_logprobs"> & {
+  token_ids: TokenIds | Int32Array;
+  generation_logprobs?: readonly number[] | LogprobArray;
+};
 
 /** Whether every value of `values` is exactly a float32 (NaN counts as one). */
 export function fitsFloat32(values: ArrayLike<number>): boolean {
@@ -115,10 +124,10 @@ const SLOT: unique symbol = Symbol("rollout-lab compact token slot");
 type Compact = Message & { [SLOT]: Slot };
 type NumberKey = "token_ids" | "generation_logprobs";
 
-function getTokenIds(this: Compact): number[] {
+function getTokenIds(this: Compact): TokenId[] {
   const { pack, at, n } = this[SLOT];
   const ids = pack.ids;
-  const out: number[] = [];
+  const out: TokenId[] = [];
   for (let i = 0; i < n; i++) out.push(ids[at + i]!);
   return out;
 }
@@ -156,7 +165,7 @@ function holding(m: Compact, key: NumberKey): "pack" | { value: unknown } | unde
 const isList = (v: unknown): v is ArrayLike<number> => Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView));
 
 /** The ids of a message as a pack stores them: an Int32Array, or a list of token ids (else null). */
-function idList(v: unknown): ArrayLike<number> | null {
+function idList(v: unknown): ArrayLike<TokenId> | null {
   if (v instanceof Int32Array) return v;
   if (!Array.isArray(v)) return null;
   for (let i = 0; i < v.length; i++) if (!isTokenId(v[i])) return null;
@@ -171,7 +180,7 @@ function logprobList(v: unknown): ArrayLike<number> | null {
   return v;
 }
 
-export function isCompact(m: Message): boolean {
+export function isCompact(m: PackedMessage): m is Compact {
   return SLOT in m;
 }
 
@@ -190,23 +199,23 @@ function stored(m: Compact, key: NumberKey): unknown {
  * integers from 0 to 2^31 − 1, what an Int32Array holds as they are), or whose `generation_logprobs` is not a list
  * of numbers, is copied as it is (a plain copy: nothing is converted).
  */
-export function compactMessage(m: Message, pack: TokenPack): Message {
+export function compactMessage(m: PackedMessage, pack: TokenPack): Message {
   let rawIds: unknown;
   let rawLp: unknown;
   if (isCompact(m)) {
-    const c = m as Compact;
     // Already there, numbers and all (compact messages are not changed in place: `withKeys` makes a new one).
-    const lpHeld = holding(c, "generation_logprobs");
-    if (c[SLOT].pack === pack && holding(c, "token_ids") === "pack" && (lpHeld === undefined || lpHeld === "pack")) return m;
-    rawIds = stored(c, "token_ids");
-    rawLp = stored(c, "generation_logprobs");
+    const lpHeld = holding(m, "generation_logprobs");
+    if (m[SLOT].pack === pack && holding(m, "token_ids") === "pack" && (lpHeld === undefined || lpHeld === "pack")) return m;
+    rawIds = stored(m, "token_ids");
+    rawLp = stored(m, "generation_logprobs");
   } else {
-    rawIds = (m as { token_ids?: unknown }).token_ids;
-    rawLp = (m as { generation_logprobs?: unknown }).generation_logprobs;
+    rawIds = m.token_ids;
+    rawLp = m.generation_logprobs;
   }
   const ids = idList(rawIds);
   const lp = rawLp === undefined ? undefined : logprobList(rawLp);
-  if (ids === null || lp === null) return { ...m };
+  // Not what a pack holds: passed on as it came (a message whose ids are typed arrays always is; this one's are junk).
+  if (ids === null || lp === null) return { ...m } as Message;
   return build(m, { pack, at: pack.appendIds(ids), n: ids.length, lpAt: lp === undefined ? -1 : pack.appendLogprobs(lp), lpN: lp?.length ?? 0 }, null, true);
 }
 
@@ -214,21 +223,21 @@ export function compactMessage(m: Message, pack: TokenPack): Message {
  * The messages of one log compact, end to end in one pack of their own, sized from the start (an import's sample,
  * a run's result); anything in the log that is no object is kept as it is.
  */
-export function compactLog<T>(log: readonly T[]): T[] {
+export function compactLog(log: readonly PackedMessage[]): Message[] {
   let ids = 0;
   let logprobs = 0;
   let wide = false;
   for (const m of log) {
     if (!m || typeof m !== "object") continue;
-    ids += tokenCount(m as unknown as Message);
-    const lp = logprobsView(m as unknown as Message);
+    ids += tokenCount(m);
+    const lp = logprobsView(m);
     if (lp) {
       logprobs += lp.length;
       wide ||= lp instanceof Float64Array;
     }
   }
   const pack = new TokenPack(ids, logprobs, wide);
-  const out = log.map((m) => (m && typeof m === "object" ? (compactMessage(m as unknown as Message, pack) as T) : m));
+  const out = log.map((m) => (m && typeof m === "object" ? compactMessage(m, pack) : (m as Message)));
   pack.trim();
   return out;
 }
@@ -236,14 +245,14 @@ export function compactLog<T>(log: readonly T[]): T[] {
 /** `m` (compact) with some keys changed or added, sharing its numbers. */
 export function withKeys(m: Message, changes: Partial<Omit<Message, "token_ids" | "generation_logprobs">>): Message {
   if (!isCompact(m)) return { ...m, ...changes };
-  return build(m, (m as Compact)[SLOT], changes, false);
+  return build(m, m[SLOT], changes, false);
 }
 
 /**
  * A compact message with `m`'s keys in their order. `fresh`: its numbers are all in `slot` (`compactMessage`);
  * otherwise each number key is as `m` holds it: in the pack, or a plain value assigned since (`withKeys`).
  */
-function build(m: Message, slot: Slot, changes: Record<string, unknown> | null, fresh: boolean): Message {
+function build(m: PackedMessage, slot: Slot, changes: Record<string, unknown> | null, fresh: boolean): Message {
   const out = {} as Compact;
   Object.defineProperty(out, SLOT, { value: slot, writable: true, enumerable: false, configurable: false });
   for (const key of Object.keys(m)) {
@@ -261,27 +270,27 @@ function build(m: Message, slot: Slot, changes: Record<string, unknown> | null, 
 
 /** The pack holding a compact message's numbers (null for a plain message). */
 export function packOf(m: Message): TokenPack | null {
-  return isCompact(m) ? (m as Compact)[SLOT].pack : null;
+  return isCompact(m) ? m[SLOT].pack : null;
 }
 
 /** The number of token ids of a message, without copying them. */
-export function tokenCount(m: Message): number {
+export function tokenCount(m: PackedMessage): number {
   if (!isCompact(m)) return m.token_ids?.length ?? 0;
-  const h = holding(m as Compact, "token_ids");
-  if (h === "pack") return (m as Compact)[SLOT].n;
+  const h = holding(m, "token_ids");
+  if (h === "pack") return m[SLOT].n;
   return h && isList(h.value) ? h.value.length : 0;
 }
 
 /** The token ids of a message as they are stored (a view into its pack, or its own array): read, don't write. */
-export function tokenIdsView(m: Message): ArrayLike<number> {
+export function tokenIdsView(m: PackedMessage): ArrayLike<TokenId> {
   if (!isCompact(m)) return m.token_ids ?? [];
-  const ids = stored(m as Compact, "token_ids");
+  const ids = stored(m, "token_ids");
   return isList(ids) ? ids : [];
 }
 
 /** The log-probabilities of a message as they are stored (undefined when it has none). */
-export function logprobsView(m: Message): ArrayLike<number> | undefined {
+export function logprobsView(m: PackedMessage): ArrayLike<number> | undefined {
   if (!isCompact(m)) return m.generation_logprobs;
-  const lp = stored(m as Compact, "generation_logprobs");
+  const lp = stored(m, "generation_logprobs");
   return isList(lp) ? lp : undefined;
 }

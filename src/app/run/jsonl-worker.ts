@@ -7,6 +7,7 @@
  */
 
 import { packLog } from "../worker/event-batch.js";
+import type { PackedMessage } from "./compact-messages.js";
 import { readJsonlStream } from "../../scenario/jsonl-lines.js";
 import { JsonlAccumulator, type JsonlReadOptions, type JsonlReadResult, type SampleLine } from "../../scenario/jsonl-reader.js";
 
@@ -17,8 +18,11 @@ export type JsonlWorkerRequest = { source: Blob; options: Pick<JsonlReadOptions,
 /** The page has handled a batch of samples (see IN_FLIGHT). */
 export type JsonlWorkerAck = { type: "ack" };
 
+/** A sample line as the Worker sends it: its messages' numbers in transferred typed arrays. */
+export type PackedSampleLine = { [K in keyof SampleLine as K extends "message_log" ? never : K]: SampleLine[K] } & { message_log: PackedMessage[] };
+
 export type JsonlWorkerMessage =
-  | { type: "samples"; samples: SampleLine[] }
+  | { type: "samples"; samples: PackedSampleLine[] }
   | { type: "progress"; linesRead: number; bytesRead: number; totalBytes: number | null }
   | { type: "done"; result: Omit<JsonlReadResult, "samples"> }
   | { type: "error"; message: string };
@@ -63,7 +67,7 @@ async function read({ source, options }: JsonlWorkerRequest): Promise<void> {
       while (inFlight < IN_FLIGHT && queued.length > 0 && (ended || queuedBytes() >= BATCH_BYTES)) {
         const batch = queued.splice(0, sent === 0 ? queued.length : Math.max(1, Math.round(BATCH_BYTES / bytesPerSample())));
         const transfer: ArrayBuffer[] = [];
-        const packed = batch.map((s) => ({ ...s, message_log: packLog(s.message_log, transfer) as SampleLine["message_log"] }));
+        const packed = batch.map((s) => ({ ...s, message_log: packLog(s.message_log, transfer) as PackedMessage[] }));
         sent += batch.length;
         inFlight += 1;
         post({ type: "samples", samples: packed }, transfer);

@@ -20,7 +20,7 @@
 
 import { BatchedDataDict, type Columns } from "../batch.js";
 import { cloneData } from "../clone.js";
-import type { MessageLog, Metadata } from "../types.js";
+import type { MessageLog, Metadata, TokenIds } from "../types.js";
 import { isAbortError } from "../errors.js";
 import type { RolloutEvent, TerminationReason } from "./events.js";
 import { ContextRows } from "./context-rows.js";
@@ -122,7 +122,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
     turnCount += 1;
     if (listening) emit({ type: "turn_start", t: now(), sample: sampleIdx, turn, inputTokens: log.reduce((n, m) => n + m.token_ids.length, 0) });
 
-    let gen: number[];
+    let gen: TokenIds;
     let inputLength: number;
     try {
       const [updated, genIds, inLen, metrics] = await asyncGenerateResponseForSampleTurn({

@@ -22,6 +22,7 @@ import type {
   GenerationOutputSpec,
   Message,
   MessageLog,
+  TokenIds,
   TokenizerInterface,
 } from "../types.js";
 
@@ -50,7 +51,7 @@ export interface GenerateResponsesArgs {
   options?: GenerateOptions;
 }
 
-export type GenerateResponsesResult = [LogBatch, number[][], GenerationMetrics];
+export type GenerateResponsesResult = [LogBatch, TokenIds[], GenerationMetrics];
 
 function withStopStrings(data: GenerationDatumSpec, batch: LogBatch): GenerationDatumSpec {
   const n = data.input_lengths.length;
@@ -65,7 +66,7 @@ function appendResponses(
   const { batch, tokenizer, inputLengths, includeLogprobs = true, structuredCfg = null } = args;
   const skipSpecialTokens = structuredDecodeSkipSpecial(structuredCfg, tokenizer);
   const logs = batch.get("message_log") as MessageLog[];
-  const genIds: number[][] = [];
+  const genIds: TokenIds[] = [];
   const newLogs: MessageLog[] = [];
   const errors = inputLengths.map((_, i) => out.errors?.[i] ?? null);
   for (let i = 0; i < inputLengths.length; i++) {
@@ -244,7 +245,7 @@ export interface SampleTurnArgs {
  */
 export async function asyncGenerateResponseForSampleTurn(
   args: SampleTurnArgs,
-): Promise<[MessageLog, number[], number, GenerationMetrics]> {
+): Promise<[MessageLog, TokenIds, number, GenerationMetrics]> {
   const { policyGeneration: policy, tokenizer } = args;
   const input = buildGenerationInput([args.sampleMessageLog], [args.sampleStopStrings], {
     padTokenId: tokenizer.padTokenId,

@@ -5,7 +5,7 @@
  * built-in model's `tokenizer.json`, so the scripted, oracle and model policies share one token space.
  */
 
-import type { TokenizerInterface } from "../types.js";
+import type { TokenId, TokenIds, TokenizerInterface } from "../types.js";
 
 export interface AddedToken {
   id: number;
@@ -62,7 +62,7 @@ export class ByteLevelTokenizer implements TokenizerInterface {
     this.markerPattern = new RegExp(alternatives.join("|"), "y");
   }
 
-  encode(text: string): number[] {
+  encode(text: string): TokenId[] {
     this.written = 0;
     let last = 0;
     // Every marker starts with "<": the pattern is tried (longest first) only there, from left to right.
@@ -100,7 +100,7 @@ export class ByteLevelTokenizer implements TokenizerInterface {
     this.written++;
   }
 
-  decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
+  decode(ids: TokenIds, options: { skipSpecialTokens?: boolean } = {}): string {
     const skip = options.skipSpecialTokens ?? false;
     let out = "";
     // Runs of byte ids go into one buffer (as large as the ids after the run's start) and are decoded at once.
