@@ -5,7 +5,8 @@
  */
 
 import { memo, useMemo } from "react";
-import { useSampleList, useStableCallback } from "./useSampleList.js";
+import { useStableCallback } from "./useSampleList.js";
+import { VirtualRows } from "./VirtualRows.js";
 import type { RunModel, SampleView } from "../run/run-model.js";
 import { formatNumber } from "./charts/bins.js";
 import { CELL_LEGEND, glyphOf, MAX_TURN_CELLS, sampleSignature, sampleStateWords, turnCells, type CellKind } from "./charts/run-states.js";
@@ -26,7 +27,6 @@ export function BatchOverview(props: BatchOverviewProps) {
   const { model, version, selected, selectedTurn, onSelect } = props;
   const samples = model.samples;
   const maxTurns = model.summary.maxRolloutTurns;
-  const { scrollRef, virtualizer } = useSampleList(samples.length, ROW_HEIGHT, VIEWPORT_HEIGHT, 8, selected);
   // Rows get a stable callback, so a parent passing a new function each render does not redraw every row.
   const select = useStableCallback(onSelect);
   const counts = useMemo(() => countKinds(samples), [samples, version]);
@@ -45,34 +45,29 @@ export function BatchOverview(props: BatchOverviewProps) {
           turns{maxTurns > slots ? ` (first ${slots} of up to ${maxTurns})` : maxTurns ? ` (max ${maxTurns})` : ""}
         </span>
       </div>
-      <div
-        ref={scrollRef}
+      <VirtualRows
+        list={{ count: samples.length, rowHeight: ROW_HEIGHT, viewportHeight: VIEWPORT_HEIGHT, overscan: 8, selected }}
+        before={samples.length === 0 && <p className="hint ov-none">No samples yet.</p>}
         className="ov-scroll"
-        style={{ height: Math.min(VIEWPORT_HEIGHT, Math.max(ROW_HEIGHT, samples.length * ROW_HEIGHT) + 2) }}
         role="grid"
         aria-label="Samples and their turns"
         aria-rowcount={samples.length}
-      >
-        {samples.length === 0 && <p className="hint ov-none">No samples yet.</p>}
-        <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
-          {virtualizer.getVirtualItems().map((item) => {
-            const s = samples[item.index]!;
-            const isSelected = item.index === selected;
-            return (
-              <Row
-                key={item.key}
-                sample={s}
-                signature={sampleSignature(s)}
-                maxTurns={maxTurns}
-                top={item.start}
-                selected={isSelected}
-                selectedTurn={isSelected ? selectedTurn : null}
-                onSelect={select}
-              />
-            );
-          })}
-        </div>
-      </div>
+        row={(index, top) => {
+          const s = samples[index]!;
+          const isSelected = index === selected;
+          return (
+            <Row
+              sample={s}
+              signature={sampleSignature(s)}
+              maxTurns={maxTurns}
+              top={top}
+              selected={isSelected}
+              selectedTurn={isSelected ? selectedTurn : null}
+              onSelect={select}
+            />
+          );
+        }}
+      />
     </div>
   );
 }

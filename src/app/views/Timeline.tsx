@@ -5,7 +5,8 @@
  */
 
 import { memo, useMemo, type CSSProperties } from "react";
-import { useSampleList, useStableCallback } from "./useSampleList.js";
+import { useStableCallback } from "./useSampleList.js";
+import { VirtualRows } from "./VirtualRows.js";
 import type { RunModel, SampleView } from "../run/run-model.js";
 import { formatNumber, niceTicks } from "./charts/bins.js";
 import { CELL_LEGEND, glyphOf, laneEnd, laneSpans, sampleSignature } from "./charts/run-states.js";
@@ -32,7 +33,6 @@ export function Timeline({ model, selected, onSelect }: TimelineProps) {
   // and lay out every lane at every frame.
   const domain = running ? Math.max(1, niceTicks((now * 1.05) / 1000, 6).at(-1)! * 1000) : Math.max(now, 1);
   const ticks = useMemo(() => niceTicks(domain / 1000, 6).filter((s) => s * 1000 <= domain + 1e-9), [domain]);
-  const { scrollRef, virtualizer } = useSampleList(samples.length, LANE_HEIGHT, VIEWPORT_HEIGHT, 10, selected);
   const select = useStableCallback(onSelect);
 
   const mode = model.summary.mode;
@@ -64,34 +64,23 @@ export function Timeline({ model, selected, onSelect }: TimelineProps) {
           </span>
         </div>
       )}
-      <div
-        ref={scrollRef}
+      <VirtualRows
+        list={{ count: samples.length, rowHeight: LANE_HEIGHT, viewportHeight: VIEWPORT_HEIGHT, overscan: 10, selected }}
         className="tl-scroll"
-        style={{ height: Math.min(VIEWPORT_HEIGHT, Math.max(LANE_HEIGHT, samples.length * LANE_HEIGHT) + 2) }}
         role="listbox"
         aria-label="Sample lanes over wall time"
-      >
-        <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
+        underlay={
           <div className="tl-grid" aria-hidden="true">
             {ticks.map((s) => (
               <span key={s} style={{ left: pct(s * 1000) }} />
             ))}
           </div>
-          {virtualizer.getVirtualItems().map((item) => {
-            const sample = samples[item.index]!;
-            return (
-              <Lane
-                key={item.key}
-                sample={sample}
-                signature={sampleSignature(sample)}
-                top={item.start}
-                selected={item.index === selected}
-                onSelect={select}
-              />
-            );
-          })}
-        </div>
-      </div>
+        }
+        row={(index, top) => {
+          const sample = samples[index]!;
+          return <Lane sample={sample} signature={sampleSignature(sample)} top={top} selected={index === selected} onSelect={select} />;
+        }}
+      />
     </div>
   );
 }
