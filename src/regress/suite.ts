@@ -7,8 +7,7 @@ import { LabError } from "../core/index.js";
 import { basename } from "node:path";
 import { z } from "zod";
 import { describeJsonValueProblem, findJsonValueProblem } from "../core/index.js";
-import { describeJsonError } from "../scenario/json-text.js";
-import { textOf, Utf8Error } from "../scenario/utf8.js";
+import { parseJsonText } from "../scenario/json-text.js";
 
 const suiteSchema = z.strictObject(
   {
@@ -81,22 +80,7 @@ export function parseSuite(value: unknown): Suite {
  * the file's bytes, bytes that are not UTF-8 are an error naming the byte.
  */
 export function parseSuiteText(input: string | Uint8Array, source = "suite"): Suite {
-  let text: string;
-  try {
-    text = textOf(input);
-  } catch (e) {
-    if (e instanceof Utf8Error) throw new SuiteError([`${source}: ${e.message}`]);
-    throw e;
-  }
-  // A byte-order mark (editors on Windows write one) is not JSON, but it is no mistake either.
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new SuiteError([`${source}: ${describeJsonError(text, e)}`]);
-  }
-  return parseSuite(value);
+  return parseSuite(parseJsonText(input, source, (problem) => new SuiteError([problem])));
 }
 
 /** A scenario's name: its file name without `.json`; it names its golden and output folders. */

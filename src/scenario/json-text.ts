@@ -2,8 +2,10 @@
  * Where a JSON text goes wrong, as line and column. `JSON.parse`'s messages differ between engines (Node 20 names a
  * character offset or nothing at all, newer Chromium a line and column), so the position comes from a small scanner
  * of our own, run only after `JSON.parse` failed: it walks the grammar iteratively (no recursion, so any nesting
- * depth is fine) in time linear in the text.
+ * depth is fine) in time linear in the text. `parseJsonText` reads a file's JSON with those positions.
  */
+
+import { textOf, Utf8Error } from "./utf8.js";
 
 export interface JsonTextPosition {
   /** UTF-16 offset of the first character that cannot be part of valid JSON (the text's length: it ended early). */
@@ -199,4 +201,26 @@ export function jsonErrorWhat(error: unknown): string {
     .replace(/\s*(?:in JSON )?at position \d+(?: \(line \d+ column \d+\))?$/, "")
     .replace(/\s*\(line \d+ column \d+\)$/, "")
     .replace(/^(Unexpected token '[\s\S]{1,2}'), [\s\S]*is not valid JSON$/, "$1");
+}
+
+/**
+ * The JSON value of a file's text or bytes (a scenario, a suite): bytes are decoded as strict UTF-8 and a leading
+ * byte-order mark is dropped (editors on Windows write one: no JSON, but no mistake either). What is wrong is given
+ * to `fail` as one problem prefixed with `source` (bytes that are not UTF-8 naming the byte, a syntax error its line
+ * and column), and the error it returns is thrown.
+ */
+export function parseJsonText(input: string | Uint8Array, source: string, fail: (problem: string) => Error): unknown {
+  let text: string;
+  try {
+    text = textOf(input);
+  } catch (e) {
+    if (e instanceof Utf8Error) throw fail(`${source}: ${e.message}`);
+    throw e;
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw fail(`${source}: ${describeJsonError(text, e)}`);
+  }
 }

@@ -6,8 +6,7 @@
 import { LabError } from "../core/index.js";
 import { z } from "zod";
 import { describeJsonValueProblem, findJsonValueProblem, MAX_TIMEOUT_MS } from "../core/index.js";
-import { describeJsonError } from "./json-text.js";
-import { textOf, Utf8Error } from "./utf8.js";
+import { parseJsonText } from "./json-text.js";
 
 const int = (what: string) => z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` });
 const positiveInt = int("a positive integer").positive({ error: "expected a positive integer" });
@@ -233,20 +232,5 @@ export function parseGeneratedDataset(value: unknown, source: string): z.infer<t
  * bytes that are not UTF-8 are an error naming the byte (`a.json: not valid UTF-8 at byte 1234 (line 5): …`).
  */
 export function parseScenarioText(input: string | Uint8Array, source = "scenario"): Scenario {
-  let text: string;
-  try {
-    text = textOf(input);
-  } catch (e) {
-    if (e instanceof Utf8Error) throw new ScenarioError([`${source}: ${e.message}`]);
-    throw e;
-  }
-  // A byte-order mark (editors on Windows write one) is not JSON, but it is no mistake either.
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new ScenarioError([`${source}: ${describeJsonError(text, e)}`]);
-  }
-  return parseScenario(value);
+  return parseScenario(parseJsonText(input, source, (problem) => new ScenarioError([problem])));
 }
