@@ -19,7 +19,7 @@ import { RunControls } from "./RunControls.js";
 import { SetupForm } from "./setup/SetupForm.js";
 import { resultText } from "./run/result-text.js";
 import type { RunModel } from "./run/run-model.js";
-import { useRun, useRunVersion, useShown } from "./session/hooks.js";
+import { useRun, useShown } from "./session/hooks.js";
 import { isLive } from "./session/run-session.js";
 import type { Tab } from "./state/view-slice.js";
 import { session, useLab } from "./store.js";
@@ -137,19 +137,19 @@ function SamplePanel({ model }: { model: RunModel }) {
   );
 }
 
-/** The batch overview, redrawn as the run publishes. */
+/** The batch overview at the selection. */
 function BatchOverviewPanel({ model }: { model: RunModel }) {
-  const version = useRunVersion(model);
   const selected = useLab((s) => s.selection.selected);
   const selectedTurn = useLab((s) => s.selection.selectedTurn);
-  return <BatchOverview model={model} version={version} selected={selected} selectedTurn={selectedTurn} onSelect={useLab.getState().selection.select} />;
+  return <BatchOverview model={model} selected={selected} selectedTurn={selectedTurn} onSelect={useLab.getState().selection.select} />;
 }
 
-/** The timeline, redrawn as the run publishes. */
+const selectSample = (sample: number) => useLab.getState().selection.select(sample, null);
+
+/** The timeline at the selection. */
 function TimelinePanel({ model }: { model: RunModel }) {
-  const version = useRunVersion(model);
   const selected = useLab((s) => s.selection.selected);
-  return <Timeline model={model} version={version} selected={selected} onSelect={(s) => useLab.getState().selection.select(s, null)} />;
+  return <Timeline model={model} selected={selected} onSelect={selectSample} />;
 }
 
 export function App() {
@@ -158,6 +158,7 @@ export function App() {
   const model = useShown((s) => s.model);
   const runScenario = useShown((s) => s.scenario);
   const scenarioText = useLab((s) => s.form.scenarioText);
+  const preset = useLab((s) => s.form.preset);
   const { setScenarioText, loadPreset } = useLab.getState().form;
   useKeyboardNavigation();
   // A shared link loads its scenario, and runs it when it says so (asking first when it would reach other hosts).
@@ -187,7 +188,8 @@ export function App() {
         <aside className="setup">
           <label className="field wide">
             <span>Preset</span>
-            <select aria-label="Preset" defaultValue="" onChange={(e) => loadPreset(PRESETS.find((p) => p.title === e.target.value)!)}>
+            {/* Shows the preset loaded until something changes the set-up (then it was that preset no more). */}
+            <select aria-label="Preset" value={PRESETS.find((p) => p.id === preset)?.title ?? ""} onChange={(e) => loadPreset(PRESETS.find((p) => p.title === e.target.value)!)}>
               <option value="" disabled>
                 choose a demo or an example…
               </option>

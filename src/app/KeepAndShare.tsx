@@ -11,7 +11,7 @@ import { useShown } from "./session/hooks.js";
 import { claimShow, labPreview, session, useLab } from "./store.js";
 
 /** The Share link's outcome: a link (copied or not), or a link too long to share (the files to share instead). */
-type Shared = { url: string; copied: boolean; why?: string } | { tooLong: number } | null;
+type Shared = { url: string; copied: boolean; why?: string; of: "run" | "set-up" } | { tooLong: number } | null;
 
 /**
  * Share the configuration as a link, export and import runs as JSONL, and reopen runs saved in this browser. Runs
@@ -100,9 +100,15 @@ export function KeepAndShare() {
   const copyLink = async () => {
     setShared(null);
     setMessage(null);
+    // A link carries the run on screen (its scenario, with its seed); with no run shown, the set-up's scenario.
+    const of = model ? "run" : "set-up";
+    if (model && preview) return setMessage("A preview is no run yet: share it once it is imported.");
+    if (model && !runScenario) {
+      return setMessage("The run shown came without its scenario (a file exported without one): a link cannot carry it. Export it as JSONL to share it.");
+    }
     let hash: string;
     try {
-      hash = shareHash(JSON.parse(scenarioText), true);
+      hash = shareHash(runScenario ?? JSON.parse(scenarioText), true);
     } catch (e) {
       setMessage(e instanceof SyntaxError ? "the scenario is not valid JSON" : `the scenario cannot be put in a link: ${(e as Error).message}`);
       return;
@@ -119,9 +125,9 @@ export function KeepAndShare() {
     try {
       if (!navigator.clipboard) throw new Error("this page has no clipboard access");
       await navigator.clipboard.writeText(url);
-      setShared({ url, copied: true });
+      setShared({ url, copied: true, of });
     } catch (e) {
-      setShared({ url, copied: false, why: (e as Error).message });
+      setShared({ url, copied: false, why: (e as Error).message, of });
     }
   };
 
@@ -163,8 +169,8 @@ export function KeepAndShare() {
         <div className="hint" data-testid="share-message">
           <p>
             {shared.copied
-              ? "Link to this run copied (opening it runs the same scenario with the same seed; a link that reaches other hosts asks first):"
-              : `The link could not be copied (${shared.why}); copy it from here (opening it runs the same scenario with the same seed):`}
+              ? `Link to this ${shared.of} copied (opening it runs the same scenario with the same seed; a link that reaches other hosts asks first):`
+              : `The link to this ${shared.of} could not be copied (${shared.why}); copy it from here (opening it runs the same scenario with the same seed):`}
           </p>
           <input className="share-link" aria-label="Share link" data-testid="share-link" readOnly value={shared.url} onFocus={(e) => e.target.select()} />
         </div>

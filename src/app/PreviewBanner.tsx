@@ -4,7 +4,7 @@
  * whole file is checked; then, for a file with problems, that the import panel asks what to do.
  */
 
-import { useRunVersion, useShown } from "./session/hooks.js";
+import { useRun, useShown } from "./session/hooks.js";
 import { usePreviewProgress } from "./store.js";
 import "./preview.css";
 
@@ -12,7 +12,7 @@ export function PreviewBanner() {
   const preview = useShown((s) => s.preview);
   const model = useShown((s) => (s.preview ? s.model : null));
   // The samples shown so far: the preview's model publishes as it grows.
-  useRunVersion(model);
+  useRun(model);
   const progress = usePreviewProgress();
   const shown = model?.samples.length ?? 0;
   if (!preview) return null;

@@ -91,6 +91,12 @@ export function startRun(): void {
   humanRun = human ? model : null;
 }
 
+// A run shown (saved, imported, recovered, a fork, the original of a fork again) makes its scenario the form's: Run
+// again, the Scenario JSON and Share link follow the run on screen. A run started from the set-up is its scenario.
+session.on((event) => {
+  if (event.type === "shown" && event.shown.scenario && !(event.started && event.shown.kind === "run")) useLab.getState().form.showScenario(event.shown.scenario);
+});
+
 /** The human run last started: its final scenario (what was typed, as a scripted policy) becomes the editor's. */
 let humanRun: RunModel | null = null;
 session.on((event) => {

@@ -41,3 +41,32 @@ describe("the layout table as import rules", () => {
     expect(await problems("src/cli/new-module.ts", 'import { x } from "../app/store.js";\nexport const y = x;\n')).toEqual([]);
   });
 });
+
+describe("React's hooks rules in src/app/", () => {
+  it("fails a ref read during render, state set in an effect, and a memo whose dependencies do not match what it reads", async () => {
+    const refInRender = await problems(
+      "src/app/views/NewView.tsx",
+      'import { useRef } from "react";\nexport function NewView({ f }: { f(): void }) {\n  const latest = useRef(f);\n  latest.current = f;\n  return <button onClick={() => latest.current()}>go</button>;\n}\n',
+    );
+    expect(refInRender.some((p) => p.startsWith("react-hooks/refs:"))).toBe(true);
+    const stateInEffect = await problems(
+      "src/app/views/NewView.tsx",
+      'import { useEffect, useState } from "react";\nexport function NewView({ value }: { value: number }) {\n  const [shown, setShown] = useState(0);\n  useEffect(() => {\n    setShown(value);\n  }, [value]);\n  return <p>{shown}</p>;\n}\n',
+    );
+    expect(stateInEffect.some((p) => p.startsWith("react-hooks/set-state-in-effect:"))).toBe(true);
+    const versionCounter = await problems(
+      "src/app/views/NewView.tsx",
+      'import { useMemo } from "react";\nexport function NewView({ samples, version }: { samples: number[]; version: number }) {\n  const total = useMemo(() => samples.reduce((a, b) => a + b, 0), [samples, version]);\n  return <p>{total}</p>;\n}\n',
+    );
+    expect(versionCounter.some((p) => p.startsWith("react-hooks/exhaustive-deps:"))).toBe(true);
+  });
+
+  it("passes a view that reads its run through a snapshot", async () => {
+    expect(
+      await problems(
+        "src/app/views/NewView.tsx",
+        'import { useMemo } from "react";\nimport type { RunModel } from "../run/run-model.js";\nimport { useRun } from "../session/hooks.js";\nexport function NewView({ model }: { model: RunModel }) {\n  const run = useRun(model);\n  const total = useMemo(() => run.model.samples.reduce((a, s) => a + s.totalReward, 0), [run]);\n  return <p>{total}</p>;\n}\n',
+      ),
+    ).toEqual([]);
+  });
+});

@@ -17,7 +17,7 @@
  * whole episode's.
  */
 
-import type { RolloutEvent } from "../../core/index.js";
+import type { PackedEvent } from "../run/compact-messages.js";
 import { liveMetrics } from "../run/live-metrics.js";
 import { RunModel, type RunSummary, type SampleView } from "../run/run-model.js";
 import type { ForkPlan } from "./fork-scenario.js";
@@ -25,7 +25,7 @@ import type { ForkPlan } from "./fork-scenario.js";
 export interface ForkedRun {
   model: RunModel;
   /** Applies one event of the fork's rollout. */
-  apply(event: RolloutEvent): void;
+  apply(event: PackedEvent): void;
 }
 
 export function forkedRunModel(source: { sample: SampleView; summary: RunSummary }, plan: ForkPlan): ForkedRun {
@@ -62,7 +62,7 @@ export function forkedRunModel(source: { sample: SampleView; summary: RunSummary
   const turnOffset = plan.firstNewTurn;
   const invalidActionEnabled = Boolean(plan.scenario.invalid_action?.enabled);
 
-  const apply = (event: RolloutEvent) => {
+  const apply = (event: PackedEvent) => {
     const t = event.t + offsetT;
     switch (event.type) {
       case "rollout_start":

@@ -16,7 +16,8 @@
  * is not (an imported file's -0.1), so an import exports the numbers it read.
  */
 
-import type { Message, TokenId, TokenIds } from "../../core/index.js";
+import type { Message, RolloutEvent, TokenId, TokenIds } from "../../core/index.js";
+import type { RolloutResultJson } from "../../scenario/result.js";
 import { isTokenId } from "../../scenario/jsonl-reader.js";
 
 export type LogprobArray = Float32Array | Float64Array;
@@ -29,6 +30,25 @@ export type PackedMessage = Omit<Message, "token_ids" | "generation_logprobs"> &
   token_ids: TokenIds | Int32Array;
   generation_logprobs?: readonly number[] | LogprobArray;
 };
+
+type RolloutStart = Extract<RolloutEvent, { type: "rollout_start" }>;
+type WithPackedLog<T extends { message_log: unknown }> = { [K in keyof T]: K extends "message_log" ? PackedMessage[] : T[K] };
+
+/**
+ * A rollout event as it arrives from the rollout worker (src/app/worker/event-batch.ts): its messages packed. A
+ * core `RolloutEvent` is one too (its messages' lists are one of the packed forms).
+ */
+export type PackedEvent =
+  | Exclude<RolloutEvent, { type: "rollout_start" | "assistant_message" | "env_step" }>
+  | (Omit<RolloutStart, "samples"> & { samples: WithPackedLog<RolloutStart["samples"][number]>[] })
+  | (Omit<Extract<RolloutEvent, { type: "assistant_message" }>, "message"> & { message: PackedMessage })
+  | (Omit<Extract<RolloutEvent, { type: "env_step" }>, "observation"> & { observation: PackedMessage });
+
+/** A rollout's samples as a packed event lists them. */
+export type PackedSamples = Extract<PackedEvent, { type: "rollout_start" }>["samples"];
+
+/** A run's result as it arrives from the rollout worker: its samples' message logs packed. */
+export type PackedResult = Omit<RolloutResultJson, "samples"> & { samples: WithPackedLog<RolloutResultJson["samples"][number]>[] };
 
 /** Whether every value of `values` is exactly a float32 (NaN counts as one). */
 export function fitsFloat32(values: ArrayLike<number>): boolean {
@@ -269,7 +289,7 @@ function build(m: PackedMessage, slot: Slot, changes: Record<string, unknown> | 
 }
 
 /** The pack holding a compact message's numbers (null for a plain message). */
-export function packOf(m: Message): TokenPack | null {
+export function packOf(m: PackedMessage): TokenPack | null {
   return isCompact(m) ? m[SLOT].pack : null;
 }
 

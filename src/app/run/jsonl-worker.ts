@@ -67,7 +67,7 @@ async function read({ source, options }: JsonlWorkerRequest): Promise<void> {
       while (inFlight < IN_FLIGHT && queued.length > 0 && (ended || queuedBytes() >= BATCH_BYTES)) {
         const batch = queued.splice(0, sent === 0 ? queued.length : Math.max(1, Math.round(BATCH_BYTES / bytesPerSample())));
         const transfer: ArrayBuffer[] = [];
-        const packed = batch.map((s) => ({ ...s, message_log: packLog(s.message_log, transfer) as PackedMessage[] }));
+        const packed = batch.map((s) => ({ ...s, message_log: packLog(s.message_log, transfer) }));
         sent += batch.length;
         inFlight += 1;
         post({ type: "samples", samples: packed }, transfer);

@@ -9,7 +9,7 @@
  */
 
 import type { Message, Metadata, RolloutEvent, RolloutMode, TerminationReason } from "../../core/index.js";
-import { compactMessage, packOf, TokenPack, withKeys } from "./compact-messages.js";
+import { compactMessage, packOf, TokenPack, withKeys, type PackedEvent, type PackedMessage, type PackedSamples } from "./compact-messages.js";
 
 export { tokenCount } from "./compact-messages.js";
 
@@ -133,7 +133,7 @@ export class RunModel {
    * A sample's pack: the one its prompt's compact messages are in when nobody appends to it (an import's sample,
    * ./jsonl-offthread.ts: its messages are then kept as they are, not copied), else a new one.
    */
-  private adoptPack(sample: number, prompt: readonly Message[]): TokenPack {
+  private adoptPack(sample: number, prompt: readonly PackedMessage[]): TokenPack {
     const first = prompt[0] ? packOf(prompt[0]) : null;
     if (first && first.owner === null && prompt.every((m) => packOf(m) === first)) {
       first.owner = this;
@@ -147,12 +147,12 @@ export class RunModel {
    * Adds samples after the run's start, as if `rollout_start` had listed them after the others (an import shown while
    * its file is still being read: ./preview-import.ts); each one's `sample` is its index, `samples.length` before it.
    */
-  appendSamples(samples: Extract<RolloutEvent, { type: "rollout_start" }>["samples"]): void {
+  appendSamples(samples: PackedSamples): void {
     this.version += 1;
     this.addSamples(samples);
   }
 
-  private addSamples(samples: Extract<RolloutEvent, { type: "rollout_start" }>["samples"]): void {
+  private addSamples(samples: PackedSamples): void {
     for (const s of samples) {
       const pack = this.adoptPack(this.samples.length, s.message_log);
       this.samples.push({
@@ -172,7 +172,8 @@ export class RunModel {
     }
   }
 
-  apply(event: RolloutEvent): void {
+  /** Applies one event of the run (as the core emits it, or packed as the rollout worker sends it). */
+  apply(event: PackedEvent): void {
     this.version += 1;
     this.summary.lastT = Math.max(this.summary.lastT, event.t);
     switch (event.type) {

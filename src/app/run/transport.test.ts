@@ -13,7 +13,7 @@ import calculator from "../../scenario/examples/calculator-scripted.json";
 import workspace from "../../scenario/examples/workspace-structured.json";
 import { BATCH_EVENTS, EventBatcher, packEvent, packLog, packResult, plainEvent, unpackResult } from "../worker/event-batch.js";
 import { buildRunInSlices } from "./build-slices.js";
-import { compactLog, compactMessage, isCompact, packOf, TokenPack } from "./compact-messages.js";
+import { compactLog, compactMessage, isCompact, packOf, TokenPack, type PackedEvent } from "./compact-messages.js";
 import { exportJsonlInSlices } from "./export-slices.js";
 import { buildRun, exportJsonl, importJsonl, readJsonl } from "./jsonl.js";
 import { resultText, setResultText } from "./result-text.js";
@@ -102,7 +102,7 @@ describe("large-run paths", () => {
 
   it("the batcher keeps the events' order, sends a full batch at once, and the rest when flushed", () => {
     let now = 0;
-    const sent: { runId: number; events: RolloutEvent[] }[] = [];
+    const sent: { runId: number; events: PackedEvent[] }[] = [];
     const batcher = new EventBatcher((runId, events) => sent.push({ runId, events }), () => now);
     const token = (i: number): RolloutEvent => ({ type: "token", t: i, sample: 0, turn: 0, tokenId: i, text: "x" });
     for (let i = 0; i < BATCH_EVENTS + 3; i++) batcher.push(1, token(i));
@@ -120,7 +120,7 @@ describe("large-run paths", () => {
   it("the batcher sends at once what is queued with a sample's end, the rollout's end or its error (no 16 ms wait)", () => {
     vi.useFakeTimers();
     try {
-      const sent: RolloutEvent[][] = [];
+      const sent: PackedEvent[][] = [];
       const batcher = new EventBatcher((_runId, events) => sent.push(events), () => 0);
       const token: RolloutEvent = { type: "token", t: 1, sample: 0, turn: 0, tokenId: 1, text: "x" };
       batcher.push(1, token);

@@ -21,8 +21,3 @@ export function useRun(model: RunModel | null): RunSnapshot | null;
 export function useRun(model: RunModel | null): RunSnapshot | null {
   return useSyncExternalStore(model ? model.subscribe : noSubscription, () => model?.snapshot ?? null);
 }
-
-/** The version of `model` the views draw (0 without one). */
-export function useRunVersion(model: RunModel | null): number {
-  return useRun(model)?.version ?? 0;
-}

@@ -9,11 +9,11 @@
  * own changes (`RunModel.subscribe`), at most once per frame while it is live (the session's render budget).
  */
 
-import type { RolloutEvent } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
 import type { Scenario } from "../../scenario/schema.js";
 import { endUnfinished } from "../run/interrupted.js";
 import { isFork } from "../run/kept-as.js";
+import type { PackedEvent } from "../run/compact-messages.js";
 import type { PreviewProgress, PreviewTarget } from "../run/preview-import.js";
 import { renderBudget, type RenderBudgetOptions } from "../run/render-budget.js";
 import { RunModel } from "../run/run-model.js";
@@ -69,7 +69,8 @@ export type SessionEvent =
   | { type: "ended"; model: RunModel; scenario: Scenario; result: RolloutResultJson }
   /** A run failed: what finished stays, the samples under way ended with the reason (`model`). */
   | { type: "failed"; model: RunModel; scenario: Scenario; error: string }
-  | { type: "shown"; shown: Shown };
+  /** The page shows another run; `started`: one it just started (from the set-up's scenario, or a fork's). */
+  | { type: "shown"; shown: Shown; started: boolean };
 
 /** What the session needs of the worker client (../worker/client.ts). */
 export interface RunClient {
@@ -89,7 +90,7 @@ export interface StartOptions {
    * A fork's run: its model (the original's kept turns, ../fork/fork-model.ts), how the fork's events go into it,
    * and where the page looks first.
    */
-  fork?: { model: RunModel; apply(event: RolloutEvent): void; select: Selection };
+  fork?: { model: RunModel; apply(event: PackedEvent): void; select: Selection };
 }
 
 export interface SessionOptions {
@@ -106,7 +107,7 @@ export interface SessionOptions {
 /** A run this session started and that has not ended. */
 interface LiveRun {
   model: RunModel;
-  apply(event: RolloutEvent): void;
+  apply(event: PackedEvent): void;
   kind: "run" | "fork";
   scenario: Scenario;
   handle: RunHandle | null;
@@ -185,10 +186,10 @@ export class RunSession {
     this.dropPreview();
     const model = options.fork?.model ?? new RunModel();
     const human = options.settings?.human === true;
-    const apply = options.fork?.apply ?? ((event: RolloutEvent) => model.apply(event));
+    const apply = options.fork?.apply ?? ((event: PackedEvent) => model.apply(event));
     const run: LiveRun = { model, apply, kind, scenario, handle: null, status: "running", humanTyped: human ? [] : null, cancelled: false };
     this.live.set(model, run);
-    this.setShown({ ...NOTHING, kind, model, scenario, status: "running" }, options.fork?.select ?? { selected: 0, selectedTurn: null });
+    this.setShown({ ...NOTHING, kind, model, scenario, status: "running" }, options.fork?.select ?? { selected: 0, selectedTurn: null }, true);
     this.emit({ type: "started", model, scenario, kind });
     // A user environment the scenario names may still be loading in its Worker (a shared link runs at once).
     const settled = this.options.environments?.settled() ?? Promise.resolve();
@@ -460,10 +461,10 @@ export class RunSession {
     this.replaceShown({ ...this.shown, ...(typeof changes === "function" ? changes(this.shown) : changes) });
   }
 
-  private setShown(shown: Shown, selection: Selection): void {
+  private setShown(shown: Shown, selection: Selection, started = false): void {
     this.options.selection.set(selection);
     this.replaceShown(shown);
-    this.emit({ type: "shown", shown });
+    this.emit({ type: "shown", shown, started });
   }
 
   private replaceShown(shown: Shown): void {

@@ -58,6 +58,7 @@ function Group(props: { title: string; children: ReactNode }) {
 /** Set up a run: environment, dataset, policy, sampling, rollout limits, structured tools and the penalty. */
 export function SetupForm() {
   const setup = useLab((s) => s.form.setup);
+  const detached = useLab((s) => s.form.detached);
   const { updateSetup: update, addFile } = useLab.getState().form;
   const set = <K extends keyof Setup>(key: K) => (value: Setup[K]) => update({ [key]: value } as Partial<Setup>);
   const userEnvironments = useUserEnvironments((s) => s.environments).filter((e) => e.status === "ready" && e.description);
@@ -68,6 +69,12 @@ export function SetupForm() {
   const custom = !isBuiltinSetupEnv(setup.env);
   return (
     <div className="setup-form">
+      {detached && (
+        <p className="hint" data-testid="form-detached">
+          What runs is the Scenario JSON below, which these fields do not write (a scenario file, your edits, or a run
+          shown that they cannot describe). Changing a field here replaces it with the scenario the fields write.
+        </p>
+      )}
       <Group title="Environment">
         <Choice<EnvName>
           label="Environment"

@@ -1,7 +1,10 @@
 /**
  * The run set-up form's values and the scenario they make. The scenario (shown in the JSON editor) is what runs;
- * the form is a convenient way to write one.
+ * the form is a convenient way to write one, and `setupFromScenario` its way of reading one back.
  */
+
+import equal from "fast-deep-equal";
+import { parseScenario, type Scenario } from "../../scenario/schema.js";
 
 /** The built-in games and tools the form has settings for. */
 export type BuiltinEnvName = "sliding_puzzle" | "calculator" | "workspace";
@@ -156,4 +159,77 @@ export function scenarioFromSetup(setup: Setup): Record<string, unknown> {
         }
       : {}),
   };
+}
+
+/**
+ * The form's values that write exactly `scenario` (`scenarioFromSetup` of them parses to the same scenario), or null
+ * when the form has no way to write it: several environments, explicit samples, a model's device or dtype, a key the
+ * form does not set… The scenario then stays in the JSON editor as it is, and the form says so. Values the scenario
+ * does not decide (another environment's settings) are `base`'s.
+ */
+export function setupFromScenario(scenario: Scenario, base: Setup = DEFAULT_SETUP): Setup | null {
+  const envs = Object.entries(scenario.envs);
+  const dataset = scenario.dataset;
+  if (envs.length !== 1 || !dataset) return null;
+  const [task, { env, config: envConfig }] = envs[0]!;
+  const setup: Setup = structuredClone(base);
+  setup.env = env;
+  setup.mode = scenario.mode;
+  setup.maxSeqLen = scenario.max_seq_len;
+  setup.maxRolloutTurns = scenario.max_rollout_turns;
+  setup.envStepTimeoutMs = scenario.env_step_timeout_ms ?? 0;
+  setup.datasetSize = dataset.size;
+  setup.datasetSeed = dataset.seed;
+  const datasetConfig = (dataset.config ?? {}) as Record<string, number & boolean>;
+  if (env === "sliding_puzzle") setup.puzzle = { ...setup.puzzle, ...datasetConfig };
+  else if (env === "calculator") setup.calculator = { ...setup.calculator, ...datasetConfig };
+  else if (env === "workspace") setup.workspace = { ...setup.workspace, ...datasetConfig };
+  else {
+    setup.customTaskName = task === env ? "" : task;
+    setup.customDatasetConfig = JSON.stringify(dataset.config ?? {});
+    if (env === "http") setup.remoteUrl = String((envConfig as { url?: unknown } | undefined)?.url ?? "");
+  }
+  const policy = scenario.policy;
+  if (policy.kind === "model") {
+    setup.policy = "model";
+    setup.model = policy.model;
+    setup.greedy = scenario.greedy ?? false;
+    setup.maxNewTokens = scenario.max_new_tokens ?? setup.maxNewTokens;
+    if (!setup.greedy) {
+      setup.temperature = policy.temperature ?? setup.temperature;
+      setup.top_k = policy.top_k ?? setup.top_k;
+      setup.top_p = policy.top_p ?? setup.top_p;
+      setup.samplingSeed = policy.seed ?? setup.samplingSeed;
+    }
+  } else if (policy.kind === "oracle") {
+    setup.policy = "oracle";
+    setup.oracleSeed = policy.seed ?? 0;
+    setup.errorRate = policy.error_rate ?? 0;
+  } else if (policy.kind === "scripted") {
+    setup.policy = "scripted";
+    setup.scripted = JSON.stringify(policy.responses);
+  } else {
+    setup.policy = "replay";
+    setup.replayFile = policy.file;
+  }
+  setup.structured = Boolean(scenario.structured?.enabled);
+  if (setup.structured) {
+    setup.thinkingStyle = scenario.structured?.thinking_style === "closing_only" ? "closing_only" : "paired";
+    setup.envelope = scenario.structured?.envelope ?? "fork";
+  }
+  setup.invalidAction = Boolean(scenario.invalid_action?.enabled);
+  if (setup.invalidAction) {
+    setup.invalidActionPenalty = scenario.invalid_action?.invalid_action_penalty ?? setup.invalidActionPenalty;
+    setup.malformedThinkingPenalty = scenario.invalid_action?.malformed_thinking_penalty ?? setup.malformedThinkingPenalty;
+  }
+  return writesScenario(setup, scenario) ? setup : null;
+}
+
+/** Whether the form's `setup` writes `scenario`: the two parse to the same scenario. */
+function writesScenario(setup: Setup, scenario: Scenario): boolean {
+  try {
+    return equal(parseScenario(scenarioFromSetup(setup)), parseScenario(scenario));
+  } catch {
+    return false;
+  }
 }

@@ -5,18 +5,18 @@
  */
 
 import { memo, useMemo } from "react";
-import { useStableCallback } from "./useSampleList.js";
 import { VirtualRows } from "./VirtualRows.js";
 import type { RunModel, SampleView } from "../run/run-model.js";
+import { useRun } from "../session/hooks.js";
 import { formatNumber } from "./charts/bins.js";
 import { CELL_LEGEND, glyphOf, MAX_TURN_CELLS, sampleSignature, sampleStateWords, turnCells, type CellKind } from "./charts/run-states.js";
 import "./views.css";
 
 export interface BatchOverviewProps {
   model: RunModel;
-  version: number;
   selected: number;
   selectedTurn: number | null;
+  /** Rows are memoised: pass a stable callback. */
   onSelect(sample: number, turn: number | null): void;
 }
 
@@ -24,12 +24,11 @@ const ROW_HEIGHT = 26;
 const VIEWPORT_HEIGHT = 340;
 
 export function BatchOverview(props: BatchOverviewProps) {
-  const { model, version, selected, selectedTurn, onSelect } = props;
+  const { model, selected, selectedTurn, onSelect: select } = props;
+  const run = useRun(model);
   const samples = model.samples;
   const maxTurns = model.summary.maxRolloutTurns;
-  // Rows get a stable callback, so a parent passing a new function each render does not redraw every row.
-  const select = useStableCallback(onSelect);
-  const counts = useMemo(() => countKinds(samples), [samples, version]);
+  const counts = useMemo(() => countKinds(run.model.samples), [run]);
   const slots = Math.min(maxTurns, MAX_TURN_CELLS);
 
   return (

@@ -5,17 +5,17 @@
  */
 
 import { memo, useMemo, type CSSProperties } from "react";
-import { useStableCallback } from "./useSampleList.js";
 import { VirtualRows } from "./VirtualRows.js";
 import type { RunModel, SampleView } from "../run/run-model.js";
+import { useRun } from "../session/hooks.js";
 import { formatNumber, niceTicks } from "./charts/bins.js";
 import { CELL_LEGEND, glyphOf, laneEnd, laneSpans, sampleSignature } from "./charts/run-states.js";
 import "./views.css";
 
 export interface TimelineProps {
   model: RunModel;
-  version: number;
   selected: number;
+  /** Lanes are memoised: pass a stable callback. */
   onSelect(sample: number): void;
 }
 
@@ -24,7 +24,9 @@ const VIEWPORT_HEIGHT = 300;
 
 const END_KINDS = CELL_LEGEND.filter((e) => e.glyph);
 
-export function Timeline({ model, selected, onSelect }: TimelineProps) {
+export function Timeline({ model, selected, onSelect: select }: TimelineProps) {
+  // Drawn again each time the run publishes.
+  useRun(model);
   const samples = model.samples;
   const now = model.summary.lastT;
   const running = model.summary.status === "running";
@@ -33,7 +35,6 @@ export function Timeline({ model, selected, onSelect }: TimelineProps) {
   // and lay out every lane at every frame.
   const domain = running ? Math.max(1, niceTicks((now * 1.05) / 1000, 6).at(-1)! * 1000) : Math.max(now, 1);
   const ticks = useMemo(() => niceTicks(domain / 1000, 6).filter((s) => s * 1000 <= domain + 1e-9), [domain]);
-  const select = useStableCallback(onSelect);
 
   const mode = model.summary.mode;
   const pct = (ms: number) => `${(Math.min(Math.max(ms, 0), domain) / domain) * 100}%`;

@@ -1,5 +1,5 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useCallback, useEffect, useRef } from "react";
+import { useEffect, useRef } from "react";
 
 /**
  * A virtualised list with one fixed-height row per sample (the batch overview, the timeline): only the rows in
@@ -27,11 +27,4 @@ export function useSampleList(count: number, rowHeight: number, viewportHeight: 
     virtualizer.scrollToIndex(selected, { align: "auto" });
   }, [selected, count, virtualizer, rowHeight, viewportHeight]);
   return { scrollRef, virtualizer };
-}
-
-/** A callback that never changes identity but always calls the latest function (rows stay memoised). */
-export function useStableCallback<A extends unknown[]>(fn: (...args: A) => void): (...args: A) => void {
-  const ref = useRef(fn);
-  ref.current = fn;
-  return useCallback((...args: A) => ref.current(...args), []);
 }

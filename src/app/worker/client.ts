@@ -1,7 +1,8 @@
 /** The page's side of the rollout worker: start a run, control it, receive its events. */
 
-import { fromWireError, LabError, PendingCalls, requestIds, type RolloutEvent } from "../../core/index.js";
+import { fromWireError, LabError, PendingCalls, requestIds } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
+import type { PackedEvent } from "../run/compact-messages.js";
 import type { DeviceLossAction, DeviceLossInfo } from "../../policy/llm/device-loss.js";
 import { setResultText } from "../run/result-text.js";
 import { yieldToPage } from "../run/export-slices.js";
@@ -25,7 +26,7 @@ export interface RunHandlers {
    * as they are; `plainEvent` gives the core's shape back for any other use. The `rollout_end` batch has no
    * `message_log` column (the messages came in their own events).
    */
-  onEvent?: (event: RolloutEvent) => void;
+  onEvent?: (event: PackedEvent) => void;
   onModel?: (status: ModelStatus) => void;
   onHumanRequest?: (request: HumanRequest) => void;
   /** The run's WebGPU device was lost (the run stops, or goes on on WASM, as `action` says). */

@@ -17,7 +17,7 @@
 
 import type { Message, RolloutEvent } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
-import { compactLog, fitsFloat32 } from "../run/compact-messages.js";
+import { compactLog, fitsFloat32, type PackedEvent, type PackedMessage, type PackedResult } from "../run/compact-messages.js";
 
 /** Flushes when the oldest queued event is this old, or when this many are queued. */
 export const BATCH_MS = 16;
@@ -28,13 +28,13 @@ const SENT_AT_ONCE: ReadonlySet<RolloutEvent["type"]> = new Set(["sample_end", "
 
 export class EventBatcher {
   private runId = -1;
-  private queue: RolloutEvent[] = [];
+  private queue: PackedEvent[] = [];
   private transfer: ArrayBuffer[] = [];
   private since = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
-    private readonly send: (runId: number, events: RolloutEvent[], transfer: ArrayBuffer[]) => void,
+    private readonly send: (runId: number, events: PackedEvent[], transfer: ArrayBuffer[]) => void,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
@@ -68,15 +68,15 @@ export class EventBatcher {
  * message: every transferred buffer costs the page a little, and a 1,000-sample run's result has 40,000 messages).
  * The buffers go into `transfer`.
  */
-export function packLog(log: unknown, transfer: ArrayBuffer[]): unknown {
-  if (!Array.isArray(log)) return log;
+export function packLog(log: readonly Message[], transfer: ArrayBuffer[]): PackedMessage[] {
+  // An import's lines are checked, not rebuilt: a message may come without its lists (it goes as it came then).
+  const listed = (m: Message) => Array.isArray(m?.token_ids);
   let ids = 0;
   let lps = 0;
   let wide = false;
   for (const m of log) {
-    if (!m || typeof m !== "object") continue;
-    if (Array.isArray((m as Message).token_ids)) ids += (m as Message).token_ids.length;
-    const lp = (m as Message).generation_logprobs;
+    if (listed(m)) ids += m.token_ids.length;
+    const lp = m?.generation_logprobs;
     if (Array.isArray(lp)) {
       lps += lp.length;
       wide ||= !fitsFloat32(lp);
@@ -88,16 +88,16 @@ export function packLog(log: unknown, transfer: ArrayBuffer[]): unknown {
   if (lps) transfer.push(lpBuffer.buffer);
   let at = 0;
   let lpAt = 0;
-  return log.map((m) => {
+  return log.map((m): PackedMessage => {
     if (!m || typeof m !== "object") return m;
-    const out = { ...(m as Message) } as Record<string, unknown>;
-    const t = (m as Message).token_ids;
-    if (Array.isArray(t)) {
+    const out: PackedMessage = { ...m };
+    if (listed(m)) {
+      const t = m.token_ids;
       idBuffer.set(t, at);
       out.token_ids = idBuffer.subarray(at, at + t.length);
       at += t.length;
     }
-    const lp = (m as Message).generation_logprobs;
+    const lp = m.generation_logprobs;
     if (Array.isArray(lp)) {
       lpBuffer.set(lp, lpAt);
       out.generation_logprobs = lpBuffer.subarray(lpAt, lpAt + lp.length);
@@ -107,13 +107,13 @@ export function packLog(log: unknown, transfer: ArrayBuffer[]): unknown {
   });
 }
 
-const packMessage = (m: Message, transfer: ArrayBuffer[]): Message => (packLog([m], transfer) as Message[])[0]!;
+const packMessage = (m: Message, transfer: ArrayBuffer[]): PackedMessage => packLog([m], transfer)[0]!;
 
 /** The event with its messages' numbers in typed arrays (a new object; the rollout's own is left as it is). */
-export function packEvent(event: RolloutEvent, transfer: ArrayBuffer[]): RolloutEvent {
+export function packEvent(event: RolloutEvent, transfer: ArrayBuffer[]): PackedEvent {
   switch (event.type) {
     case "rollout_start":
-      return { ...event, samples: event.samples.map((s) => ({ ...s, message_log: packLog(s.message_log, transfer) as Message[] })) };
+      return { ...event, samples: event.samples.map((s) => ({ ...s, message_log: packLog(s.message_log, transfer) })) };
     case "assistant_message":
       return { ...event, message: packMessage(event.message, transfer) };
     case "env_step":
@@ -129,19 +129,20 @@ export function packEvent(event: RolloutEvent, transfer: ArrayBuffer[]): Rollout
   }
 }
 
-const plainMessage = (m: Message): Message => {
-  const out = { ...m };
-  if (ArrayBuffer.isView(m.token_ids)) out.token_ids = Array.from(m.token_ids as unknown as Int32Array);
-  if (ArrayBuffer.isView(m.generation_logprobs)) out.generation_logprobs = Array.from(m.generation_logprobs as unknown as Float32Array | Float64Array);
-  return out;
+const plainMessage = (m: PackedMessage): Message => {
+  const { token_ids, generation_logprobs, ...rest } = m;
+  return {
+    ...rest,
+    token_ids: ArrayBuffer.isView(token_ids) ? Array.from(token_ids) : token_ids,
+    ...(generation_logprobs !== undefined ? { generation_logprobs: Array.from(generation_logprobs) } : {}),
+  };
 };
-const plainLog = (log: unknown) => (Array.isArray(log) ? log.map((m) => (m && typeof m === "object" ? plainMessage(m as Message) : m)) : log);
 
 /** A packed event back in the core's shape (plain arrays of numbers). */
-export function plainEvent(event: RolloutEvent): RolloutEvent {
+export function plainEvent(event: PackedEvent): RolloutEvent {
   switch (event.type) {
     case "rollout_start":
-      return { ...event, samples: event.samples.map((s) => ({ ...s, message_log: plainLog(s.message_log) as Message[] })) };
+      return { ...event, samples: event.samples.map((s) => ({ ...s, message_log: s.message_log.map(plainMessage) })) };
     case "assistant_message":
       return { ...event, message: plainMessage(event.message) };
     case "env_step":
@@ -155,21 +156,20 @@ export function plainEvent(event: RolloutEvent): RolloutEvent {
  * The run's result for the page: its message logs' numbers in typed arrays (`transfer` gets their buffers), and its
  * JSON text, written here off the page's main thread (the page shows it as it is: src/app/run/result-text.ts).
  */
-export function packResult(result: RolloutResultJson, transfer: ArrayBuffer[]): { result: RolloutResultJson; text: string } {
+export function packResult(result: RolloutResultJson, transfer: ArrayBuffer[]): { result: PackedResult; text: string } {
   const text = JSON.stringify(result);
-  return { result: { ...result, samples: result.samples.map((s) => ({ ...s, message_log: packLog(s.message_log, transfer) as Message[] })) }, text };
+  return { result: { ...result, samples: result.samples.map((s) => ({ ...s, message_log: packLog(s.message_log, transfer) })) }, text };
 }
 
 /**
  * A packed result with compact messages (they read as plain arrays again: src/app/run/compact-messages.ts), a few
  * samples at a time between `pause()`s (a large run's result holds every message once more).
  */
-export async function unpackResult(result: RolloutResultJson, pause: () => Promise<void>, sliceMs = 8): Promise<RolloutResultJson> {
+export async function unpackResult(result: PackedResult, pause: () => Promise<void>, sliceMs = 8): Promise<RolloutResultJson> {
   const samples: RolloutResultJson["samples"] = [];
   let start = performance.now();
   for (const s of result.samples) {
-    const log = s.message_log;
-    samples.push(Array.isArray(log) ? { ...s, message_log: compactLog(log) } : s);
+    samples.push({ ...s, message_log: compactLog(s.message_log) });
     if (performance.now() - start >= sliceMs) {
       await pause();
       start = performance.now();

@@ -6,10 +6,10 @@
  * `WireError` and are rebuilt by name (`fromWireError`). The run's events and controls are messages without answers.
  */
 
-import type { RolloutEvent, WireError } from "../../core/index.js";
+import type { WireError } from "../../core/index.js";
+import type { PackedEvent, PackedResult } from "../run/compact-messages.js";
 import type { EnvironmentDescription } from "../../envs/user/port.js";
 import type { DeviceLossAction, DeviceLossInfo } from "../../policy/llm/device-loss.js";
-import type { RolloutResultJson } from "../../scenario/result.js";
 import type { ForkContinuation } from "../../policy/fork-policy.js";
 
 /** Where a model policy's files come from, beyond what the scenario says (lab settings, not part of the run). */
@@ -105,13 +105,13 @@ export type WorkerMessage =
    * `Int32Array` / `Float32Array` or `Float64Array` (transferred), which `RunModel.apply` takes as they are
    * (`plainEvent` converts); the `rollout_end` batch comes without its `message_log` column.
    */
-  | { type: "events"; runId: number; events: RolloutEvent[] }
+  | { type: "events"; runId: number; events: PackedEvent[] }
   | { type: "model"; runId: number; status: ModelStatus }
   | { type: "human_request"; runId: number; request: HumanRequest }
   /** The answer to `describe_tokens` (no model loaded: `call_failed`). */
   | { type: "tokens_described"; id: number; texts: string[]; special: boolean[] }
   /** `text`: the result's JSON text; the result's message logs carry typed arrays (./event-batch.ts `packResult`). */
-  | { type: "result"; runId: number; result: RolloutResultJson; text?: string }
+  | { type: "result"; runId: number; result: PackedResult; text?: string }
   /** The run's WebGPU device was lost; `action` is what the run does about it. */
   | { type: "device_lost"; runId: number; loss: DeviceLossInfo; action: DeviceLossAction }
   | { type: "lock_held"; id: number }

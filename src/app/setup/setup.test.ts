@@ -1,0 +1,47 @@
+/** The form reads back the scenarios it can write (a run shown fills the form), and only those. */
+
+import { describe, expect, it } from "vitest";
+import { parseScenario } from "../../scenario/schema.js";
+import mixedEnvs from "../../scenario/examples/mixed-envs.json";
+import puzzleSync from "../../scenario/examples/sliding-puzzle-oracle-sync.json";
+import calculatorScripted from "../../scenario/examples/calculator-scripted.json";
+import { PRESETS } from "../presets.js";
+import { DEFAULT_SETUP, scenarioFromSetup, setupFromScenario, type Setup } from "./setup.js";
+
+const written = (setup: Setup) => parseScenario(scenarioFromSetup(setup));
+
+describe("setupFromScenario", () => {
+  it("reads back every set-up preset's scenario as the set-up that writes it", () => {
+    for (const preset of PRESETS) {
+      if (!("setup" in preset)) continue;
+      const scenario = written(preset.setup);
+      const read = setupFromScenario(scenario);
+      expect(read, preset.title).not.toBeNull();
+      expect(written(read!)).toEqual(scenario);
+    }
+  });
+
+  it("reads a form-written scenario whatever the base: the scenario decides what it says", () => {
+    const oracle: Setup = { ...DEFAULT_SETUP, env: "calculator", policy: "oracle", oracleSeed: 4, errorRate: 0.3, mode: "async", datasetSize: 7, calculator: { steps: 3, max_operand: 9 } };
+    const read = setupFromScenario(written(oracle), { ...DEFAULT_SETUP, policy: "scripted", datasetSize: 1 })!;
+    expect(read).toMatchObject({ env: "calculator", policy: "oracle", oracleSeed: 4, errorRate: 0.3, mode: "async", datasetSize: 7, calculator: { steps: 3, max_operand: 9 } });
+  });
+
+  it("reads an example scenario file the form can write (the oracle puzzle); one with explicit samples it cannot", () => {
+    const scenario = parseScenario(puzzleSync);
+    const read = setupFromScenario(scenario);
+    expect(read).toMatchObject({ env: "sliding_puzzle", policy: "oracle", datasetSize: 4, datasetSeed: 7, maxRolloutTurns: 31 });
+    expect(written(read!)).toEqual(scenario);
+    expect(setupFromScenario(parseScenario(calculatorScripted))).toBeNull();
+  });
+
+  it("gives null for what the form cannot write: two environments, explicit samples, a model's device, a key it has no field for", () => {
+    expect(setupFromScenario(parseScenario(mixedEnvs))).toBeNull();
+    const base = written(DEFAULT_SETUP);
+    expect(setupFromScenario(parseScenario({ ...base, policy: { ...base.policy, device: "wasm" } }))).toBeNull();
+    expect(setupFromScenario(parseScenario({ ...base, end_on_response_truncation: true }))).toBeNull();
+    const { dataset: _dataset, ...withoutDataset } = base;
+    const explicit = { ...withoutDataset, samples: [{ task_name: "sliding_puzzle_game", message_log: [{ role: "user", content: "go" }] }] };
+    expect(setupFromScenario(parseScenario(explicit))).toBeNull();
+  });
+});
