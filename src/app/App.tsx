@@ -18,7 +18,8 @@ import { RecoveredRuns } from "./RecoveredRuns.js";
 import { RunControls } from "./RunControls.js";
 import { SetupForm } from "./setup/SetupForm.js";
 import { resultText } from "./run/result-text.js";
-import type { RunModel } from "./run/run-model.js";
+import type { Scenario } from "../scenario/schema.js";
+import type { RunModel, SampleView } from "./run/run-model.js";
 import { useRun, useShown } from "./session/hooks.js";
 import { isLive } from "./session/run-session.js";
 import type { Tab } from "./state/view-slice.js";
@@ -58,6 +59,15 @@ function useTokenTexts(ids: number[], forModel: boolean) {
         : byteLevelTexts,
     [forModel, texts],
   );
+}
+
+/**
+ * Whether a run's generated tokens were sampled (their log-probabilities are real): a model policy's. A run without
+ * its scenario (an imported file) counts as sampled when some log-probability is not a text policy's placeholder 0.
+ */
+function sampledPolicy(scenario: Scenario | null, sample: SampleView): boolean {
+  if (scenario) return scenario.policy.kind === "model";
+  return sample.messages.some((m) => m.generation_logprobs?.some((lp) => lp !== 0));
 }
 
 /** The run's result JSON, written once per result (not on every render of the page: a large run's is megabytes). */
@@ -130,7 +140,7 @@ function SamplePanel({ model }: { model: RunModel }) {
           turnNotes={turnNotes}
         />
       )}
-      {tab === "tokens" && <TokenView sample={sample} tokenizer={tokenTexts} />}
+      {tab === "tokens" && <TokenView sample={sample} tokenizer={tokenTexts} sampled={sampledPolicy(runScenario, sample)} />}
       {tab === "environment" && <EnvView model={model} sample={selected} turn={selectedTurn} envName={envName} />}
       {tab === "compare" && <CompareView />}
     </section>

@@ -7,6 +7,7 @@
 import { memo, useMemo } from "react";
 import { VirtualRows } from "./VirtualRows.js";
 import type { RunModel, SampleView } from "../run/run-model.js";
+import { OUTCOME_MEANING, OUTCOME_WORDS, runOutcomes, sampleOutcome, turnProblems, type Outcome, type RunOutcomes } from "../run/outcome.js";
 import { useRun } from "../session/hooks.js";
 import { formatNumber } from "./charts/bins.js";
 import { CELL_LEGEND, glyphOf, MAX_TURN_CELLS, sampleSignature, sampleStateWords, turnCells, type CellKind } from "./charts/run-states.js";
@@ -29,16 +30,19 @@ export function BatchOverview(props: BatchOverviewProps) {
   const samples = model.samples;
   const maxTurns = model.summary.maxRolloutTurns;
   const counts = useMemo(() => countKinds(run.model.samples), [run]);
+  const outcomes = useMemo(() => runOutcomes(run.model.samples), [run]);
   const slots = Math.min(maxTurns, MAX_TURN_CELLS);
 
   return (
     <div className="ov" data-testid="batch-overview">
+      <OutcomeSummary outcomes={outcomes} />
       <Legend counts={counts} total={samples.length} />
       <div className="ov-head" role="presentation">
         <span>#</span>
         <span>idx</span>
         <span>task</span>
         <span className="ov-num">reward</span>
+        <span>outcome</span>
         <span>ended</span>
         <span>
           turns{maxTurns > slots ? ` (first ${slots} of up to ${maxTurns})` : maxTurns ? ` (max ${maxTurns})` : ""}
@@ -85,6 +89,7 @@ interface RowProps {
 const Row = memo(function Row({ sample: s, maxTurns, top, selected, selectedTurn, onSelect }: RowProps) {
   const { kinds, overflow } = turnCells(s, maxTurns);
   const words = sampleStateWords(s);
+  const outcome = sampleOutcome(s);
   const n = s.sample;
   return (
     <div
@@ -93,7 +98,8 @@ const Row = memo(function Row({ sample: s, maxTurns, top, selected, selectedTurn
       data-sample={n}
       aria-selected={selected}
       aria-rowindex={n + 1}
-      className={selected ? "ov-row selected" : "ov-row"}
+      data-outcome={outcome ?? "running"}
+      className={`ov-row outcome-${outcome ?? "running"}${selected ? " selected" : ""}`}
       style={{ height: ROW_HEIGHT, transform: `translateY(${top}px)` }}
       onClick={() => onSelect(n, null)}
     >
@@ -109,31 +115,39 @@ const Row = memo(function Row({ sample: s, maxTurns, top, selected, selectedTurn
       <span role="gridcell" className="ov-num" title={String(s.totalReward)}>
         {formatNumber(s.totalReward)}
       </span>
+      <span role="gridcell" data-testid="outcome" className={`ov-outcome outcome-${outcome ?? "running"}`} title={outcome ? `${OUTCOME_WORDS[outcome]}: ${OUTCOME_MEANING[outcome]}` : "still running"}>
+        {outcome ? OUTCOME_WORDS[outcome] : "…"}
+      </span>
       <span role="gridcell" data-testid="termination" className={s.state === "done" ? `ov-term end-${s.termination}` : "ov-term live"} title={words}>
         {words}
       </span>
       <span role="gridcell" className="ov-turns">
-        {kinds.map((kind, i) =>
-          kind === null || kind === "pending" ? (
-            <span key={i} className={kind === null ? "ov-cell ov-empty" : "ov-cell rs-pending"} aria-hidden="true" />
-          ) : (
+        {kinds.map((kind, i) => {
+          if (kind === null || kind === "pending") return <span key={i} className={kind === null ? "ov-cell ov-empty" : "ov-cell rs-pending"} aria-hidden="true" />;
+          const t = s.turns[i];
+          const problems = t ? turnProblems(s, t) : [];
+          // The environment's end of an episode: ✓ solved, ✗ not (the colour says the same).
+          const failedEnd = kind === "terminated" && outcome === "failed";
+          const words = `sample ${n}, turn ${i}: ${failedEnd ? "last turn: terminated by the environment, not solved" : kind === "terminated" ? "last turn: terminated by the environment, solved" : cellWords(kind)}${problems.length ? `; ${problems.join("; ")}` : ""}`;
+          return (
             <button
               key={i}
               type="button"
               data-turn={i}
-              className={`ov-cell rs-${kind}${selectedTurn === i ? " current" : ""}`}
-              title={`sample ${n}, turn ${i}: ${cellWords(kind)}`}
-              aria-label={`sample ${n}, turn ${i}: ${cellWords(kind)}`}
+              data-problems={problems.length || undefined}
+              className={`ov-cell rs-${kind}${failedEnd ? " rs-failed" : ""}${problems.length ? " has-problems" : ""}${selectedTurn === i ? " current" : ""}`}
+              title={words}
+              aria-label={words}
               aria-pressed={selectedTurn === i}
               onClick={(e) => {
                 e.stopPropagation();
                 onSelect(n, i);
               }}
             >
-              {glyphOf(kind)}
+              {failedEnd ? "✗" : glyphOf(kind)}
             </button>
-          ),
-        )}
+          );
+        })}
         {overflow > 0 && (
           <span className="ov-overflow" title={`${overflow} more turn(s) not drawn`}>
             +{overflow}
@@ -145,6 +159,43 @@ const Row = memo(function Row({ sample: s, maxTurns, top, selected, selectedTurn
 });
 
 const cellWords = (kind: CellKind) => CELL_LEGEND.find((e) => e.kind === kind)?.label ?? kind;
+
+const OUTCOME_ORDER: readonly Outcome[] = ["solved", "failed", "cut", "error", "stopped"];
+
+/** The run at a glance: how many samples were solved, failed, cut off, errors, stopped; the mean reward; turn problems. */
+const OutcomeSummary = memo(function OutcomeSummary({ outcomes }: { outcomes: RunOutcomes }) {
+  const { samples, finished, counts, meanReward, truncatedResponses, turnsWithViolations } = outcomes;
+  if (samples === 0) return null;
+  return (
+    <p className="ov-summary" data-testid="run-summary">
+      <strong data-testid="run-summary-solved">
+        solved {counts.solved} of {samples}
+      </strong>
+      {finished < samples && <span className="hint"> ({samples - finished} still running)</span>}
+      {OUTCOME_ORDER.slice(1).map((o) =>
+        counts[o] ? (
+          <span key={o} className={`ov-summary-item outcome-${o}`} data-outcome={o} title={OUTCOME_MEANING[o]}>
+            {" "}
+            · {OUTCOME_WORDS[o]} {counts[o]}
+          </span>
+        ) : null,
+      )}
+      {meanReward !== null && <span className="ov-summary-item"> · mean reward {formatNumber(meanReward)}</span>}
+      {truncatedResponses > 0 && (
+        <span className="ov-summary-item has-problems" data-testid="run-summary-truncated">
+          {" "}
+          · {truncatedResponses} truncated {truncatedResponses === 1 ? "response" : "responses"}
+        </span>
+      )}
+      {turnsWithViolations > 0 && (
+        <span className="ov-summary-item has-problems" data-testid="run-summary-violations">
+          {" "}
+          · {turnsWithViolations} {turnsWithViolations === 1 ? "turn" : "turns"} with violations
+        </span>
+      )}
+    </p>
+  );
+});
 
 type Counts = Partial<Record<CellKind, number>>;
 

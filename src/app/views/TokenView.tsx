@@ -35,6 +35,11 @@ export interface TokenViewProps {
   sample: SampleView;
   /** `decode` is optional; with it the decoded sequence is exact for multi-byte characters. */
   tokenizer: TokenTexts;
+  /**
+   * Whether the generated tokens were sampled from a distribution (a model policy): only then are their
+   * log-probabilities real. A text policy's (oracle, scripted, replay) are placeholder zeros, shown as none.
+   */
+  sampled: boolean;
 }
 
 const KIND_LABEL: Record<SpanKind, string> = {
@@ -43,7 +48,7 @@ const KIND_LABEL: Record<SpanKind, string> = {
   environment: "environment · not trained",
 };
 
-export function TokenView({ sample, tokenizer }: TokenViewProps) {
+export function TokenView({ sample, tokenizer, sampled }: TokenViewProps) {
   const spans = messageSpans(sample);
   const counts = { prompt: 0, generated: 0, environment: 0 };
   for (const s of spans) counts[s.kind] += tokenCount(s.message);
@@ -56,11 +61,11 @@ export function TokenView({ sample, tokenizer }: TokenViewProps) {
           {counts.prompt + counts.generated + counts.environment} tokens: {counts.generated} generated, {counts.prompt} prompt,{" "}
           {counts.environment} environment
         </span>
-        <Legend />
+        <Legend sampled={sampled} />
       </div>
       <div className="tk-messages">
         {spans.map((s) => (
-          <MessageTokens key={`${sample.sample}:${s.index}`} message={s.message} kind={s.kind} turn={s.turn} offset={s.offset} tokenizer={tokenizer} />
+          <MessageTokens key={`${sample.sample}:${s.index}`} message={s.message} kind={s.kind} turn={s.turn} offset={s.offset} tokenizer={tokenizer} sampled={sampled} />
         ))}
         {streaming && (
           <p className="tk-streaming tx-muted" data-testid="token-streaming">
@@ -73,15 +78,21 @@ export function TokenView({ sample, tokenizer }: TokenViewProps) {
   );
 }
 
-function Legend() {
+function Legend({ sampled }: { sampled: boolean }) {
   return (
     <div className="tk-legend" aria-label="Legend">
       <span className="tk-legend-title">logprob</span>
-      {legendStops().map((s) => (
-        <span key={s.logprob} className="tk-chip generated" style={{ background: s.color }} title={`p ${s.probability.toPrecision(2)}`}>
-          {s.logprob === LOGPROB_FLOOR ? `≤${s.logprob}` : s.logprob}
+      {sampled ? (
+        legendStops().map((s) => (
+          <span key={s.logprob} className="tk-chip generated" style={{ background: s.color }} title={`p ${s.probability.toPrecision(2)}`}>
+            {s.logprob === LOGPROB_FLOOR ? `≤${s.logprob}` : s.logprob}
+          </span>
+        ))
+      ) : (
+        <span className="tk-no-logprobs" data-testid="no-logprobs">
+          none: this policy writes its responses, it does not sample them (the zeros in its result are placeholders)
         </span>
-      ))}
+      )}
       <span className="tk-chip prompt tk-legend-sep">prompt</span>
       <span className="tk-chip environment">environment</span>
       <span className="tk-chip prompt special">special</span>
@@ -95,12 +106,14 @@ const MessageTokens = memo(function MessageTokens(props: {
   turn: number | null;
   offset: number;
   tokenizer: TokenTexts;
+  sampled: boolean;
 }) {
-  const { message, kind, turn, offset, tokenizer } = props;
+  const { message, kind, turn, offset, tokenizer, sampled } = props;
   const ids = message.token_ids;
+  const logprobs = kind === "generated" && sampled ? message.generation_logprobs : undefined;
   const [pages, setPages] = useState(ids.length > COLLAPSE_OVER ? 0 : 1);
   const shown = visibleChipCount(ids.length, pages);
-  const summary = kind === "generated" ? logprobSummary(message.generation_logprobs) : null;
+  const summary = logprobSummary(logprobs);
   return (
     <section className={`tk-msg ${kind}`} data-testid="token-message" data-kind={kind}>
       <div className="tk-msg-head">
@@ -123,7 +136,7 @@ const MessageTokens = memo(function MessageTokens(props: {
       </div>
       {shown > 0 && (
         <div className="tk-chips">
-          <Chips ids={ids} count={shown} logprobs={kind === "generated" ? message.generation_logprobs : undefined} kind={kind} offset={offset} tokenizer={tokenizer} />
+          <Chips ids={ids} count={shown} logprobs={logprobs} kind={kind} offset={offset} tokenizer={tokenizer} />
           {shown < ids.length && (
             <button type="button" className="tx-link" onClick={() => setPages(pages + 1)}>
               show {Math.min(CHIP_PAGE, ids.length - shown)} more ({ids.length - shown} left)

@@ -22,7 +22,7 @@ export const CELL_LEGEND: readonly LegendEntry[] = [
   { kind: "generating", label: "generating", glyph: "" },
   { kind: "environment", label: "waiting for the environment", glyph: "" },
   { kind: "ok", label: "turn done", glyph: "" },
-  { kind: "terminated", label: "last turn: terminated by the environment", glyph: "✓" },
+  { kind: "terminated", label: "last turn: terminated by the environment (✓ solved, ✗ not)", glyph: "✓" },
   { kind: "truncated_context", label: "last turn: context truncated", glyph: "C" },
   { kind: "truncated_response", label: "last turn: response truncated", glyph: "R" },
   { kind: "max_turns", label: "last turn: max turns reached", glyph: "M" },

@@ -98,7 +98,7 @@ describe("Transcript (server-rendered)", () => {
 describe("TokenView (server-rendered)", () => {
   it("draws chips with escaped text, logprob colours and special marks", () => {
     const model = runModel("hi");
-    const html = renderToStaticMarkup(createElement(TokenView, { sample: model.samples[0]!, tokenizer: byteLevelTokenizer }));
+    const html = renderToStaticMarkup(createElement(TokenView, { sample: model.samples[0]!, tokenizer: byteLevelTokenizer, sampled: true }));
     expect(html).not.toMatch(/<img|<script/);
     expect(html).toContain('class="tk-chip generated" style="background:hsl(120 70% 82%)"');
     expect(html).toContain('class="tk-chip generated special"');
@@ -107,9 +107,18 @@ describe("TokenView (server-rendered)", () => {
     expect(html).toContain("2 tokens streamed");
   });
 
+  it("a text policy's tokens carry no log-probabilities: no colours, no mean, and the legend says why", () => {
+    const model = runModel("hi");
+    const html = renderToStaticMarkup(createElement(TokenView, { sample: model.samples[0]!, tokenizer: byteLevelTokenizer, sampled: false }));
+    expect(html).not.toContain("background:hsl(");
+    expect(html).not.toContain("mean logprob");
+    expect(html).toContain('data-testid="no-logprobs"');
+    expect(html).toMatch(/none: this policy writes its responses, it does not sample them/);
+  });
+
   it("keeps a long message collapsed", () => {
     const model = runModel("x".repeat(5000));
-    const html = renderToStaticMarkup(createElement(TokenView, { sample: model.samples[0]!, tokenizer: byteLevelTokenizer }));
+    const html = renderToStaticMarkup(createElement(TokenView, { sample: model.samples[0]!, tokenizer: byteLevelTokenizer, sampled: true }));
     expect(html).toContain("show 5000 tokens");
     expect(html.split('class="tk-chip prompt"').length - 1).toBeLessThan(10);
   });

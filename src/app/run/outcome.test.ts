@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import type { RolloutEvent } from "../../core/index.js";
+import { runOutcomes, sampleOutcome, statusDetail, turnProblems } from "./outcome.js";
+import { RunModel } from "./run-model.js";
+
+/** A run of `n` samples with one turn each; `end(i)` says how sample i ends. */
+function run(ends: { termination: "terminated" | "max_turns" | "error" | "cancelled" | "truncated_response"; reward: number; truncated?: boolean; violation?: string }[]) {
+  const model = new RunModel();
+  model.apply({
+    type: "rollout_start",
+    t: 0,
+    mode: "sync",
+    maxRolloutTurns: 2,
+    maxSeqLen: 64,
+    samples: ends.map((_, i) => ({ sample: i, idx: i, task_name: "t", message_log: [{ role: "user", content: "q", token_ids: [1] }], extra_env_info: null })),
+  });
+  ends.forEach((e, i) => {
+    const events: RolloutEvent[] = [
+      { type: "turn_start", t: 1, sample: i, turn: 0, inputTokens: 1 },
+      { type: "assistant_message", t: 2, sample: i, turn: 0, message: { role: "assistant", content: "a", token_ids: [2] }, truncated: e.truncated ?? false },
+      {
+        type: "env_step",
+        t: 3,
+        sample: i,
+        turn: 0,
+        observation: { role: "environment", content: "o", token_ids: [3] },
+        reward: e.reward,
+        rewardComponents: null,
+        terminated: e.termination === "terminated",
+        truncatedContext: false,
+        violations: e.violation ? [{ type: e.violation, severity: 1, locus: "advantage", detail: null }] : [],
+        metadata: null,
+      },
+      { type: "sample_end", t: 4, sample: i, idx: i, termination: e.termination, error: e.termination === "error" ? "boom" : null, totalReward: e.reward, turns: 1 },
+    ];
+    for (const event of events) model.apply(event);
+  });
+  return model;
+}
+
+describe("outcomes", () => {
+  it("tell a win from a loss the environment ended alike, and name limits, errors and stops", () => {
+    const model = run([
+      { termination: "terminated", reward: 1 },
+      { termination: "terminated", reward: 0 },
+      { termination: "max_turns", reward: 0 },
+      { termination: "truncated_response", reward: 0, truncated: true },
+      { termination: "error", reward: 0 },
+      { termination: "cancelled", reward: 0 },
+    ]);
+    expect(model.samples.map(sampleOutcome)).toEqual(["solved", "failed", "cut", "cut", "error", "stopped"]);
+    expect(sampleOutcome({ state: "generating", termination: null, totalReward: 0 })).toBeNull();
+  });
+
+  it("sum a run up: solved k of N, the mean reward, truncations and turns with violations", () => {
+    const model = run([
+      { termination: "terminated", reward: 1 },
+      { termination: "terminated", reward: 0, violation: "malformed_tool_call" },
+      { termination: "max_turns", reward: 0.5, truncated: true },
+    ]);
+    expect(runOutcomes(model.samples)).toEqual({
+      samples: 3,
+      finished: 3,
+      counts: { solved: 1, failed: 1, cut: 1, error: 0, stopped: 0 },
+      meanReward: 0.5,
+      truncatedResponses: 1,
+      turnsWithViolations: 1,
+    });
+  });
+
+  it("a finished run with errors says so; a clean one is just finished", () => {
+    const errors = runOutcomes(run([{ termination: "error", reward: 0 }, { termination: "error", reward: 0 }, { termination: "error", reward: 0 }]).samples);
+    expect(statusDetail("finished", errors)).toBe("with 3 errors");
+    expect(statusDetail("finished", runOutcomes(run([{ termination: "error", reward: 0 }, { termination: "cancelled", reward: 0 }]).samples))).toBe("with 1 error and 1 stopped");
+    expect(statusDetail("finished", runOutcomes(run([{ termination: "terminated", reward: 0 }]).samples))).toBeNull();
+    expect(statusDetail("running", errors)).toBeNull();
+  });
+
+  it("name what went wrong inside a turn", () => {
+    const model = run([{ termination: "max_turns", reward: 0, truncated: true, violation: "schema_args" }]);
+    const s = model.samples[0]!;
+    expect(turnProblems(s, s.turns[0]!)).toEqual(["response truncated at its token limit", "a tool call whose arguments do not fit its schema"]);
+    const clean = run([{ termination: "terminated", reward: 1 }]).samples[0]!;
+    expect(turnProblems(clean, clean.turns[0]!)).toEqual([]);
+  });
+});
