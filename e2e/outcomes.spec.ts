@@ -70,3 +70,21 @@ test("a run whose samples all ended in an error says so, and a truncated respons
   await expect(page.getByTestId("run-status-detail")).toHaveText("with 3 errors");
   await expect(page.getByTestId("run-summary")).toHaveText(/^solved 0 of 3 · error 3/);
 });
+
+test("a set-up that cannot work is refused in the form with why: the oracle with a user module, the puzzle's script for another game", async ({ page }) => {
+  await page.goto("/");
+  await expect(page.locator('[data-testid="user-environment"][data-name="number_guess"]')).toHaveAttribute("data-status", "ready");
+  await page.getByLabel("Environment", { exact: true }).selectOption("number_guess");
+  await page.getByLabel("Policy", { exact: true }).selectOption("oracle");
+  await expect(page.getByTestId("setup-problems")).toContainText("The oracle plays the built-in environments only");
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(page.getByTestId("run-error")).toContainText("This set-up cannot run:");
+  await expect(page.getByTestId("sample-row")).toHaveCount(0);
+
+  await page.getByLabel("Policy", { exact: true }).selectOption("scripted");
+  await expect(page.getByTestId("setup-problems")).toContainText("still the sliding puzzle's example");
+  await page.getByLabel("Scripted responses").fill('[["<guess>4</guess>"]]');
+  await expect(page.getByTestId("setup-problems")).toHaveCount(0);
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
+});

@@ -17,6 +17,7 @@ import type { RunModel } from "./run/run-model.js";
 import { keepRunsOf } from "./run/recovery.js";
 import { onSavedRunsChange } from "./run/saved-runs.js";
 import { RunSession, type Shown } from "./session/run-session.js";
+import { setupProblems } from "./setup/setup.js";
 import { createFormSlice, prettyScenario, type FormSlice } from "./state/form-slice.js";
 import type { LabState } from "./state/lab-state.js";
 import { createSelectionSlice } from "./state/selection-slice.js";
@@ -78,6 +79,8 @@ export const shown = (): Shown => session.state;
  */
 export function startRun(): void {
   const { form } = useLab.getState();
+  const problems = form.detached ? [] : setupProblems(form.setup);
+  if (problems.length) return session.refuse(`This set-up cannot run:\n${problems.map((p) => `- ${p}`).join("\n")}`);
   let scenario: Scenario;
   try {
     scenario = parseScenarioText(form.scenarioText);

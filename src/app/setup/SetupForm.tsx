@@ -3,7 +3,7 @@ import { RemoteEnvironmentFields } from "../envs/RemoteEnvironmentFields.js";
 import { UserEnvironmentsPanel } from "../envs/UserEnvironmentsPanel.js";
 import { useUserEnvironments } from "../envs/user-environments.js";
 import { useLab } from "../store.js";
-import { isBuiltinSetupEnv, type EnvName, type PolicyKind, type Setup } from "./setup.js";
+import { isBuiltinSetupEnv, setupProblems, type EnvName, type PolicyKind, type Setup } from "./setup.js";
 
 /** A labelled number input bound to one setup value. */
 function NumberField(props: { label: string; value: number; step?: number; min?: number; onChange(value: number): void }) {
@@ -67,8 +67,17 @@ export function SetupForm() {
     update({ env, ...(user ? { customTaskName: user.description!.defaultTaskName } : env === "http" ? { customTaskName: "" } : {}) });
   };
   const custom = !isBuiltinSetupEnv(setup.env);
+  // What cannot work is said here, before Run (which refuses it); a scenario the fields do not write is not theirs.
+  const problems = detached ? [] : setupProblems(setup);
   return (
     <div className="setup-form">
+      {problems.length > 0 && (
+        <ul className="error setup-problems" role="alert" data-testid="setup-problems">
+          {problems.map((p) => (
+            <li key={p}>{p}</li>
+          ))}
+        </ul>
+      )}
       {detached && (
         <p className="hint" data-testid="form-detached">
           What runs is the Scenario JSON below, which these fields do not write (a scenario file, your edits, or a run

@@ -6,7 +6,7 @@ import mixedEnvs from "../../scenario/examples/mixed-envs.json";
 import puzzleSync from "../../scenario/examples/sliding-puzzle-oracle-sync.json";
 import calculatorScripted from "../../scenario/examples/calculator-scripted.json";
 import { PRESETS } from "../presets.js";
-import { DEFAULT_SETUP, scenarioFromSetup, setupFromScenario, type Setup } from "./setup.js";
+import { DEFAULT_SETUP, scenarioFromSetup, setupFromScenario, setupProblems, type Setup } from "./setup.js";
 
 const written = (setup: Setup) => parseScenario(scenarioFromSetup(setup));
 
@@ -43,5 +43,18 @@ describe("setupFromScenario", () => {
     const { dataset: _dataset, ...withoutDataset } = base;
     const explicit = { ...withoutDataset, samples: [{ task_name: "sliding_puzzle_game", message_log: [{ role: "user", content: "go" }] }] };
     expect(setupFromScenario(parseScenario(explicit))).toBeNull();
+  });
+});
+
+describe("setupProblems", () => {
+  it("refuses the oracle with an environment it cannot play, and the puzzle's scripted example for another environment", () => {
+    expect(setupProblems(DEFAULT_SETUP)).toEqual([]);
+    expect(setupProblems({ ...DEFAULT_SETUP, policy: "oracle", env: "calculator" })).toEqual([]);
+    expect(setupProblems({ ...DEFAULT_SETUP, policy: "oracle", env: "number_guess" })).toEqual([
+      "The oracle plays the built-in environments only (sliding puzzle, calculator, workspace): it cannot play “number_guess”. Choose the scripted, replay, model or human policy for it.",
+    ]);
+    expect(setupProblems({ ...DEFAULT_SETUP, policy: "scripted", env: "calculator" })[0]).toMatch(/^The scripted responses are still the sliding puzzle's example .*“calculator” does not understand/);
+    expect(setupProblems({ ...DEFAULT_SETUP, policy: "scripted", env: "calculator", scripted: '[["16"]]' })).toEqual([]);
+    expect(setupProblems({ ...DEFAULT_SETUP, policy: "scripted" })).toEqual([]);
   });
 });

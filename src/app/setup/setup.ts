@@ -233,3 +233,23 @@ function writesScenario(setup: Setup, scenario: Scenario): boolean {
     return false;
   }
 }
+
+/**
+ * What makes the form's set-up one that cannot work, in words (empty when it can): each would fail every sample
+ * only once the run is under way. The form shows them, and Run refuses such a set-up with them.
+ */
+export function setupProblems(setup: Setup): string[] {
+  const problems: string[] = [];
+  const builtin = isBuiltinSetupEnv(setup.env);
+  if (setup.policy === "oracle" && !builtin) {
+    problems.push(
+      `The oracle plays the built-in environments only (sliding puzzle, calculator, workspace): it cannot play “${setup.env}”. Choose the scripted, replay, model or human policy for it.`,
+    );
+  }
+  if (setup.policy === "scripted" && setup.scripted === DEFAULT_SETUP.scripted && setup.env !== DEFAULT_SETUP.env) {
+    problems.push(
+      `The scripted responses are still the sliding puzzle's example (<action>view</action>), which “${setup.env}” does not understand: write its responses (a list per sample) under Scripted responses.`,
+    );
+  }
+  return problems;
+}
