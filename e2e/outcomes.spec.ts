@@ -69,6 +69,12 @@ test("a run whose samples all ended in an error says so, and a truncated respons
   expect(await page.getByTestId("outcome").allTextContents()).toEqual(["error", "error", "error"]);
   await expect(page.getByTestId("run-status-detail")).toHaveText("with 3 errors");
   await expect(page.getByTestId("run-summary")).toHaveText(/^solved 0 of 3 · error 3/);
+  // The failing turn shows the error where it happened; so does the Environment tab.
+  const failed = page.getByTestId("transcript").getByTestId("turn").last();
+  await expect(failed.getByTestId("turn-error")).toContainText("This turn ended the sample with an error after the response");
+  await expect(failed).toContainText("no reward: the turn failed");
+  await page.getByRole("tab", { name: "Environment" }).click();
+  await expect(page.getByTestId("env-view")).toContainText("turn 0 ended the sample with an error");
 });
 
 test("a set-up that cannot work is refused in the form with why: the oracle with a user module, the puzzle's script for another game", async ({ page }) => {

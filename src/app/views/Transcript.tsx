@@ -100,6 +100,8 @@ export function Transcript(props: TranscriptProps) {
     scrollToTurn(selectedTurn);
   }, [sample, selectedTurn, selectedExists, goRequest, scrollToTurn]);
 
+  // Where a sample that ended with an error failed: its last turn, if the environment never answered it.
+  const lastTurn = sample.state === "done" ? (turns.at(-1)?.turn ?? null) : null;
   // In a virtual list, `measure` is its measurer (each rendered turn's element carries its list index).
   const renderTurn = (t: TurnView, index?: number, measure?: (el: HTMLLIElement) => void) => (
     <TurnBlock
@@ -119,6 +121,7 @@ export function Transcript(props: TranscriptProps) {
       register={register}
       onFork={canFork && fork ? fork : null}
       notes={props.turnNotes?.get(t.turn) ?? NO_NOTES}
+      failure={sample.error !== null && t.turn === lastTurn && t.envEnd === null ? sample.error : null}
     />
   );
 
@@ -279,8 +282,10 @@ const TurnBlock = memo(function TurnBlock(props: {
   measure: ((el: HTMLLIElement) => void) | null;
   onFork: ((turn: number) => void) | null;
   notes: readonly TurnNote[];
+  /** The error the sample ended with, when this turn is where it happened (its last, with no answer of the environment). */
+  failure: string | null;
 }) {
-  const { index, turn: t, assistant, observation, total, selected, structured, thinkingStyle, tokenizer, onSelect, register, measure, onFork, notes } = props;
+  const { index, turn: t, assistant, observation, total, selected, structured, thinkingStyle, tokenizer, onSelect, register, measure, onFork, notes, failure } = props;
   const n = t.turn;
   const wrapped =
     observation && structured?.enabled
@@ -314,7 +319,7 @@ const TurnBlock = memo(function TurnBlock(props: {
     >
       <div className="tx-turn-head">
         <span className="tx-turn-title">Turn {n}</span>
-        <RewardChips reward={t.reward} components={t.rewardComponents} total={total} />
+        <RewardChips reward={t.reward} components={t.rewardComponents} total={total} failed={failure !== null} />
         {t.terminated && <span className="tx-chip tx-muted">terminated</span>}
         {t.truncatedContext && <span className="tx-chip tx-warn">context truncated</span>}
         {notes.map((note, i) => (
@@ -359,6 +364,11 @@ const TurnBlock = memo(function TurnBlock(props: {
         </div>
       )}
       {observation && <ObservationMessage message={observation} wrapped={wrapped} truncatedContext={t.truncatedContext} />}
+      {failure !== null && (
+        <pre className="error tx-turn-error" data-testid="turn-error">
+          This turn ended the sample with an error{t.genEnd !== null ? " after the response (in the environment's step, or its checks)" : ""}: {failure}
+        </pre>
+      )}
     </li>
   );
 });

@@ -150,6 +150,14 @@ describe("envStateAt", () => {
     expect(envStateAt(m, 0, 9)!.when).toContain("ended at turn 1");
     expect(envStateAt(m, 0, 0)!.metadata).toEqual({ step: 1 });
   });
+
+  it("a turn whose step failed says it ended the sample with the error, not that it never reached the environment", () => {
+    const m = model(3, 1);
+    m.apply(turnStart(0, 0, 1));
+    m.apply(assistant(0, 0, 2));
+    m.apply(end(0, 3, "error", "environment 'picky_env' step failed: Error: odd sample 0"));
+    expect(envStateAt(m, 0, 0)!.when).toBe("initial state (turn 0 ended the sample with an error: environment 'picky_env' step failed: Error: odd sample 0)");
+  });
 });
 
 describe("sampleSignature", () => {

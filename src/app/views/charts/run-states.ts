@@ -145,6 +145,8 @@ export function envStateAt(model: RunModel, sample: number, turn: number | null)
   if (at < 0) when = `${latest}initial state, before the first turn`;
   else if (endedHere) when = `${latest}${before}: the episode ended at turn ${at}, and its final state is not kept`;
   else if (stepped) when = `${latest}state after turn ${at}`;
-  else when = `${latest}${before} (turn ${at} ${s.state === "done" ? "did not reach the environment" : "is in progress"})`;
+  else if (s.state !== "done") when = `${latest}${before} (turn ${at} is in progress)`;
+  else if (s.error !== null && at === last) when = `${latest}${before} (turn ${at} ended the sample with an error: ${s.error})`;
+  else when = `${latest}${before} (turn ${at} did not reach the environment)`;
   return { metadata, when, task: s.task };
 }

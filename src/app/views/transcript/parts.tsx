@@ -229,12 +229,12 @@ export const PromptMessage = memo(function PromptMessage({ message }: { message:
   );
 });
 
-export function RewardChips(props: { reward: number | null; components: Record<string, number> | null; total: number }) {
-  const { reward, components, total } = props;
+export function RewardChips(props: { reward: number | null; components: Record<string, number> | null; total: number; failed?: boolean }) {
+  const { reward, components, total, failed } = props;
   return (
     <>
       {reward === null ? (
-        <span className="tx-chip tx-muted">no reward yet</span>
+        <span className={failed ? "tx-chip tx-bad" : "tx-chip tx-muted"}>{failed ? "no reward: the turn failed" : "no reward yet"}</span>
       ) : (
         <span className={`tx-chip ${reward > 0 ? "tx-ok" : reward < 0 ? "tx-bad" : "tx-muted"}`} data-testid="reward">
           reward {formatNumber(reward, true)}
