@@ -181,7 +181,7 @@ test("a saved run whose stored JSONL is damaged: reopening shows its problems an
   await expect(page.getByTestId("keep-message")).toHaveText("imported good.jsonl: 3 samples");
   const saved = page.getByTestId("saved-runs");
   await page.getByText(/Saved runs/).click();
-  await expect(saved.getByRole("button")).toHaveCount(2); // the run and its delete button
+  await expect(saved.getByRole("button")).toHaveCount(3); // the run, its rename and its delete buttons
 
   // Clean, it opens at once, as before.
   await page.reload();
@@ -210,7 +210,7 @@ test("a saved run whose stored JSONL is damaged: reopening shows its problems an
   await page.getByTestId("sample-row").nth(1).click();
   await expect(page.getByTestId("transcript")).toContainText("the third answer");
   // Opened, not saved again: the damaged run stays as it was stored.
-  await expect(saved.getByRole("button")).toHaveCount(2);
+  await expect(saved.getByRole("button")).toHaveCount(3);
 });
 
 test("a recovered checkpoint whose stored JSONL is damaged: its problems, then its valid lines as a recovered run on request", async ({ page }) => {

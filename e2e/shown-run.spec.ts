@@ -25,12 +25,26 @@ test("a saved run reopened: its scenario is the form's, the link carries it, and
   await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
   const ran = JSON.parse(await (await scenarioEditor(page)).inputValue());
   expect(await sharedScenario(page)).toEqual(ran);
+  // The export and the saved run are named by environment, policy, size and time.
+  const download = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Export JSONL" }).click();
+  expect((await download).suggestedFilename()).toMatch(/^rollout-sliding_puzzle-oracle-4-samples-\d{8}-\d{6}\.jsonl$/);
 
   // Another day: the form holds the default model run; the saved oracle run is reopened.
   await page.reload();
   await expect(page.getByLabel("Preset")).toHaveValue("");
   await page.getByText(/Saved runs/).click();
-  await page.getByTestId("saved-runs").getByRole("button").first().click();
+  const saved = page.getByTestId("saved-runs");
+  await expect(saved.getByRole("button").first()).toHaveText(/^sync · 4 samples · sliding_puzzle · oracle · /);
+  // Renamed, and kept so across a reload.
+  await saved.getByRole("button", { name: /^Rename / }).first().click();
+  await saved.getByLabel(/^New name for /).fill("oracle baseline");
+  await saved.getByRole("button", { name: "Rename", exact: true }).click();
+  await expect(saved.getByRole("button").first()).toHaveText("oracle baseline");
+  await page.reload();
+  await page.getByText(/Saved runs/).click();
+  await expect(page.getByTestId("saved-runs").getByRole("button").first()).toHaveText("oracle baseline");
+  await page.getByTestId("saved-runs").getByRole("button", { name: "oracle baseline", exact: true }).click();
   await expect(page.getByTestId("sample-row")).toHaveCount(4);
   // The form's fields and the preset picker follow the run shown.
   await expect(page.getByLabel("Policy", { exact: true })).toHaveValue("oracle");

@@ -2,8 +2,9 @@ import { useEffect, useState } from "react";
 import { JsonlFileButton, useJsonlImport, type AcceptRead } from "./ImportJsonl.js";
 import { exportJsonlInSlices } from "./run/export-slices.js";
 import { buildRunInSlices } from "./run/build-slices.js";
-import { downloadBlob, exportFileName } from "./run/kept.js";
-import { deleteRun, listRuns, loadRunBlob, onSavedRunsChange, type SavedRunSummary } from "./run/saved-runs.js";
+import { downloadBlob } from "./run/kept.js";
+import { exportFileName } from "./run/run-names.js";
+import { deleteRun, listRuns, loadRunBlob, onSavedRunsChange, renameRun, type SavedRunSummary } from "./run/saved-runs.js";
 import { MAX_SHARE_LINK_LENGTH, shareHash } from "../scenario/share-url.js";
 import type { Scenario } from "../scenario/schema.js";
 import { setKeptAs } from "./run/kept-as.js";
@@ -37,7 +38,7 @@ export function KeepAndShare() {
     if (!model) return;
     try {
       const { blob } = await exportJsonlInSlices(model, runScenario);
-      downloadBlob(blob, exportFileName());
+      downloadBlob(blob, exportFileName(model, runScenario));
     } catch (e) {
       setMessage(`could not export the run: ${(e as Error).message}`);
     }
@@ -181,19 +182,61 @@ export function KeepAndShare() {
           <summary>Saved runs ({saved.length})</summary>
           <ul className="saved-runs" data-testid="saved-runs">
             {saved.map((run) => (
-              <li key={run.id}>
-                <button className="link" onClick={() => void openSaved(run)}>
-                  {run.title}
-                </button>{" "}
-                {run.meanReward !== null && <span className="hint">mean reward {run.meanReward.toFixed(3)}</span>}{" "}
-                <button className="link" aria-label={`Delete ${run.title}`} onClick={() => void deleteSaved(run)}>
-                  delete
-                </button>
-              </li>
+              <SavedRunItem key={run.id} run={run} onOpen={() => void openSaved(run)} onDelete={() => void deleteSaved(run)} onProblem={setMessage} />
             ))}
           </ul>
         </details>
       )}
     </section>
+  );
+}
+
+/** A saved run in the list: open it, rename it (its title is its name in the list), or delete it. */
+function SavedRunItem(props: { run: SavedRunSummary; onOpen(): void; onDelete(): void; onProblem(message: string): void }) {
+  const { run, onOpen, onDelete, onProblem } = props;
+  const [editing, setEditing] = useState<string | null>(null);
+  const rename = (title: string) => {
+    setEditing(null);
+    const name = title.trim();
+    if (!name || name === run.title) return;
+    renameRun(run.id, name).then(
+      (renamed) => renamed || onProblem(`could not rename ${run.title}: it is no longer saved in this browser`),
+      (e: Error) => onProblem(`could not rename ${run.title}: ${(e as { reason?: string }).reason ?? e.message}`),
+    );
+  };
+  if (editing !== null) {
+    return (
+      <li>
+        <form
+          className="rename"
+          onSubmit={(e) => {
+            e.preventDefault();
+            rename(editing);
+          }}
+        >
+          <input aria-label={`New name for ${run.title}`} value={editing} autoFocus onChange={(e) => setEditing(e.target.value)} onKeyDown={(e) => e.key === "Escape" && setEditing(null)} />
+          <button type="submit" className="secondary">
+            Rename
+          </button>
+          <button type="button" className="link" onClick={() => setEditing(null)}>
+            cancel
+          </button>
+        </form>
+      </li>
+    );
+  }
+  return (
+    <li>
+      <button className="link" onClick={onOpen}>
+        {run.title}
+      </button>{" "}
+      {run.meanReward !== null && <span className="hint">mean reward {run.meanReward.toFixed(3)}</span>}{" "}
+      <button className="link" aria-label={`Rename ${run.title}`} onClick={() => setEditing(run.title)}>
+        rename
+      </button>{" "}
+      <button className="link" aria-label={`Delete ${run.title}`} onClick={onDelete}>
+        delete
+      </button>
+    </li>
   );
 }

@@ -56,4 +56,3 @@ export function downloadBlob(blob: Blob, name: string): void {
   setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
 }
 
-export const exportFileName = () => `rollout-${Date.now()}.jsonl`;

@@ -23,7 +23,8 @@ import { describeStorageError } from "./idb.js";
 import { endUnfinished, markInterrupted, runProgress, type RunProgress } from "./interrupted.js";
 import { exportJsonlInSlices } from "./export-slices.js";
 import { exportJsonl, type JsonlReadResult } from "./jsonl.js";
-import { dismissKey, exportFileName, notify } from "./kept.js";
+import { dismissKey, notify } from "./kept.js";
+import { exportFileName, runTitle } from "./run-names.js";
 import { keptAsOf, setKeptAs } from "./kept-as.js";
 import type { RunModel } from "./run-model.js";
 import { saveRun } from "./saved-runs.js";
@@ -123,7 +124,7 @@ function write(run: LiveRun, jsonl: string | Blob, cost: number, version: number
         tone: "error",
         key: `checkpoint:${run.id}`,
         text: `The run under way cannot be checkpointed in this browser: ${describeStorageError((e as { original?: unknown }).original ?? e)}. It goes on, but ${kept}; export it to keep it.`,
-        exportRun: { name: exportFileName(), blob: exporter(run.model, run.scenario) },
+        exportRun: { name: exportFileName(run.model, run.scenario), blob: exporter(run.model, run.scenario) },
       });
     },
   );
@@ -157,13 +158,6 @@ function leave(run: LiveRun): void {
   }
 }
 
-/** The title a run is saved under. */
-function titleOf(model: RunModel, status: "finished" | "failed"): string {
-  const { finished, total } = runProgress(model);
-  if (status === "failed") return `failed · ${model.summary.mode ?? "run"} · ${finished} of ${total} samples finished · ${new Date().toLocaleTimeString()}`;
-  return `${model.summary.mode ?? "run"} · ${total} samples · ${new Date().toLocaleTimeString()}`;
-}
-
 const meanOf = (model: RunModel) => (model.samples.length ? model.samples.reduce((a, s) => a + s.totalReward, 0) / model.samples.length : null);
 
 /**
@@ -188,7 +182,7 @@ function end(run: LiveRun, status: "finished" | "failed", error: string | null, 
 /** Saves an ended run (`end`); on failure keeps its checkpoint (its final state in it if there is room) and says so. */
 async function keepEnded(run: LiveRun, status: "finished" | "failed", scenario: unknown): Promise<void> {
   const model = run.model;
-  const title = titleOf(model, status);
+  const title = runTitle(model, scenario, status);
   const { total } = runProgress(model);
   let blob: Blob | null = null;
   try {
@@ -236,7 +230,7 @@ function notifyUnsaved(run: LiveRun, title: string, scenario: unknown, error: un
     tone: "error",
     key,
     text: `The run “${title}” is not saved in this browser: ${storageReason(error)}. ${whatSurvives(run)}`,
-    exportRun: { name: exportFileName(), blob: exporter(model, scenario) },
+    exportRun: { name: exportFileName(model, scenario), blob: exporter(model, scenario) },
     retry: {
       label: "Try saving again",
       run: async () => {
@@ -261,7 +255,7 @@ function storageReason(error: unknown): string {
 function keepShown(model: RunModel, scenario: unknown): void {
   if (model.samples.length === 0) return;
   setKeptAs(model, { state: "pending" });
-  const title = titleOf(model, "finished");
+  const title = runTitle(model, scenario, "finished");
   const save = async () => {
     const { blob } = await exportJsonlInSlices(model, scenario);
     const summary = await saveRun({ title, samples: model.samples.length, meanReward: meanOf(model) }, blob);
@@ -275,7 +269,7 @@ function keepShown(model: RunModel, scenario: unknown): void {
       tone: "error",
       key,
       text: `The run “${title}” is shown but not saved in this browser: ${storageReason(e)}. Export it to keep it.`,
-      exportRun: { name: exportFileName(), blob: exporter(model, scenario) },
+      exportRun: { name: exportFileName(model, scenario), blob: exporter(model, scenario) },
       retry: {
         label: "Try saving again",
         run: async () => {
@@ -407,7 +401,7 @@ export async function openRecoveredRead(
     tone: "error",
     key,
     text: `The recovered run “${title}” is shown but not saved in this browser: ${storageReason(failure)}. Its checkpoint is kept: it stays on offer here and after a reload; export the run to keep it elsewhere.`,
-    exportRun: { name: exportFileName(), blob: async () => new Blob([recovered.jsonl], { type: "application/x-ndjson" }) },
+    exportRun: { name: exportFileName(model, scenario), blob: async () => new Blob([recovered.jsonl], { type: "application/x-ndjson" }) },
     retry: {
       label: "Try saving again",
       run: async () => {

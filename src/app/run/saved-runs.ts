@@ -65,6 +65,15 @@ export async function loadRun(id: string): Promise<string | null> {
   return typeof run.jsonl === "string" ? run.jsonl : run.jsonl.text();
 }
 
+/** Gives a saved run another title (the list shows it); false when the run is no longer saved. */
+export async function renameRun(id: string, title: string): Promise<boolean> {
+  const run = await withStore<SavedRun | undefined>("readonly", "could not read the saved run", (store) => store.get(id) as IDBRequest<SavedRun | undefined>);
+  if (!run) return false;
+  await withStore("readwrite", "could not rename the saved run", (store) => store.put({ ...run, title }));
+  changed();
+  return true;
+}
+
 export async function deleteRun(id: string): Promise<void> {
   await withStore("readwrite", "could not delete the saved run", (store) => store.delete(id));
   changed();
