@@ -89,3 +89,31 @@ test("an imported run with its scenario fills the form; one without a scenario h
   await expect(page.getByTestId("share-link")).toHaveCount(0);
   await expect(page.getByTestId("keep-message")).toHaveText(/came without its scenario .*Export it as JSONL to share it\./);
 });
+
+test("a link to a run on a module the lab has not loaded says which, offers to load it, and runs once it is loaded", async ({ page }) => {
+  const module = `export default {
+  name: "echo_env",
+  create() {
+    return { step(logs) { return { observations: logs.map(() => ({ role: "environment", content: "<environment>echo</environment>" })), metadata: logs.map(() => null), next_stop_strings: null, rewards: logs.map(() => 1), terminateds: logs.map(() => true), answers: null }; } };
+  },
+  generateDataset({ size, taskName }) {
+    return Array.from({ length: size }, () => ({ task_name: taskName, message_log: [{ role: "user", content: "say" }], extra_env_info: null, stop_strings: null }));
+  },
+};`;
+  const scenario = {
+    mode: "sync",
+    max_seq_len: 256,
+    max_rollout_turns: 1,
+    envs: { echo: { env: "echo_env", config: {} } },
+    dataset: { task_name: "echo", size: 2, seed: 1, config: {} },
+    policy: { kind: "scripted", responses: [["hi"], ["ho"]] },
+  };
+  await page.goto(`/#scenario=${Buffer.from(JSON.stringify(scenario)).toString("base64url")}&run=1`);
+  const needs = page.getByTestId("link-needs-module");
+  await expect(needs).toContainText("runs on the environment module “echo_env”, which this lab has not loaded. Nothing ran");
+  await expect(page.getByTestId("run-status")).toHaveText("idle");
+  await page.getByLabel("Load the link's environment module").setInputFiles({ name: "echo_env.js", mimeType: "text/javascript", buffer: Buffer.from(module) });
+  await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 30_000 });
+  await expect(needs).toHaveCount(0);
+  expect(await page.getByTestId("outcome").allTextContents()).toEqual(["solved", "solved"]);
+});

@@ -4,8 +4,9 @@
  * Don't run. Nothing of such a link runs, and nothing is sent, before the user says so.
  */
 
-import { useEffect } from "react";
-import { confirmLinkRun, declineLinkRun, dismissLinkError, openLink, useLinkState } from "./link.js";
+import { useEffect, useState } from "react";
+import { useUserEnvironments } from "./envs/user-environments.js";
+import { confirmLinkRun, declineLinkRun, dismissLinkError, openLink, retryLinkNeeds, useLinkState, type LinkNeeds } from "./link.js";
 
 /** Reads the page's link at start, and each link opened later in the same tab (only the hash changes). */
 export function useSharedLinks(): void {
@@ -18,10 +19,13 @@ export function useSharedLinks(): void {
 }
 
 export function LinkBanner() {
-  const { error, confirm } = useLinkState();
-  if (!error && !confirm) return null;
+  const error = useLinkState((s) => s.error);
+  const confirm = useLinkState((s) => s.confirm);
+  const needs = useLinkState((s) => s.needs);
+  if (!error && !confirm && !needs) return null;
   return (
     <section className="link-banner" aria-label="Shared link">
+      {needs && <LinkNeedsModule needs={needs} />}
       {error && (
         <div className="error" role="alert" data-testid="link-error">
           <p>{error}</p>
@@ -53,5 +57,39 @@ export function LinkBanner() {
         </div>
       )}
     </section>
+  );
+}
+
+/** A link whose scenario runs on environment modules the page has not loaded: which, and a way to load them. */
+function LinkNeedsModule({ needs }: { needs: LinkNeeds }) {
+  const load = useUserEnvironments((s) => s.load);
+  const [problem, setProblem] = useState<string | null>(null);
+  const names = needs.missing.map((n) => `“${n}”`).join(", ");
+  return (
+    <div className="error" role="alert" data-testid="link-needs-module">
+      <p>
+        This link's scenario runs on the environment {needs.missing.length === 1 ? "module" : "modules"} {names}, which this lab has not
+        loaded. Nothing ran; the scenario is in the Scenario JSON editor. Load {needs.missing.length === 1 ? "its module" : "their modules"} (the
+        .js file{needs.missing.length === 1 ? "" : "s"} of the environment{needs.missing.length === 1 ? "" : "s"}){needs.autorun ? " and the link runs" : ""}.
+      </p>
+      <label className="secondary file-button">
+        Load the module…
+        <input
+          type="file"
+          accept=".js,.mjs,text/javascript"
+          aria-label="Load the link's environment module"
+          onChange={async (e) => {
+            const file = e.target.files?.[0];
+            e.target.value = "";
+            if (!file) return;
+            const loaded = await load(await file.text(), file.name, "file");
+            if (loaded.status !== "ready") setProblem(`${file.name} did not load: ${loaded.error?.message ?? "unknown error"}`);
+            else setProblem(null);
+            retryLinkNeeds();
+          }}
+        />
+      </label>
+      {problem && <pre className="error">{problem}</pre>}
+    </div>
   );
 }

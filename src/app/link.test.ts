@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from "vitest";
 import { parseScenario, type Scenario } from "../scenario/schema.js";
-import { linkContacts } from "./link.js";
+import { linkContacts, missingEnvironments } from "./link.js";
 
 const origin = "http://127.0.0.1:4173";
 const base = { mode: "sync", max_seq_len: 64, max_rollout_turns: 1, dataset: { task_name: "t", size: 1, seed: 0 } };
@@ -62,5 +62,14 @@ describe("linkContacts", () => {
       { kind: "model", model: "org/m" },
     );
     expect(linkContacts(both, { origin }).map((c) => c.host)).toEqual(["http://127.0.0.1:8765", "http://127.0.0.1:8765", "https://huggingface.co"]);
+  });
+});
+
+describe("missingEnvironments", () => {
+  it("names the environments a scenario runs on that are neither built in, remote (http) nor a loaded module", () => {
+    const scenario = { envs: { a: { env: "sliding_puzzle" }, b: { env: "echo_env" }, c: { env: "http" }, d: { env: "number_guess" } } } as never;
+    const ready = [{ origin: "n.js", source: "file", status: "ready", description: { name: "number_guess" }, error: null, generation: 1 }] as never;
+    expect(missingEnvironments(scenario, ready)).toEqual(["echo_env"]);
+    expect(missingEnvironments(scenario, [])).toEqual(["echo_env", "number_guess"]);
   });
 });

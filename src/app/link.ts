@@ -97,13 +97,42 @@ export interface LinkConfirm {
   replacesLive: boolean;
 }
 
+/** A link whose scenario names environment modules this page has not loaded: which, and what the link asked. */
+export interface LinkNeeds {
+  missing: string[];
+  scenario: Scenario;
+  text: string;
+  autorun: boolean;
+}
+
 interface LinkState {
   /** Why the last link opened cannot be used (null: none, or it was fine). */
   error: string | null;
   confirm: LinkConfirm | null;
+  needs: LinkNeeds | null;
 }
 
-export const useLinkState = create<LinkState>(() => ({ error: null, confirm: null }));
+export const useLinkState = create<LinkState>(() => ({ error: null, confirm: null, needs: null }));
+
+/** The environments `scenario` names that are neither built in nor among the page's loaded modules. */
+export function missingEnvironments(scenario: Scenario, userEnvironments: readonly UserEnvironment[]): string[] {
+  const loaded = new Set(userEnvironments.filter((e) => e.status === "ready" && e.description).map((e) => e.description!.name));
+  const names = [...new Set(Object.values(scenario.envs).map((e) => e.env))];
+  return names.filter((name) => name !== "http" && !BUILTIN_ENVIRONMENTS.has(name) && !loaded.has(name));
+}
+
+/**
+ * A module was loaded while a link waited for it: once none is missing, the link goes on (it runs if it was to run,
+ * asking first when it would reach other hosts).
+ */
+export function retryLinkNeeds(): void {
+  const needs = useLinkState.getState().needs;
+  if (!needs) return;
+  const missing = missingEnvironments(needs.scenario, useUserEnvironments.getState().environments);
+  if (missing.length) return useLinkState.setState({ needs: { ...needs, missing } });
+  useLinkState.setState({ needs: null });
+  if (needs.autorun) proceed(needs.scenario, needs.text, reading);
+}
 
 /** Runs the link waiting for the user: its scenario goes (back) into the editor and runs. */
 export function confirmLinkRun(): void {
@@ -145,7 +174,7 @@ export async function openLink(hash: string): Promise<void> {
   }
   if (!link) return;
   if (link.autorun) dropRunFlag();
-  useLinkState.setState({ error: null, confirm: null });
+  useLinkState.setState({ error: null, confirm: null, needs: null });
   if ("error" in link) {
     useLinkState.setState({ error: link.error });
     return;
@@ -160,9 +189,18 @@ export async function openLink(hash: string): Promise<void> {
     useLinkState.setState({ error: `the link's scenario has problems (it is in the Scenario JSON editor; nothing ran):\n${(e as Error).message}` });
     return;
   }
-  if (!link.autorun) return;
   // Which user environments there are (this checkout's load at start) decides what the run would reach.
   await userEnvironmentsSettled();
+  if (mine !== reading) return;
+  // A scenario on a module this page has not loaded cannot run: the page says which, and offers to load it.
+  const missing = missingEnvironments(scenario, useUserEnvironments.getState().environments);
+  if (missing.length) return useLinkState.setState({ needs: { missing, scenario, text, autorun: link.autorun } });
+  if (!link.autorun) return;
+  proceed(scenario, text, mine);
+}
+
+/** Runs a link's scenario, asking first when it would contact hosts other than this page. */
+function proceed(scenario: Scenario, text: string, mine: number): void {
   if (mine !== reading) return;
   const contacts = linkContacts(scenario, { origin: location.origin, hubAddress: useLab.getState().form.remoteHost, userEnvironments: useUserEnvironments.getState().environments });
   if (contacts.length === 0) {
