@@ -29,8 +29,13 @@ test("a number-guess sample out of guesses reads failed, not like the winners; t
   await expect(page.getByTestId("run-status-detail")).toHaveCount(0);
   await page.screenshot({ path: "e2e/artifacts/outcomes-number-guess.png" });
 
+  // n goes to the next sample that did not end well (round the batch); 2 opens the Tokens tab.
+  await page.locator('[data-testid="sample-row"][data-sample="1"]').click();
+  await page.keyboard.press("n");
+  await expect(page.locator('[data-testid="sample-row"][data-sample="0"]')).toHaveAttribute("aria-selected", "true");
+  await page.keyboard.press("2");
+  await expect(page.getByRole("tab", { name: "Tokens" })).toHaveAttribute("aria-selected", "true");
   // A scripted policy's tokens: no log-probabilities to colour them by, and the token view says so.
-  await page.getByRole("tab", { name: "Tokens" }).click();
   await expect(page.getByTestId("no-logprobs")).toContainText("this policy writes its responses, it does not sample them");
   await expect(page.getByTestId("token-message").filter({ hasText: "mean logprob" })).toHaveCount(0);
 });

@@ -239,7 +239,7 @@ export function App() {
           >
           <FaultProbe where="views" />
           <PreviewBanner />
-          {!model && <p className="empty">Set up a run and press Run. Keys: ↑/↓ or j/k move between samples, ←/→ or h/l between turns.</p>}
+          {!model && <p className="empty">Set up a run and press Run. Keys: ↑/↓ or j/k move between samples, ←/→ or h/l between turns, n/N to the next/previous failure, 1–4 the tabs.</p>}
           <HumanTurns />
           {model && (
             <>

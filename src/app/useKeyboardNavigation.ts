@@ -1,10 +1,15 @@
 import { useEffect } from "react";
+import { nextFailure, sampleOutcome } from "./run/outcome.js";
 import { isLive } from "./session/run-session.js";
+import type { Tab } from "./state/view-slice.js";
 import { session, startRun, useLab } from "./store.js";
 
+const TABS: readonly Tab[] = ["transcript", "tokens", "environment", "compare"];
+
 /**
- * Keys, when no text field has the focus: ↑/↓ or k/j move between samples, ←/→ or h/l between turns,
- * r runs, p pauses or resumes, s steps one turn.
+ * Keys, when no text field has the focus: ↑/↓ or k/j move between samples, ←/→ or h/l between turns, n / N to
+ * the next / previous sample that failed, errored or was cut off, 1–4 open the Transcript, Tokens, Environment and
+ * Compare tabs, r runs, p pauses or resumes, s steps one turn.
  */
 export function useKeyboardNavigation(): void {
   useEffect(() => {
@@ -16,7 +21,14 @@ export function useKeyboardNavigation(): void {
         ArrowDown: [1, 0], j: [1, 0], ArrowUp: [-1, 0], k: [-1, 0], ArrowRight: [0, 1], l: [0, 1], ArrowLeft: [0, -1], h: [0, -1],
       };
       const move = moves[e.key];
-      if (move) {
+      const tab = TABS[Number(e.key) - 1];
+      if (tab && /^[1-4]$/.test(e.key)) useLab.getState().view.setTab(tab);
+      else if (e.key === "n" || e.key === "N") {
+        const samples = session.state.model?.samples ?? [];
+        const { selected, select } = useLab.getState().selection;
+        const next = nextFailure(samples.map(sampleOutcome), selected, e.key === "N");
+        if (next !== null) select(next, null);
+      } else if (move) {
         e.preventDefault();
         useLab.getState().selection.moveSelection(move[0], move[1]);
       } else if (e.key === "r" && !isLive(session.state.status)) startRun();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RolloutEvent } from "../../core/index.js";
-import { runOutcomes, sampleOutcome, statusDetail, turnProblems } from "./outcome.js";
+import { nextFailure, runOutcomes, sampleOutcome, statusDetail, turnProblems } from "./outcome.js";
 import { RunModel } from "./run-model.js";
 
 /** A run of `n` samples with one turn each; `end(i)` says how sample i ends. */
@@ -82,5 +82,16 @@ describe("outcomes", () => {
     expect(turnProblems(s, s.turns[0]!)).toEqual(["response truncated at its token limit", "a tool call whose arguments do not fit its schema"]);
     const clean = run([{ termination: "terminated", reward: 1 }]).samples[0]!;
     expect(turnProblems(clean, clean.turns[0]!)).toEqual([]);
+  });
+});
+
+describe("nextFailure (the n / N keys)", () => {
+  it("goes to the next sample that did not end well, round the batch, forwards or back; null when all did", () => {
+    const outcomes = ["solved", "failed", "solved", "error", "cut", null] as const;
+    expect(nextFailure(outcomes, 0)).toBe(1);
+    expect(nextFailure(outcomes, 1)).toBe(3);
+    expect(nextFailure(outcomes, 4)).toBe(1);
+    expect(nextFailure(outcomes, 1, true)).toBe(4);
+    expect(nextFailure(["solved", "solved"], 0)).toBeNull();
   });
 });

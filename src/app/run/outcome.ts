@@ -94,6 +94,17 @@ export function statusDetail(status: RunSummary["status"] | "idle" | "paused", o
   return parts.length ? `with ${parts.join(" and ")}` : null;
 }
 
+/** The next sample after `from` (before it, with `back`) that failed, errored or was cut off, round the batch; null if none. */
+export function nextFailure(outcomes: readonly (Outcome | null)[], from: number, back = false): number | null {
+  const n = outcomes.length;
+  for (let step = 1; step <= n; step++) {
+    const i = (((from + (back ? -step : step)) % n) + n) % n;
+    const o = outcomes[i];
+    if (o === "failed" || o === "error" || o === "cut") return i;
+  }
+  return null;
+}
+
 /** What went wrong inside a turn, in words (empty when nothing did). */
 export function turnProblems(s: SampleView, t: TurnView): string[] {
   const problems: string[] = [];
