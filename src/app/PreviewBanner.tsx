@@ -5,7 +5,7 @@
  */
 
 import { useRun, useShown } from "./session/hooks.js";
-import { usePreviewProgress } from "./store.js";
+import { useLab } from "./store.js";
 import "./preview.css";
 
 export function PreviewBanner() {
@@ -13,7 +13,7 @@ export function PreviewBanner() {
   const model = useShown((s) => (s.preview ? s.model : null));
   // The samples shown so far: the preview's model publishes as it grows.
   useRun(model);
-  const progress = usePreviewProgress();
+  const progress = useLab((s) => s.previewProgress);
   const shown = model?.samples.length ?? 0;
   if (!preview) return null;
   const pct = progress.totalBytes ? Math.min(100, Math.floor((100 * progress.bytesRead) / progress.totalBytes)) : null;

@@ -2,12 +2,12 @@
  * The page's state, and where its parts are wired together. A run's lifecycle, and which run is shown, belong to the
  * run session (./session/run-session.ts: React-free); a run's live data to its `RunModel` (which publishes its own
  * changes). The store holds the rest, as slices of one zustand store (./state/lab-state.ts): the set-up, the
- * selection, the forks, the comparison, the open tab, the token texts. Components read one field per selector.
+ * selection, the forks, the comparison, the open tab, the token texts, a previewed file's progress. Components read one
+ * field per selector.
  */
 
 import { create, type StoreApi, type UseBoundStore } from "zustand";
 import { parseScenarioText, type Scenario } from "../scenario/schema.js";
-import type { JsonlProgress } from "../scenario/jsonl-reader.js";
 import { createCompareSlice } from "./compare/compare-slice.js";
 import { environmentPortsFor, userEnvironmentsSettled } from "./envs/user-environments.js";
 import { createForksSlice } from "./fork/forks-slice.js";
@@ -68,6 +68,7 @@ export const useLab: UseBoundStore<StoreApi<LabState>> = create<LabState>()((set
       set((s) => ({ compare: { ...s.compare, files: files(s.compare.files), a, b, auto: false, message: null }, view: { ...s.view, tab: "compare" } }));
     },
   }),
+  previewProgress: { linesRead: 0, bytesRead: 0, totalBytes: null },
 }));
 
 /** The run the page shows, as the session says (for tests and code outside React). */
@@ -108,12 +109,9 @@ session.on((event) => {
   }
 });
 
-/** How far the previewed file is read: apart from what is shown (it changes often). */
-export const usePreviewProgress = create<JsonlProgress>(() => ({ linesRead: 0, bytesRead: 0, totalBytes: null }));
-
 /** The page's side of a preview of file `name` (./run/preview-import.ts): see `RunSession.preview`. */
 export function labPreview(name: string, controls: { stop(): void; replaced(): void }): PreviewTarget {
-  return session.preview(name, controls, ({ linesRead, bytesRead, totalBytes }) => usePreviewProgress.setState({ linesRead, bytesRead, totalBytes }));
+  return session.preview(name, controls, ({ linesRead, bytesRead, totalBytes }) => useLab.setState({ previewProgress: { linesRead, bytesRead, totalBytes } }));
 }
 
 /** Supersedes any import or open under way (`RunSession.claim`). */

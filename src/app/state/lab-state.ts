@@ -1,6 +1,7 @@
 /** The page's store: one zustand store of slices (../store.ts combines them), each read one field per selector. */
 
 import type { CompareSlice } from "../compare/compare-slice.js";
+import type { JsonlProgress } from "../../scenario/jsonl-reader.js";
 import type { ForksSlice } from "../fork/forks-slice.js";
 import type { FormSlice } from "./form-slice.js";
 import type { SelectionSlice } from "./selection-slice.js";
@@ -20,4 +21,6 @@ export interface LabState {
   compare: CompareSlice;
   /** The forks of the run shown. */
   forks: ForksSlice;
+  /** How far a previewed big file is read (it changes often: only the preview's banner reads it). */
+  previewProgress: JsonlProgress;
 }
