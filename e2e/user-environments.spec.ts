@@ -125,3 +125,13 @@ test.describe("a remote environment over HTTP", () => {
     await expect(page.getByTestId("run-error")).toContainText(`dataset.config: ${url}/dataset answered HTTP 500: ValueError: unknown key 'colour'`);
   });
 });
+
+test("a picked module with a syntax error names its line and column, with the line itself", async ({ page }) => {
+  await page.goto("/");
+  const source = 'export default {\n  name: "typo_env",\n  create() { return { step( } }; },\n};\n';
+  await page.getByLabel("Environment module file").setInputFiles({ name: "typo_env.js", mimeType: "text/javascript", buffer: Buffer.from(source) });
+  const typo = page.locator('[data-testid="user-environment"]', { hasText: "typo_env.js" });
+  await expect(typo).toHaveAttribute("data-status", "failed");
+  await expect(typo.getByTestId("env-module-error")).toContainText("typo_env.js:3:29: Unexpected token");
+  await expect(typo.getByTestId("env-module-error")).toContainText("create() { return { step( } }; },");
+});

@@ -8,6 +8,7 @@
 import { environmentFromModule, type EnvironmentDefinition } from "../../envs/index.js";
 import { describeEnvironment, serveEnvironment, type PortLike } from "../../envs/user/port.js";
 import type { HostReply, HostRequest } from "./host-protocol.js";
+import { locateSyntaxError } from "./syntax-error.js";
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -36,7 +37,9 @@ self.onmessage = async (e: MessageEvent<HostRequest>) => {
     post({ type: "loaded", description: describeEnvironment(environment) });
   } catch (error) {
     const { message, stack } = error instanceof Error ? error : new Error(String(error));
-    post({ type: "failed", message, stack: stack ?? "" });
+    // The engine names no line for a module that does not parse: the page says where.
+    const located = error instanceof SyntaxError ? locateSyntaxError(request.source, request.origin) : null;
+    post({ type: "failed", message: located ? `${message} at ${located.split("\n")[0]!.split(": ")[0]}` : message, stack: located ?? stack ?? "" });
   } finally {
     // The module is imported: its code stays alive, the URL is no longer needed.
     URL.revokeObjectURL(url);
