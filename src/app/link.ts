@@ -15,6 +15,7 @@
  */
 
 import { create } from "zustand";
+import { findEnvironment } from "../envs/index.js";
 import { resolveModelSource } from "../policy/llm/model-source.js";
 import { parseScenario, type Scenario } from "../scenario/schema.js";
 import { userEnvironmentsSettled, useUserEnvironments, type UserEnvironment } from "./envs/user-environments.js";
@@ -114,11 +115,11 @@ interface LinkState {
 
 export const useLinkState = create<LinkState>(() => ({ error: null, confirm: null, needs: null }));
 
-/** The environments `scenario` names that are neither built in nor among the page's loaded modules. */
+/** The environments `scenario` names that are neither built in (remote `http` included) nor among the page's loaded modules. */
 export function missingEnvironments(scenario: Scenario, userEnvironments: readonly UserEnvironment[]): string[] {
   const loaded = new Set(userEnvironments.filter((e) => e.status === "ready" && e.description).map((e) => e.description!.name));
   const names = [...new Set(Object.values(scenario.envs).map((e) => e.env))];
-  return names.filter((name) => name !== "http" && !BUILTIN_ENVIRONMENTS.has(name) && !loaded.has(name));
+  return names.filter((name) => !findEnvironment(name) && !loaded.has(name));
 }
 
 /**

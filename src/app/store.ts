@@ -16,7 +16,7 @@ import type { PreviewTarget } from "./run/preview-import.js";
 import type { RunModel } from "./run/run-model.js";
 import { keepRunsOf } from "./run/recovery.js";
 import { onSavedRunsChange } from "./run/saved-runs.js";
-import { RunSession, type Shown } from "./session/run-session.js";
+import { RunSession } from "./session/run-session.js";
 import { setupProblems } from "./setup/setup.js";
 import { createFormSlice, prettyScenario, type FormSlice } from "./state/form-slice.js";
 import type { LabState } from "./state/lab-state.js";
@@ -27,8 +27,6 @@ import { createViewSlice } from "./state/view-slice.js";
 import { RolloutWorkerClient, StopTimeoutError } from "./worker/client.js";
 import type { ModelSettings } from "./worker/protocol.js";
 
-export type { LabState } from "./state/lab-state.js";
-export type { RunStatus } from "./session/run-session.js";
 
 /** The page's one rollout worker client (a model loaded for a run is reused by the next, a fork's included). */
 export const client = new RolloutWorkerClient();
@@ -70,9 +68,6 @@ export const useLab: UseBoundStore<StoreApi<LabState>> = create<LabState>()((set
   }),
   previewProgress: { linesRead: 0, bytesRead: 0, totalBytes: null },
 }));
-
-/** The run the page shows, as the session says (for tests and code outside React). */
-export const shown = (): Shown => session.state;
 
 /**
  * Runs the scenario of the set-up (the Scenario JSON editor's text): any run under way is stopped and kept. A
