@@ -131,10 +131,31 @@ export interface GenerationOutputSpec {
   gen_leader_worker_idx?: number[];
 }
 
+/** One of the most likely tokens of a generation step (a lab addition, for the token view's alternatives). */
+export interface TokenAlternative {
+  tokenId: TokenId;
+  logprob: number;
+  text: string;
+}
+
+/**
+ * What a sampling policy knows of a generated token's step besides the token: lab-only, for the page's token view;
+ * never part of a message, a result or an export.
+ */
+export interface TokenStepDetail {
+  /** Entropy (nats) of the step's raw distribution: the one whose log-softmax gives `generation_logprobs`. */
+  entropy: number;
+  /** Its most likely tokens, most likely first (equal log-probabilities: lower id first). */
+  top: TokenAlternative[];
+}
+
 export interface GenerateOptions {
   signal?: AbortSignal;
-  /** Called for every generated token of a row, with its decoded text, by policies that stream. */
-  onToken?: (row: number, tokenId: TokenId, text: string) => void;
+  /**
+   * Called for every generated token of a row, with its decoded text, by policies that stream; a model policy also
+   * passes the step's `detail` (entropy, top alternatives).
+   */
+  onToken?: (row: number, tokenId: TokenId, text: string, detail?: TokenStepDetail) => void;
 }
 
 export interface GenerationInterface {

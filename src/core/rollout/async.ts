@@ -141,7 +141,8 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
           signal,
           // Token events only for a listener: without one, a policy need not turn each token into text.
           onToken: args.onEvent
-            ? (_row, tokenId, text) => emit({ type: "token", t: now(), sample: sampleIdx, turn, tokenId, text })
+            ? (_row, tokenId, text, detail) =>
+                emit({ type: "token", t: now(), sample: sampleIdx, turn, tokenId, text, ...(detail ? { detail } : {}) })
             : undefined,
         },
       });

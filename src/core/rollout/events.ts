@@ -5,7 +5,7 @@
  */
 
 import type { Violation } from "../assessment/violations.js";
-import type { Message, Metadata, TokenId } from "../types.js";
+import type { Message, Metadata, TokenId, TokenStepDetail } from "../types.js";
 
 /** Why a sample ended (decision 6), plus `cancelled` for samples cut short by an abort. */
 export type TerminationReason =
@@ -39,7 +39,16 @@ export type RolloutEvent =
       maxSeqLen: number;
     }
   | { type: "turn_start"; t: number; sample: number; turn: number; inputTokens: number }
-  | { type: "token"; t: number; sample: number; turn: number; tokenId: TokenId; text: string }
+  | {
+      type: "token";
+      t: number;
+      sample: number;
+      turn: number;
+      tokenId: TokenId;
+      text: string;
+      /** The step's entropy and top alternatives, from a policy that records them (lab-only: never in a result). */
+      detail?: TokenStepDetail;
+    }
   | { type: "assistant_message"; t: number; sample: number; turn: number; message: Message; truncated: boolean }
   | {
       type: "env_step";

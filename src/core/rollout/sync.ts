@@ -123,7 +123,8 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
             signal,
             // Token events only for a listener: without one, a policy need not turn each token into text.
             onToken: args.onEvent
-              ? (row, tokenId, text) => emit({ type: "token", t: now(), sample: active[row]!, turn, tokenId, text })
+              ? (row, tokenId, text, detail) =>
+                  emit({ type: "token", t: now(), sample: active[row]!, turn, tokenId, text, ...(detail ? { detail } : {}) })
               : undefined,
           },
         });

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Tensor } from "@huggingface/transformers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildGenerationInput, byteLevelTokenizer, type GenerationOutputSpec } from "../../core/index.js";
+import { buildGenerationInput, byteLevelTokenizer, type GenerationOutputSpec, type TokenStepDetail } from "../../core/index.js";
 import { allowedTokenIds } from "../builtin-model/index.js";
 import { logSoftmax, type ModelPolicy } from "./model-policy.js";
 import { loadNodeModelPolicy } from "./node.js";
@@ -165,6 +165,53 @@ describe("the model policy on the built-in tiny model (Node, onnxruntime-node)",
     const streamed: number[] = [];
     const out = await policy.generate(data, true, { onToken: (row, id) => row === 0 && streamed.push(id) });
     expect(streamed).toEqual(generated(out, data));
+  });
+
+  it("streams each token's step detail: entropy and top 5 of the raw distribution, as a forward pass gives them", async () => {
+    for (const greedy of [true, false]) {
+      const data = input([chat("alternatives"), chat("and another row")], { maxNew: 12 });
+      const details: { id: number; detail: TokenStepDetail | undefined }[] = [];
+      const out = await policy.generate(data, greedy, { onToken: (row, id, _text, detail) => row === 0 && details.push({ id, detail }) });
+      const ids = Array.from(out.output_ids[0]!.subarray(0, out.unpadded_sequence_lengths[0]));
+      const forward = (await policy.model({
+        input_ids: new Tensor("int64", BigInt64Array.from(ids.map(BigInt)), [1, ids.length]),
+        attention_mask: new Tensor("int64", BigInt64Array.from(ids.map(() => 1n)), [1, ids.length]),
+      })) as { logits: Tensor };
+      const vocab = forward.logits.dims.at(-1)!;
+      const logits = forward.logits.data as Float32Array;
+      const gen = generated(out, data);
+      const lps = logprobsOf(out, data);
+      expect(details.map((d) => d.id)).toEqual(gen);
+      details.forEach(({ id, detail }, k) => {
+        const position = data.input_lengths[0]! + k - 1;
+        const row = Array.from(logSoftmax(logits.subarray(position * vocab, (position + 1) * vocab)));
+        const entropy = -row.reduce((s, lp) => (lp > -Infinity ? s + Math.exp(lp) * lp : s), 0);
+        const best = row
+          .map((logprob, tokenId) => ({ tokenId, logprob }))
+          .sort((a, b) => b.logprob - a.logprob || a.tokenId - b.tokenId)
+          .slice(0, 5);
+        expect(detail).toBeDefined();
+        expect(Math.abs(detail!.entropy - entropy)).toBeLessThan(1e-4);
+        expect(detail!.top).toHaveLength(5);
+        detail!.top.forEach((t, j) => {
+          expect(Math.abs(t.logprob - best[j]!.logprob)).toBeLessThan(1e-5);
+          expect(t.text).toBe(policy.tokenizer.tokenText(t.tokenId));
+        });
+        // The chosen token's own log-probability is the one in the result; when it ranks in the top 5 it is listed.
+        const listed = detail!.top.find((t) => t.tokenId === id);
+        if (greedy) expect(detail!.top[0]!.tokenId).toBe(id);
+        if (listed) expect(Math.abs(listed.logprob - lps[k]!)).toBeLessThan(1e-6);
+        else expect(lps[k]!).toBeLessThanOrEqual(detail!.top[4]!.logprob);
+      });
+    }
+  });
+
+  it("computes no step detail without a token listener (the output is the same either way)", async () => {
+    const data = input([chat("quiet")], { maxNew: 8 });
+    const quiet = await policy.generate(data, true);
+    const streamed = await policy.generate(data, true, { onToken: () => {} });
+    expect(generated(quiet, data)).toEqual(generated(streamed, data));
+    expect(logprobsOf(quiet, data)).toEqual(logprobsOf(streamed, data));
   });
 
   it("cancels with an AbortError", async () => {

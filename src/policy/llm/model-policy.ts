@@ -11,6 +11,8 @@
  *   transform), returned as `generation_logprobs`;
  * - sampling with temperature, top-k and top-p, drawn from a generator seeded per (seed, sample, turn, step), so a
  *   sample's tokens do not depend on which other samples share its batch;
+ * - with each streamed token (`onToken`), its step's entropy and top-5 alternatives under that same raw distribution
+ *   (lab-only detail for the page's token view: nothing of it is in the output);
  * - token streaming, cancellation, and reuse of the KV cache across turns when the new prompt extends the cached
  *   tokens exactly (otherwise the cache is disposed and rebuilt).
  */
@@ -26,9 +28,9 @@ import {
   type GenerationOutputSpec,
   type TokenizerInterface,
 } from "../../core/index.js";
-import { generationHooks, type GenerationHooks, type RowState, type SamplingSettings, type TransformersRuntime } from "./processors.js";
+import { DETAIL_TOP_K, generationHooks, type GenerationHooks, type RowState, type SamplingSettings, type TransformersRuntime } from "./processors.js";
 
-export { logSoftmax, sampleToken, type SamplingSettings, type TransformersRuntime } from "./processors.js";
+export { logSoftmax, sampleToken, stepStats, type SamplingSettings, type TransformersRuntime } from "./processors.js";
 
 type Model = Transformers.PreTrainedModel;
 type HfTokenizer = Transformers.PreTrainedTokenizer;
@@ -161,7 +163,8 @@ export class ModelPolicy implements GenerationInterface {
     const attentionMask = new Tensor("int64", BigInt64Array.from(mask.flat().map(BigInt)), [B, width]);
     const pastKeyValues = await this.reusableCache(padded);
 
-    const recorder = new this.hooks.LogprobRecorder(rows);
+    // Entropy and alternatives only for a listener of the tokens: without one nothing would read them.
+    const recorder = new this.hooks.LogprobRecorder(rows, options.onToken ? DETAIL_TOP_K : 0);
     const processors: Transformers.LogitsProcessor[] = [recorder];
     if (!greedy) processors.push(new this.hooks.SeededSampler(rows, this.sampling));
     const result = (await this.model.generate({

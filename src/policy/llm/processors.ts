@@ -6,7 +6,7 @@
  */
 
 import type * as Transformers from "@huggingface/transformers";
-import type { GenerateOptions, Rng, TokenizerInterface } from "../../core/index.js";
+import type { GenerateOptions, Rng, TokenizerInterface, TokenStepDetail } from "../../core/index.js";
 
 export type TransformersRuntime = Pick<typeof Transformers, "Tensor" | "LogitsProcessor" | "StoppingCriteria" | "BaseStreamer">;
 
@@ -32,7 +32,12 @@ export interface RowState {
   truncated: boolean;
   logprobs: number[];
   rng: Rng;
+  /** The current step's entropy and top alternatives, when the recorder is asked for them (streaming); else null. */
+  step?: StepStats | null;
 }
+
+/** The alternatives a streaming model policy reports per generated token (`TokenStepDetail.top`). */
+export const DETAIL_TOP_K = 5;
 
 /** What the hooks need of the tokenizer: its EOS, decoding (stop strings) and one token's text (streaming). */
 export interface HookTokenizer extends TokenizerInterface {
@@ -43,17 +48,29 @@ export interface HookTokenizer extends TokenizerInterface {
 export function generationHooks(runtime: TransformersRuntime, tokenizer: HookTokenizer) {
   const { LogitsProcessor, StoppingCriteria, BaseStreamer } = runtime;
 
-  /** Records log-softmax of the raw logits; resolves each step's chosen token on the next call. */
+  /**
+   * Records log-softmax of the raw logits; resolves each step's chosen token on the next call. With `topK` > 0 it
+   * also sets each row's `step` (entropy and top alternatives of the same distribution) before the token is drawn,
+   * so the streamer can report them with the token.
+   */
   class LogprobRecorder extends LogitsProcessor {
     private pending: Float32Array[] | null = null;
-    constructor(private readonly rows: RowState[]) {
+    constructor(
+      private readonly rows: RowState[],
+      private readonly topK = 0,
+    ) {
       super();
     }
     override _call(inputIds: bigint[][], logits: Transformers.Tensor): Transformers.Tensor {
       this.resolve(inputIds);
       const data = logits.data as Float32Array;
       const vocab = logits.dims.at(-1)!;
-      this.pending = this.rows.map((_, b) => logSoftmax(data.subarray(b * vocab, (b + 1) * vocab)));
+      this.pending = this.rows.map((row, b) => {
+        const lp = logSoftmax(data.subarray(b * vocab, (b + 1) * vocab));
+        // Rows already done are still computed by the batch: their statistics are nobody's.
+        if (this.topK > 0) row.step = row.keep === null ? stepStats(lp, this.topK) : null;
+        return lp;
+      });
       return logits;
     }
     finish(sequences: bigint[][]): void {
@@ -136,11 +153,18 @@ export function generationHooks(runtime: TransformersRuntime, tokenizer: HookTok
         // A row marked done keeps receiving tokens until the whole batch is done: those are not its output.
         if (row.keep !== null || this.streamed[b]! >= row.maxNew) return;
         this.streamed[b]! += 1;
-        this.onToken(b, Number(id), tokenizer.tokenText(Number(id)));
+        const step = row.step;
+        this.onToken(b, Number(id), tokenizer.tokenText(Number(id)), step ? stepDetail(step) : undefined);
       });
     }
     override end(): void {}
   }
+
+  /** A step's statistics as the core's `TokenStepDetail`: the alternatives with their texts. */
+  const stepDetail = (step: StepStats): TokenStepDetail => ({
+    entropy: step.entropy,
+    top: step.top.map((t) => ({ ...t, text: tokenizer.tokenText(t.tokenId) })),
+  });
 
   return { LogprobRecorder, SeededSampler, RowStopper, RowStreamer };
 }
@@ -155,6 +179,41 @@ export function stopsAt(all: (number | bigint)[], promptWidth: number, stops: st
   const tail = tokenizer.decode(ids);
   const before = tokenizer.decode(ids.slice(0, -1));
   return stops.some((s) => tail.includes(s) && !before.includes(s));
+}
+
+/** A step's distribution summed up: its entropy and its most likely tokens. */
+export interface StepStats {
+  /** −Σ p log p in nats, accumulated in float64. */
+  entropy: number;
+  /** The `k` largest log-probabilities, largest first (ties: lower id first); tokens of probability 0 are left out. */
+  top: { tokenId: number; logprob: number }[];
+}
+
+/**
+ * The entropy and the top `k` of a row of log-probabilities, in one linear pass: the top is kept in a sorted list
+ * of `k`, so the vocabulary is never sorted (a step costs O(V·k) at worst, O(V) in practice).
+ */
+export function stepStats(logprobs: ArrayLike<number>, k: number): StepStats {
+  let entropy = 0;
+  const ids: number[] = [];
+  const lps: number[] = [];
+  for (let i = 0; i < logprobs.length; i++) {
+    const lp = logprobs[i]!;
+    if (!(lp > -Infinity)) continue; // probability 0 (or NaN): adds nothing, is no alternative
+    const p = Math.exp(lp);
+    if (p > 0) entropy -= p * lp;
+    if (ids.length === k && !(lp > lps[k - 1]!)) continue;
+    let j = ids.length === k ? k - 1 : ids.length;
+    // Strictly smaller ones move down: an equal one seen earlier (a lower id) stays ahead.
+    while (j > 0 && lps[j - 1]! < lp) {
+      ids[j] = ids[j - 1]!;
+      lps[j] = lps[j - 1]!;
+      j--;
+    }
+    ids[j] = i;
+    lps[j] = lp;
+  }
+  return { entropy, top: ids.map((tokenId, j) => ({ tokenId, logprob: lps[j]! })) };
 }
 
 export function logSoftmax(row: Float32Array): Float32Array {
