@@ -16,7 +16,7 @@
  * is not (an imported file's -0.1), so an import exports the numbers it read.
  */
 
-import type { Message, RolloutEvent, TokenId, TokenIds } from "../../core/index.js";
+import type { Message, RolloutEvent, TokenId, TokenIds, TokenStepDetail } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
 import { isTokenId } from "../../scenario/jsonl-reader.js";
 
@@ -313,4 +313,61 @@ export function logprobsView(m: PackedMessage): ArrayLike<number> | undefined {
   if (!isCompact(m)) return m.generation_logprobs;
   const lp = stored(m, "generation_logprobs");
   return isList(lp) ? lp : undefined;
+}
+
+/**
+ * The step details of one turn's generated tokens (entropy, top alternatives: what a model policy streams with each
+ * token), kept beside the turn and never in its messages (results and exports have no such key). Compact, and plain
+ * data (a fork's `structuredClone` of its kept turns keeps them): read with `tokenDetailAt`.
+ */
+export interface TokenDetails {
+  /** The assistant message's token count. */
+  count: number;
+  /** Alternative slots per token. */
+  k: number;
+  /** Per token: its step's entropy in nats (NaN: none recorded for it). */
+  entropy: Float64Array;
+  /** Per token, `k` slots, most likely first: the alternatives' ids (−1: an empty slot) and log-probabilities. */
+  topIds: Int32Array;
+  topLogprobs: LogprobArray;
+  /** The alternatives' texts by id: one map for the whole run. */
+  texts: ReadonlyMap<TokenId, string>;
+}
+
+/**
+ * Compact details of a message's tokens, one entry per token (undefined: none for that token); their alternatives'
+ * texts go into `texts`. Null when no token has any.
+ */
+export function packTokenDetails(details: readonly (TokenStepDetail | undefined)[], texts: Map<TokenId, string>): TokenDetails | null {
+  let k = 0;
+  for (const d of details) if (d) k = Math.max(k, d.top.length);
+  if (!details.some(Boolean)) return null;
+  const count = details.length;
+  const entropy = new Float64Array(count).fill(NaN);
+  const topIds = new Int32Array(count * k).fill(-1);
+  const values: number[] = new Array<number>(count * k).fill(0);
+  details.forEach((d, i) => {
+    if (!d) return;
+    entropy[i] = d.entropy;
+    d.top.forEach((t, j) => {
+      topIds[i * k + j] = t.tokenId;
+      values[i * k + j] = t.logprob;
+      if (!texts.has(t.tokenId)) texts.set(t.tokenId, t.text);
+    });
+  });
+  // Float32 while every value is one (a model's log-softmax is), so nothing is rounded.
+  const topLogprobs = fitsFloat32(values) ? Float32Array.from(values) : Float64Array.from(values);
+  return { count, k, entropy, topIds, topLogprobs, texts };
+}
+
+/** Token `i`'s step detail, as the policy gave it (null when none was recorded for it). */
+export function tokenDetailAt(d: TokenDetails, i: number): TokenStepDetail | null {
+  if (i < 0 || i >= d.count || Number.isNaN(d.entropy[i]!)) return null;
+  const top: TokenStepDetail["top"] = [];
+  for (let j = 0; j < d.k; j++) {
+    const tokenId = d.topIds[i * d.k + j]!;
+    if (tokenId < 0) break;
+    top.push({ tokenId, logprob: d.topLogprobs[i * d.k + j]!, text: d.texts.get(tokenId) ?? "" });
+  }
+  return { entropy: d.entropy[i]!, top };
 }

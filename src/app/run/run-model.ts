@@ -8,10 +8,21 @@
  * Readers that only count tokens use `tokenCount` (re-exported here).
  */
 
-import type { Message, Metadata, RolloutEvent, RolloutMode, TerminationReason } from "../../core/index.js";
-import { compactMessage, packOf, TokenPack, withKeys, type PackedEvent, type PackedMessage, type PackedSamples } from "./compact-messages.js";
+import type { Message, Metadata, RolloutEvent, RolloutMode, TerminationReason, TokenId, TokenIds, TokenStepDetail } from "../../core/index.js";
+import {
+  compactMessage,
+  packOf,
+  packTokenDetails,
+  TokenPack,
+  tokenIdsView,
+  withKeys,
+  type PackedEvent,
+  type PackedMessage,
+  type PackedSamples,
+  type TokenDetails,
+} from "./compact-messages.js";
 
-export { tokenCount } from "./compact-messages.js";
+export { tokenCount, tokenDetailAt, type TokenDetails } from "./compact-messages.js";
 
 export type SampleState = "waiting" | "generating" | "environment" | "done";
 
@@ -37,6 +48,13 @@ export interface TurnView extends EnvAnswer {
   responseTruncated: boolean;
   /** Null until the environment answered. */
   reward: number | null;
+  /**
+   * The assistant message's per-token step details (entropy, top alternatives), when its policy streamed them (a
+   * model policy, run live in this page): lab-only, never in the messages. Absent when none were recorded.
+   */
+  tokenDetails?: TokenDetails;
+  /** Why a turn whose tokens streamed with details has none (its streamed tokens are not the message's). */
+  tokenDetailsMissing?: string;
 }
 
 export interface SampleView {
@@ -120,6 +138,14 @@ export class RunModel {
   /** Each sample's token ids and log-probabilities (by sample index). */
   private packs: TokenPack[] = [];
 
+  /**
+   * The details of the tokens a turn is streaming, until its assistant message arrives: from the first token that
+   * came with one (`from`: its index among the turn's streamed tokens), every streamed token's id and detail.
+   */
+  private streaming = new Map<TurnView, { from: number; ids: TokenId[]; details: (TokenStepDetail | undefined)[] }>();
+  /** The alternatives' texts, by id, for every turn's details. */
+  private detailTexts = new Map<TokenId, string>();
+
   private pack(sample: number): TokenPack {
     let pack = this.packs[sample];
     if (!pack) {
@@ -183,6 +209,7 @@ export class RunModel {
         this.summary.maxSeqLen = event.maxSeqLen;
         this.samples.length = 0;
         this.packs = [];
+        this.streaming.clear();
         this.addSamples(event.samples);
         return;
       case "turn_start": {
@@ -213,6 +240,13 @@ export class RunModel {
         if (!t) return;
         t.streamed += event.text;
         t.streamedTokens += 1;
+        // Kept only once some token has a detail (a model policy's): a text policy's tokens cost nothing here.
+        let streaming = this.streaming.get(t);
+        if (!streaming && event.detail) this.streaming.set(t, (streaming = { from: t.streamedTokens - 1, ids: [], details: [] }));
+        if (streaming) {
+          streaming.ids.push(event.tokenId);
+          streaming.details.push(event.detail);
+        }
         return;
       }
       case "assistant_message": {
@@ -222,6 +256,7 @@ export class RunModel {
         t.assistantIndex = s.messages.length - 1;
         t.genEnd = event.t;
         t.responseTruncated = event.truncated;
+        this.keepTokenDetails(t, tokenIdsView(event.message));
         // The message supersedes the streamed text (a string of one piece per token, kept for nothing otherwise).
         t.streamed = "";
         s.state = "environment";
@@ -251,6 +286,7 @@ export class RunModel {
         s.totalReward = event.totalReward;
         const open = s.turns.at(-1);
         if (open && open.genEnd === null) open.genEnd = event.t;
+        if (open) this.streaming.delete(open);
         this.packs[event.sample]?.trim();
         return;
       }
@@ -266,6 +302,29 @@ export class RunModel {
         this.summary.error = event.error;
         return;
     }
+  }
+
+  /**
+   * The streamed details of a turn's assistant message: its tokens are the last ones streamed (a turn run again,
+   * as after a lost WebGPU device, streamed its tokens twice), and each must be the token its detail came with.
+   */
+  private keepTokenDetails(t: TurnView, ids: ArrayLike<TokenId> | TokenIds): void {
+    const streaming = this.streaming.get(t);
+    if (!streaming) return;
+    this.streaming.delete(t);
+    const n = ids.length;
+    const start = t.streamedTokens - n - streaming.from;
+    const details: (TokenStepDetail | undefined)[] = [];
+    for (let i = 0; i < n; i++) {
+      const j = start + i;
+      if (j >= 0 && j < streaming.ids.length && streaming.ids[j] !== ids[i]) {
+        t.tokenDetailsMissing = "the tokens streamed in this turn are not the message's tokens";
+        return;
+      }
+      details.push(j >= 0 ? streaming.details[j] : undefined);
+    }
+    const packed = packTokenDetails(details, this.detailTexts);
+    if (packed) t.tokenDetails = packed;
   }
 
   /** The environment state a sample is in after `turn` (its initial state before the first turn). */

@@ -11,6 +11,9 @@
  * goes without its `message_log` column: every message of it reached the page in its own event already. `plainEvent`
  * turns an event back into the core's shape (plain arrays) for any other reader.
  *
+ * Every event is sent, in order: none is dropped or merged, so a model run's `token` events arrive each with its
+ * step detail (entropy, top alternatives: lab-only, kept by the run model beside the turn, never in a message).
+ *
  * Events wait at most `BATCH_MS` to be sent, except those after which the page must not wait: a sample's end, the
  * rollout's end or error (a crash right after one must not lose it).
  */

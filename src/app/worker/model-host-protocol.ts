@@ -3,7 +3,7 @@
  * policy in a Worker of its own, reached through `RemoteModelPolicy` (remote-model.ts).
  */
 
-import type { GenerationDatumSpec, GenerationOutputSpec, WireError } from "../../core/index.js";
+import type { GenerationDatumSpec, GenerationOutputSpec, TokenStepDetail, WireError } from "../../core/index.js";
 import type { BrowserModelSpec, DeviceChoice } from "../../policy/llm/worker.js";
 
 /** A model spec that crosses a Worker boundary (no callbacks). */
@@ -19,7 +19,8 @@ export type FromModelHost =
   | { type: "progress"; file: string; loaded: number; total: number }
   | { type: "loaded"; choice: DeviceChoice; loadMs: number }
   | { type: "load_failed"; error: WireError }
-  | { type: "token"; id: number; row: number; tokenId: number; text: string }
+  /** A streamed token, with the step detail the model policy gave it (the page's token view shows it). */
+  | { type: "token"; id: number; row: number; tokenId: number; text: string; detail?: TokenStepDetail }
   | { type: "generated"; id: number; out: GenerationOutputSpec }
   | { type: "generate_failed"; id: number; error: WireError }
   | { type: "disposed" };

@@ -6,7 +6,7 @@
  * realm fails with the same error; a fresh Worker is a fresh realm.
  */
 
-import { toWireError } from "../../core/index.js";
+import { toWireError, type TokenStepDetail } from "../../core/index.js";
 import type { ModelPolicy } from "../../policy/llm/model-policy.js";
 import { browserModelPolicy } from "../../policy/llm/worker.js";
 import type { FromModelHost, ToModelHost } from "./model-host-protocol.js";
@@ -33,7 +33,8 @@ self.onmessage = async (e: MessageEvent<ToModelHost>) => {
     try {
       if (!policy) throw new Error("the model host has no model loaded");
       const onToken = message.stream
-        ? (row: number, tokenId: number, text: string) => post({ type: "token", id: message.id, row, tokenId, text })
+        ? (row: number, tokenId: number, text: string, detail?: TokenStepDetail) =>
+            post({ type: "token", id: message.id, row, tokenId, text, ...(detail ? { detail } : {}) })
         : undefined;
       const out = await policy.generate(message.data, message.greedy, { signal: controller.signal, ...(onToken ? { onToken } : {}) });
       post({ type: "generated", id: message.id, out });

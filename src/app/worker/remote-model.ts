@@ -86,7 +86,7 @@ export class RemoteModelPolicy implements GenerationInterface {
   private receive(message: FromModelHost): void {
     if (message.type === "disposed") this.disposed?.();
     if (!("id" in message)) return;
-    if (message.type === "token") this.pending.extra(message.id)?.(message.row, message.tokenId, message.text);
+    if (message.type === "token") this.pending.extra(message.id)?.(message.row, message.tokenId, message.text, message.detail);
     else if (message.type === "generated") this.pending.resolve(message.id, message.out);
     else if (message.type === "generate_failed") this.pending.reject(message.id, fromWireError(message.error));
   }
