@@ -1,0 +1,175 @@
+/**
+ * The user environments' store (./user-environments.ts) with its host Worker stood in for and a fake IndexedDB:
+ * each load is the origin's next version, says whether its text changed, and a module from a file or a URL is kept
+ * in this browser with how its load went; after a reload of the page it is offered, not loaded, and loading its
+ * kept copy fetches nothing. A storage that refuses says so, and the module still works in the page.
+ */
+
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { FakeIndexedDB } from "../run/fake-idb.fixture.js";
+import type { HostReply, HostRequest } from "./host-protocol.js";
+
+/** The host Worker: a text with `SYNTAX` fails as a syntax error would; any other loads as `name_env` (from `// name: x`). */
+class FakeHostWorker {
+  static loads: string[] = [];
+  onmessage: ((e: { data: HostReply }) => void) | null = null;
+  onerror: unknown = null;
+  postMessage(request: HostRequest) {
+    if (request.type !== "load") return;
+    FakeHostWorker.loads.push(request.source);
+    const name = /\/\/ name: (\w+)/.exec(request.source)?.[1] ?? "echo_env";
+    const reply: HostReply = request.source.includes("SYNTAX")
+      ? { type: "failed", message: `Unexpected token '}' at ${request.origin}:3:29`, stack: `${request.origin}:3:29: Unexpected token\n  step( }\n        ^` }
+      : { type: "loaded", description: { name, title: `Title of ${name}`, description: "", defaultTaskName: name, hasView: false } };
+    setTimeout(() => this.onmessage?.({ data: reply }));
+  }
+  terminate() {}
+}
+
+class FakeChannel {
+  port1 = { postMessage() {}, onmessage: null };
+  port2 = { postMessage() {}, onmessage: null };
+}
+
+let fake: FakeIndexedDB;
+const fetches: string[] = [];
+beforeEach(() => {
+  vi.resetModules();
+  fake = new FakeIndexedDB();
+  fetches.length = 0;
+  FakeHostWorker.loads = [];
+  vi.stubGlobal("indexedDB", fake);
+  vi.stubGlobal("Worker", FakeHostWorker);
+  vi.stubGlobal("MessageChannel", FakeChannel);
+  vi.stubGlobal("fetch", async (url: string) => {
+    fetches.push(url);
+    return new Response("// name: far_env\nexport default {};\n");
+  });
+});
+afterEach(() => vi.unstubAllGlobals());
+
+/** The page's store, as a fresh page gets it: `vi.resetModules()` first for a reload. */
+async function page() {
+  const { useUserEnvironments } = await import("./user-environments.js");
+  await useUserEnvironments.getState().listKept();
+  return useUserEnvironments;
+}
+
+const A = "// name: echo_env\nexport default { a: 1 };\n";
+const B = "// name: echo_env\nexport default { a: 2 };\n";
+
+describe("versions", () => {
+  it("each load of an origin is its next version: changed, or the same source as the one before", async () => {
+    const store = await page();
+    const v = async (text: string) => (await store.getState().load(text, "echo_env.js", "file")).version!;
+    const v1 = await v(A);
+    const v2 = await v(B);
+    const v3 = await v(B);
+    expect([v1.number, v2.number, v3.number]).toEqual([1, 2, 3]);
+    expect(v1.previous).toBeNull();
+    expect(v2.previous).toEqual({ number: 1, fingerprint: v1.fingerprint });
+    expect(v2.fingerprint).not.toBe(v1.fingerprint);
+    expect(v3.fingerprint).toBe(v2.fingerprint);
+    // The entry on the page carries it; generation (views redraw) still goes up at each load.
+    const entry = store.getState().environments.find((e) => e.origin === "echo_env.js")!;
+    expect(entry.version).toEqual(v3);
+    expect(entry.generation).toBe(3);
+  });
+
+  it("loads in quick succession are numbered in the order they were asked", async () => {
+    const store = await page();
+    const first = store.getState().load(A, "echo_env.js", "file");
+    const second = store.getState().load(B, "echo_env.js", "file");
+    void first;
+    expect((await second).version).toMatchObject({ number: 2, previous: { number: 1 } });
+  });
+});
+
+describe("kept in this browser", () => {
+  it("a picked module is kept, offered after a reload (not loaded), and its kept copy loads as the next version", async () => {
+    let store = await page();
+    await store.getState().load(A, "echo_env.js", "file");
+    const loaded = await store.getState().load(B, "echo_env.js", "file");
+    await vi.waitFor(() => expect(store.getState().kept.map((k) => k.version?.number)).toEqual([2]));
+    expect(store.getState().kept[0]).toMatchObject({ origin: "echo_env.js", source: "file", text: B, name: "echo_env", error: null });
+
+    vi.resetModules();
+    store = await page();
+    expect(store.getState().environments).toEqual([]);
+    expect(store.getState().kept.map((k) => k.origin)).toEqual(["echo_env.js"]);
+    expect(FakeHostWorker.loads).toEqual([A, B]);
+    const again = await store.getState().loadKept("echo_env.js");
+    expect(again).toMatchObject({ status: "ready", source: "file", version: { number: 3, fingerprint: loaded.version!.fingerprint, previous: { number: 2 } } });
+    expect(FakeHostWorker.loads).toEqual([A, B, B]);
+  });
+
+  it("a module that failed to load is kept with its error (line and column), shown after a reload", async () => {
+    let store = await page();
+    const failed = await store.getState().load("SYNTAX", "typo_env.js", "file");
+    expect(failed.status).toBe("failed");
+    await vi.waitFor(() => expect(store.getState().kept).toHaveLength(1));
+    vi.resetModules();
+    store = await page();
+    expect(store.getState().kept[0]).toMatchObject({ origin: "typo_env.js", name: null, error: { message: "Unexpected token '}' at typo_env.js:3:29" } });
+    expect(store.getState().kept[0]!.error!.stack).toContain("typo_env.js:3:29: Unexpected token");
+  });
+
+  it("a URL's module is kept as fetched: its kept copy loads with no fetch, still as a module from that URL", async () => {
+    let store = await page();
+    const url = "http://localhost:9/far_env.js";
+    await store.getState().loadUrl(url);
+    expect(fetches).toEqual([url]);
+    await vi.waitFor(() => expect(store.getState().kept.map((k) => k.source)).toEqual(["url"]));
+    vi.resetModules();
+    store = await page();
+    expect(await store.getState().loadKept(url)).toMatchObject({ status: "ready", source: "url", origin: url });
+    expect(fetches).toEqual([url]);
+  });
+
+  it("remove and forget: gone after a reload", async () => {
+    let store = await page();
+    await store.getState().load(A, "a_env.js", "file");
+    await store.getState().load("// name: b_env\n", "b_env.js", "file");
+    await vi.waitFor(() => expect(store.getState().kept).toHaveLength(2));
+    store.getState().remove("a_env.js");
+    await vi.waitFor(() => expect(store.getState().kept.map((k) => k.origin)).toEqual(["b_env.js"]));
+    vi.resetModules();
+    store = await page();
+    expect(store.getState().kept.map((k) => k.origin)).toEqual(["b_env.js"]);
+    await store.getState().forget("b_env.js");
+    expect(store.getState().kept).toEqual([]);
+    vi.resetModules();
+    expect((await page()).getState().kept).toEqual([]);
+  });
+
+  it("this checkout's modules are not kept (they are in the checkout)", async () => {
+    const store = await page();
+    await store.getState().load(A, "environments/echo_env.js", "checkout");
+    await new Promise((r) => setTimeout(r, 20));
+    expect(store.getState().kept).toEqual([]);
+    expect(fake.settled.filter((s) => s.includes("put"))).toEqual([]);
+  });
+
+  it("a full quota: the panel is told why, and the module still works in the page", async () => {
+    const store = await page();
+    fake.plan = ["quota"];
+    const loaded = await store.getState().load(A, "echo_env.js", "file");
+    expect(loaded.status).toBe("ready");
+    await vi.waitFor(() =>
+      expect(store.getState().storageProblem).toBe(
+        "could not keep echo_env.js in this browser: the browser's storage for this site is full (QuotaExceededError). echo_env.js works on this page, but a reload will not offer it again.",
+      ),
+    );
+    expect(store.getState().kept).toEqual([]);
+    expect(store.getState().environments.map((e) => [e.origin, e.status])).toEqual([["echo_env.js", "ready"]]);
+  });
+
+  it("no IndexedDB at all: the list says so, loading still works", async () => {
+    vi.stubGlobal("indexedDB", undefined);
+    const store = await page();
+    expect(store.getState().storageProblem).toBe(
+      "could not list the modules kept in this browser: this browser gives the page no IndexedDB: modules kept on an earlier visit cannot be offered.",
+    );
+    expect((await store.getState().load(A, "echo_env.js", "file")).status).toBe("ready");
+  });
+});
