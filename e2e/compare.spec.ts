@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Locator, Page } from "@playwright/test";
-import { expect, loadPreset, setScenario, test } from "./fixtures.js";
+import { expect, loadPreset, pickCompareSample, setScenario, test } from "./fixtures.js";
 
 const status = (page: Page) => page.getByTestId("run-status");
 const view = (page: Page) => page.getByTestId("compare-view");
@@ -84,13 +84,13 @@ test("two samples of a run: aligned turn by turn, the first divergence marked at
   expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
 
   // A second click: sample 2 on side B is sample 0's twin.
-  await page.getByLabel("Side B sample").selectOption("2");
+  await pickCompareSample(page, "B", 2);
   await expect(summary(page)).toContainText("identical: 3 turns");
   await expect(summary(page)).toHaveAttribute("data-diverged", "false");
   await expect(view(page).locator('[data-testid="compare-turn"][data-diverged="true"]')).toHaveCount(0);
 
   // Swapping the sides and showing only differing rows.
-  await page.getByLabel("Side B sample").selectOption("1");
+  await pickCompareSample(page, "B", 1);
   await page.getByRole("button", { name: "Swap A and B" }).click();
   await expect(view(page).getByTestId("compare-label-a")).toContainText("sample 1");
   await expect(summary(page)).toContainText("first divergence at turn 2: assistant text");
@@ -135,7 +135,7 @@ test("a rerun against the saved run and against its exported file: the first div
   expect(sample, "the oracle's mistakes changed some sample").toBeGreaterThanOrEqual(0);
 
   await page.getByRole("tab", { name: "Compare" }).click();
-  await page.getByLabel("Side A sample").selectOption(String(sample));
+  await pickCompareSample(page, "A", sample);
   // Both runs are saved in this browser (newest first): the older one is the first run.
   const sourceB = page.getByLabel("Side B source");
   await expect.poll(async () => (await sourceB.locator("option").allTextContents()).filter((t) => t.startsWith("Saved:")).length).toBe(2);
@@ -143,7 +143,7 @@ test("a rerun against the saved run and against its exported file: the first div
     options.filter((o) => o.textContent!.startsWith("Saved:")).map((o) => (o as HTMLOptionElement).value),
   );
   await sourceB.selectOption(saved[1]!);
-  await page.getByLabel("Side B sample").selectOption(String(sample));
+  await pickCompareSample(page, "B", sample);
   await expect(summary(page)).toContainText(`first divergence at turn ${turn}: assistant text`);
   await expect(view(page).getByTestId("compare-label-b")).toContainText(`sample ${sample}`);
   await expect(view(page).getByTestId("compare-label-b")).toContainText("saved run");

@@ -46,3 +46,11 @@ export async function setScenario(page: Page, scenario: unknown) {
   if (!(await editor.isVisible())) await page.getByText("Scenario JSON (what runs)").click();
   await editor.fill(typeof scenario === "string" ? scenario : JSON.stringify(scenario));
 }
+
+/** Picks a sample on a side of the Compare tab in its searchable picker: types its index, clicks its option. */
+export async function pickCompareSample(page: Page, side: "A" | "B", sample: number) {
+  const picker = page.getByRole("combobox", { name: `Side ${side} sample` });
+  await picker.fill(String(sample));
+  await page.getByRole("listbox", { name: `Side ${side} samples` }).locator(`[role="option"][data-sample="${sample}"]`).click();
+  await expect(picker).toHaveAttribute("data-sample", String(sample));
+}

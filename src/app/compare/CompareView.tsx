@@ -5,7 +5,7 @@
  * scrolled to. Everything from a model, an environment or a file is rendered as text.
  */
 
-import { memo, useEffect, useMemo, useRef, useState } from "react";
+import { memo, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { JsonlFileButton, useJsonlImport } from "../ImportJsonl.js";
 import { tokenCount } from "../run/compact-messages.js";
 import type { SampleView } from "../run/run-model.js";
@@ -18,15 +18,14 @@ import { firstLines } from "../views/transcript/segments.js";
 import { DiffParts } from "../views/tokens/DiffParts.js";
 import { splitByRanges } from "../views/tokens/diff.js";
 import { compareSamples, sideSample, type AlignedRow, type FirstChar, type MessagePair, type SampleComparison, type SideTurn } from "./align.js";
-import { comparedSides, resolveSource, type CompareSide, type Loaded, type SourceKey } from "./compare-slice.js";
+import { comparedSides, resolveSource, type CompareSide, type SourceKey } from "./compare-slice.js";
+import { fmtReward, nextFailureAfter, optionText, samePromptSuccess } from "./sample-picks.js";
+import { SamplePicker } from "./SamplePicker.js";
 import "./compare.css";
 
 const COLLAPSED_LINES = 6;
 const COLLAPSED_CHARS = 600;
 const MAX_MARKS = 500;
-
-const fmtReward = (x: number | null) => (x === null ? "none" : x > 0 ? `+${Number(x.toPrecision(6))}` : String(Number(x.toPrecision(6))));
-const endingWords = (s: SampleView) => (s.termination !== null ? (TERMINATION_WORDS[s.termination] ?? s.termination) : s.state === "done" ? "no termination" : "running");
 
 /** A side's sample: the one picked, or the run's last when it has fewer. */
 function sampleAt(run: RunSnapshot | null, sample: number): SampleView | null {
@@ -89,11 +88,13 @@ export function CompareView() {
   return (
     <div className="cmp" data-testid="compare-view">
       <div className="cmp-pickers">
-        <SidePicker name="A" side={a} loaded={ra} sources={sources} onChange={(side) => setSide("a", side)} />
+        <SidePicker name="A" side={a} run={runA} sources={sources} onChange={(side) => setSide("a", side)} />
         <button type="button" className="secondary cmp-swap" onClick={swap} title="Swap A and B" aria-label="Swap A and B">
           ⇄
         </button>
-        <SidePicker name="B" side={b} loaded={rb} sources={sources} onChange={(side) => setSide("b", side)} />
+        <SidePicker name="B" side={b} run={runB} sources={sources} onChange={(side) => setSide("b", side)}>
+          <CompareWith run={runA} a={sa?.sample ?? null} onPick={(sample) => setSide("b", { source: a.source, sample })} />
+        </SidePicker>
       </div>
       <div className="cmp-tools">
         <JsonlFileButton label="Add a JSONL file…" ariaLabel="Compare with a JSONL file" className="cmp-file" onFile={(file) => (setMessage(null), void importFile(file))} />
@@ -118,10 +119,16 @@ export function CompareView() {
   );
 }
 
-function SidePicker(props: { name: "A" | "B"; side: CompareSide; loaded: Loaded; sources: { key: SourceKey; text: string; disabled?: boolean }[]; onChange(side: CompareSide): void }) {
-  const { name, side, loaded, sources, onChange } = props;
-  const samples: readonly SampleView[] = "model" in loaded ? loaded.model.samples : [];
-  const sample = Math.min(side.sample, Math.max(0, samples.length - 1));
+function SidePicker(props: {
+  name: "A" | "B";
+  side: CompareSide;
+  run: RunSnapshot | null;
+  sources: { key: SourceKey; text: string; disabled?: boolean }[];
+  onChange(side: CompareSide): void;
+  children?: ReactNode;
+}) {
+  const { name, side, run, sources, onChange, children } = props;
+  const sample = Math.min(side.sample, Math.max(0, (run?.model.samples.length ?? 0) - 1));
   return (
     <fieldset className={`cmp-picker cmp-side-${name.toLowerCase()}`}>
       <legend>Side {name}</legend>
@@ -133,14 +140,44 @@ function SidePicker(props: { name: "A" | "B"; side: CompareSide; loaded: Loaded;
         ))}
         {!sources.some((s) => s.key === side.source) && <option value={side.source}>(gone)</option>}
       </select>
-      <select aria-label={`Side ${name} sample`} value={sample} disabled={samples.length === 0} onChange={(e) => onChange({ source: side.source, sample: Number(e.target.value) })}>
-        {samples.map((s) => (
-          <option key={s.sample} value={s.sample}>
-            {`sample ${s.sample} · idx ${s.idx} · ${s.task} · reward ${fmtReward(s.totalReward)} · ${endingWords(s)}`}
-          </option>
-        ))}
-      </select>
+      <SamplePicker name={name} run={run} value={sample} onPick={(picked) => onChange({ source: side.source, sample: picked })} />
+      {children}
     </fieldset>
+  );
+}
+
+/**
+ * Shortcuts for side B, found in A's run: the next sample after A (round the batch) that failed, errored or was cut
+ * off, and a success of A's prompt (./sample-picks.ts says what counts as the same prompt). Each is disabled with
+ * the reason when there is none; it stays focusable (aria-disabled) so the reason can be read.
+ */
+function CompareWith({ run, a, onPick }: { run: RunSnapshot | null; a: number | null; onPick(sample: number): void }) {
+  const picks = useMemo(() => (run && a !== null ? { failure: nextFailureAfter(run.model.samples, a), success: samePromptSuccess(run.model.samples, a) } : null), [run, a]);
+  const samples = run?.model.samples ?? [];
+  const noRun = "side A has no sample yet";
+  const shortcut = (text: string, testId: string, pick: number | null | undefined, none: string) => {
+    const target = pick === null || pick === undefined ? null : samples[pick];
+    const why = target ? `B becomes ${optionText(target)}` : picks ? none : noRun;
+    return (
+      <button
+        type="button"
+        className="secondary cmp-with-btn"
+        data-testid={testId}
+        aria-disabled={!target}
+        title={why}
+        aria-description={why}
+        onClick={() => target && onPick(target.sample)}
+      >
+        {text}
+      </button>
+    );
+  };
+  return (
+    <div className="cmp-with" role="group" aria-label="Compare A with">
+      <span className="cmp-with-label">compare A with</span>
+      {shortcut("the next failure", "compare-next-failure", picks?.failure, "no other sample failed")}
+      {shortcut("a success of the same prompt", "compare-same-prompt", picks?.success, "no success of this prompt in this run")}
+    </div>
   );
 }
 
