@@ -183,6 +183,18 @@ describe("diffText granularity", () => {
     expect(d.hunks.every((h) => h.bStart === h.bEnd)).toBe(true);
   });
 
+  it("diffs finely across a blank line the two sides match wrongly on lines alone", () => {
+    // A generated message with its envelope (template) against the tokens without it: on lines, the template's blank
+    // first line matches the tokens' last, leaving the message's line deleted on one side and inserted on the other.
+    const a = "\n</tool_response><|im_end|>\n<|im_start|>assistant\nPb<think>TW<|im_end|>\n<|im_start|>user\n<tool_response>\n<";
+    const b = "Pb<think>TW<|im_end|><environment>\n\n";
+    const d = diffText(a, b);
+    expectWellFormed(a, b, d.hunks);
+    // The message's text is equal on both sides: in no hunk.
+    for (const h of d.hunks) expect(b.slice(h.bStart, h.bEnd)).not.toContain("Pb<think>TW");
+    expect(d.hunks[0]).toMatchObject({ bStart: 0, bEnd: 0 });
+  });
+
   it("narrows a changed word to its differing characters", () => {
     const a = "one\nthe word colour here\nend\n";
     const b = "one\nthe word color here\nend\n";

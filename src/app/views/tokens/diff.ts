@@ -167,7 +167,7 @@ export function diffText(a: string, b: string, options: DiffOptions = {}): TextD
       hunks = [{ aStart: start, aEnd: endA, bStart: start, bEnd: endB }];
     } else {
       hunks = [];
-      for (const h of lineHunks) {
+      for (const h of joinAcrossBlankLines(a, lineHunks)) {
         const both = h.aStart !== h.aEnd && h.bStart !== h.bEnd;
         const fine = both ? diffPieces(a, b, h.aStart, h.aEnd, h.bStart, h.bEnd, UNIT, maxUnitEdits) : null;
         if (both && fine === null) coarse = true;
@@ -180,6 +180,28 @@ export function diffText(a: string, b: string, options: DiffOptions = {}): TextD
   }
   return { equal: false, hunks: mergeHunks(hunks, options.mergeGap ?? 2), coarse };
 }
+
+/**
+ * Joins line hunks separated only by a few blank lines, so their stretch is diffed finely as one: on lines alone, a
+ * blank line one side has twice can match the wrong one, leaving a line deleted on one side and re-inserted on the
+ * other (a message whose text is the same on both sides reported as changed).
+ */
+function joinAcrossBlankLines(a: string, hunks: readonly DiffHunk[]): DiffHunk[] {
+  const out: DiffHunk[] = [];
+  for (const h of hunks) {
+    const last = out.at(-1);
+    if (last && h.aStart - last.aEnd <= BLANK_GAP && /^\s*$/.test(a.slice(last.aEnd, h.aStart))) {
+      last.aEnd = h.aEnd;
+      last.bEnd = h.bEnd;
+    } else {
+      out.push({ ...h });
+    }
+  }
+  return out;
+}
+
+/** The most equal characters (blank lines only) between two line hunks that are diffed finely as one. */
+const BLANK_GAP = 4;
 
 /** Joins hunks separated by at most `gap` equal characters. */
 export function mergeHunks(hunks: readonly DiffHunk[], gap: number): DiffHunk[] {

@@ -53,7 +53,8 @@ export function legendStops(): { logprob: number; probability: number; color: st
   return [0, -1, -2, -3, -4, -5, LOGPROB_FLOOR].map((lp) => ({ logprob: lp, probability: Math.exp(lp), color: logprobColor(lp) }));
 }
 
-function formatProbability(p: number): string {
+/** A probability in a few digits: fixed above 0.01, in exponent form below. */
+export function formatProbability(p: number): string {
   if (p >= 0.01) return p.toFixed(3);
   return p.toExponential(2);
 }
@@ -114,25 +115,39 @@ const BYTE_TOKEN = /^<0x([0-9A-Fa-f]{2})>$/;
  */
 export function decodeTokens(ids: readonly number[], tokenizer: TokenTexts): string {
   if (tokenizer.decode) return ids.length ? tokenizer.decode(ids) : "";
+  return joinTokenTexts(ids, tokenizer).text;
+}
+
+/**
+ * The tokens' texts joined (runs of byte tokens decoded as UTF-8), with where each token's text starts in it:
+ * `starts[i]` for token i, `starts[ids.length]` the end. A character made of several byte tokens belongs to its last
+ * byte (the earlier ones have empty spans).
+ */
+export function joinTokenTexts(ids: ArrayLike<number>, tokenizer: Pick<TokenTexts, "tokenText">): { text: string; starts: Int32Array } {
   const decoder = new TextDecoder("utf-8", { fatal: false });
+  const starts = new Int32Array(ids.length + 1);
   let out = "";
-  let bytes: number[] = [];
-  const flush = () => {
-    if (bytes.length) out += decoder.decode(Uint8Array.from(bytes));
-    bytes = [];
-  };
-  for (const id of ids) {
-    const text = tokenizer.tokenText(id);
+  let inBytes = false;
+  const one = new Uint8Array(1);
+  for (let i = 0; i < ids.length; i++) {
+    const text = tokenizer.tokenText(ids[i]!);
     const byte = BYTE_TOKEN.exec(text);
     if (byte) {
-      bytes.push(parseInt(byte[1]!, 16));
+      starts[i] = out.length;
+      one[0] = parseInt(byte[1]!, 16);
+      // Streamed a byte at a time: what a run decodes to as a whole, each character where its last byte is.
+      out += decoder.decode(one, { stream: true });
+      inBytes = true;
       continue;
     }
-    flush();
+    if (inBytes) out += decoder.decode();
+    inBytes = false;
+    starts[i] = out.length;
     out += text;
   }
-  flush();
-  return out;
+  if (inBytes) out += decoder.decode();
+  starts[ids.length] = out.length;
+  return { text: out, starts };
 }
 
 /** The chat template's role for a log role: environment observations are tool responses. */
