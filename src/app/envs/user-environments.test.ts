@@ -103,6 +103,15 @@ describe("kept in this browser", () => {
     expect(FakeHostWorker.loads).toEqual([A, B, B]);
   });
 
+  it("a link's missing environment: the kept copies that loaded as it and are not on the page", async () => {
+    const { keptCopiesFor } = await import("./user-environments.js");
+    const copy = (origin: string, name: string | null, error: { message: string; stack: string } | null = null) =>
+      ({ id: origin, origin, source: "file", text: "", version: null, name, title: name, error, keptAt: 0 }) as const;
+    const kept = [copy("a.js", "echo_env"), copy("b.js", "echo_env"), copy("c.js", null, { message: "x", stack: "" }), copy("d.js", "other_env")];
+    expect(keptCopiesFor(["echo_env"], kept, [{ origin: "b.js" }]).map((k) => k.origin)).toEqual(["a.js"]);
+    expect(keptCopiesFor(["nope"], kept, [])).toEqual([]);
+  });
+
   it("a module that failed to load is kept with its error (line and column), shown after a reload", async () => {
     let store = await page();
     const failed = await store.getState().load("SYNTAX", "typo_env.js", "file");

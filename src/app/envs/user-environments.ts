@@ -222,6 +222,15 @@ function nameClash(name: string, origin: string, environments: readonly UserEnvi
 // The page offers the modules kept on earlier visits (Node, where the store is tested, has no page).
 if (typeof document !== "undefined") void useUserEnvironments.getState().listKept();
 
+/**
+ * The kept copies that would give the page the environments `names` (a shared link's missing modules): each kept
+ * module whose last load succeeded as one of them, and that the page has not loaded.
+ */
+export function keptCopiesFor(names: readonly string[], kept: readonly KeptModule[], environments: readonly Pick<UserEnvironment, "origin">[]): KeptModule[] {
+  const wanted = new Set(names);
+  return kept.filter((k) => k.name !== null && !k.error && wanted.has(k.name) && !environments.some((e) => e.origin === k.origin));
+}
+
 const ready = (environments = useUserEnvironments.getState().environments) => environments.filter((e) => e.status === "ready" && e.description);
 
 /** The environments the page can draw views with: the built-in ones and the ready ones of `environments`. */
