@@ -87,10 +87,15 @@ test("a 200-turn transcript draws the turns in view; any turn can be selected, s
   await expect(turn(page, 3)).toHaveClass(/selected/);
   await expect(turn(page, 3)).toBeInViewport();
 
-  // Scrolled to the transcript's end (the metrics and timeline follow it in the page): the last turn and how the
+  // Scrolled to the transcript's end: the last turn and how the
   // sample ended. Turns measured on the way change the list's height, so scroll until it holds.
   await expect(async () => {
-    await transcript.evaluate((el) => window.scrollTo(0, el.getBoundingClientRect().bottom + window.scrollY - window.innerHeight));
+    // The detail pane scrolls the transcript where the lab has panes; the page, where it is one column.
+    await transcript.evaluate((el) => {
+      const pane = el.closest<HTMLElement>(".pane-scroll");
+      if (pane) pane.scrollTop += el.getBoundingClientRect().bottom - pane.getBoundingClientRect().bottom;
+      else window.scrollTo(0, el.getBoundingClientRect().bottom + window.scrollY - window.innerHeight);
+    });
     await expect(turn(page, TURNS - 1)).toBeInViewport({ timeout: 1000 });
   }).toPass({ timeout: 15_000 });
   await expect(turn(page, TURNS - 1)).toContainText(`answer number ${TURNS - 1} of 200`);

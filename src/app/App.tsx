@@ -9,6 +9,8 @@ import { turnNotesFor } from "./fork/forks-slice.js";
 import { HumanTurns } from "./HumanTurns.js";
 import { KeepAndShare } from "./KeepAndShare.js";
 import { KeepNotices } from "./KeepNotices.js";
+import { SkipLinks } from "./layout/SkipLinks.js";
+import { LabColumns, MasterDetail } from "./layout/Workspace.js";
 import { LinkBanner, useSharedLinks } from "./LinkBanner.js";
 import { ModelPanel } from "./ModelPanel.js";
 import { ModelStatusLine } from "./ModelStatusLine.js";
@@ -17,7 +19,9 @@ import { PreviewBanner } from "./PreviewBanner.js";
 import { RecoveredRuns } from "./RecoveredRuns.js";
 import { RunControls } from "./RunControls.js";
 import { SetupForm } from "./setup/SetupForm.js";
+import { OUTCOME_WORDS, sampleOutcome } from "./run/outcome.js";
 import { resultText } from "./run/result-text.js";
+import { formatNumber } from "./views/charts/bins.js";
 import type { Scenario } from "../scenario/schema.js";
 import type { RunModel, SampleView } from "./run/run-model.js";
 import { useRun, useShown } from "./session/hooks.js";
@@ -77,6 +81,9 @@ const ResultJson = memo(function ResultJson() {
   return <pre data-testid="result-json">{text}</pre>;
 });
 
+/** The page's keys, as the empty page lists them (./useKeyboardNavigation.ts has them). */
+const KEYS_HINT = "Keys: ↑/↓ or j/k move between samples, ←/→ or h/l between turns, n/N to the next/previous failure, 1–4 the tabs.";
+
 const TAB_NAMES: Record<Tab, string> = { transcript: "Transcript", tokens: "Tokens", environment: "Environment", compare: "Compare" };
 
 /** The selected sample's panel: its transcript, tokens, environment, or the comparison. Redrawn as the run publishes. */
@@ -113,7 +120,8 @@ function SamplePanel({ model }: { model: RunModel }) {
       }
     : null;
   return (
-    <section className="panel">
+    <section className="panel sample-panel" aria-label={`Sample ${selected}`}>
+      <SampleHead sample={sample} />
       <div className="tabs" role="tablist">
         {(["transcript", "tokens", "environment", "compare"] as const).map((t) => (
           <button
@@ -147,11 +155,36 @@ function SamplePanel({ model }: { model: RunModel }) {
   );
 }
 
+/**
+ * The selected sample in one line that wraps rather than cuts: its task name and its error whole (the batch's cells
+ * cut them to fit), its outcome and reward.
+ */
+function SampleHead({ sample }: { sample: SampleView }) {
+  const outcome = sampleOutcome(sample);
+  return (
+    <div className="sample-head" data-testid="sample-head">
+      <strong>sample {sample.sample}</strong>
+      <span className="hint"> · idx {sample.idx} · </span>
+      <span className="sample-task" data-testid="sample-task">
+        {sample.task}
+      </span>
+      <span className={`ov-outcome outcome-${outcome ?? "running"}`}> · {outcome ? OUTCOME_WORDS[outcome] : "running"}</span>
+      <span className="hint"> · reward {formatNumber(sample.totalReward)}</span>
+      {sample.error && (
+        <p className="sample-error" data-testid="sample-error">
+          {sample.error}
+        </p>
+      )}
+    </div>
+  );
+}
+
 /** The batch overview at the selection. */
 function BatchOverviewPanel({ model }: { model: RunModel }) {
   const selected = useLab((s) => s.selection.selected);
   const selectedTurn = useLab((s) => s.selection.selectedTurn);
-  return <BatchOverview model={model} selected={selected} selectedTurn={selectedTurn} onSelect={useLab.getState().selection.select} />;
+  const closingOnly = useShown((s) => s.scenario?.structured?.enabled === true && s.scenario.structured.thinking_style === "closing_only");
+  return <BatchOverview model={model} selected={selected} selectedTurn={selectedTurn} onSelect={useLab.getState().selection.select} thinkingStyle={closingOnly ? "closing_only" : "paired"} />;
 }
 
 const selectSample = (sample: number) => useLab.getState().selection.select(sample, null);
@@ -177,6 +210,7 @@ export function App() {
 
   return (
     <div className="lab">
+      <SkipLinks />
       <header className="topbar">
         <div>
           <h1>Rollout Lab</h1>
@@ -194,80 +228,90 @@ export function App() {
       <LinkBanner />
       <KeepNotices />
       <RecoveredRuns />
-      <div className="columns">
-        <aside className="setup">
-          <label className="field wide">
-            <span>Preset</span>
-            {/* Shows the preset loaded until something changes the set-up (then it was that preset no more). */}
-            <select aria-label="Preset" value={PRESETS.find((p) => p.id === preset)?.title ?? ""} onChange={(e) => loadPreset(PRESETS.find((p) => p.title === e.target.value)!)}>
-              <option value="" disabled>
-                choose a demo or an example…
-              </option>
-              {PRESETS.map((p) => (
-                <option key={p.id} value={p.title}>
-                  {p.title}
+      <LabColumns
+        setup={
+          <>
+            <label className="field wide">
+              <span>Preset</span>
+              {/* Shows the preset loaded until something changes the set-up (then it was that preset no more). */}
+              <select aria-label="Preset" value={PRESETS.find((p) => p.id === preset)?.title ?? ""} onChange={(e) => loadPreset(PRESETS.find((p) => p.title === e.target.value)!)}>
+                <option value="" disabled>
+                  choose a demo or an example…
                 </option>
-              ))}
-            </select>
-          </label>
-          <SetupForm />
-          <ModelPanel />
-          <details className="advanced">
-            <summary>Scenario JSON (what runs)</summary>
-            <textarea aria-label="Scenario" spellCheck={false} value={scenarioText} onChange={(e) => setScenarioText(e.target.value)} />
-          </details>
-          <KeepAndShare />
-        </aside>
-        <main className="views">
-          <ErrorBoundary
-            where="Showing this run"
-            testId="view-error"
-            resetKey={model}
-            actions={(reset) => (
-              <button
-                className="secondary"
-                onClick={() => {
-                  // The run stays where it is kept (saved runs, its file); the views go back to empty.
-                  session.close();
-                  reset();
-                }}
-                disabled={isLive(status)}
-              >
-                Close this run
-              </button>
-            )}
-          >
-          <FaultProbe where="views" />
-          <PreviewBanner />
-          {!model && <p className="empty">Set up a run and press Run. Keys: ↑/↓ or j/k move between samples, ←/→ or h/l between turns, n/N to the next/previous failure, 1–4 the tabs.</p>}
-          <HumanTurns />
-          {model && (
-            <>
-              <section className="panel">
-                <h2>Batch</h2>
-                <BatchOverviewPanel model={model} />
-              </section>
-              <ForksPanel />
-              <SamplePanel model={model} />
-              <section className="panel panel-lazy">
-                <h2>Metrics</h2>
-                <MetricsPanel model={model} invalidActionEnabled={invalidActionEnabled} />
-              </section>
-              <section className="panel panel-lazy">
-                <h2>Timeline</h2>
-                <TimelinePanel model={model} />
-              </section>
-              {status === "finished" && model.finalBatch && (
-                <details className="panel">
-                  <summary>Result JSON</summary>
-                  <ResultJson />
-                </details>
+                {PRESETS.map((p) => (
+                  <option key={p.id} value={p.title}>
+                    {p.title}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <SetupForm />
+            <ModelPanel />
+            <details className="advanced">
+              <summary>Scenario JSON (what runs)</summary>
+              <textarea aria-label="Scenario" spellCheck={false} value={scenarioText} onChange={(e) => setScenarioText(e.target.value)} />
+            </details>
+            <KeepAndShare />
+          </>
+        }
+        views={
+          <main className="views" id="views">
+            <ErrorBoundary
+              where="Showing this run"
+              testId="view-error"
+              resetKey={model}
+              actions={(reset) => (
+                <button
+                  className="secondary"
+                  onClick={() => {
+                    // The run stays where it is kept (saved runs, its file); the views go back to empty.
+                    session.close();
+                    reset();
+                  }}
+                  disabled={isLive(status)}
+                >
+                  Close this run
+                </button>
               )}
-            </>
-          )}
-          </ErrorBoundary>
-        </main>
-      </div>
+            >
+              <FaultProbe where="views" />
+              <PreviewBanner />
+              {!model && <p className="empty">Set up a run and press Run. {KEYS_HINT}</p>}
+              {model ? (
+                <MasterDetail
+                  master={
+                    <>
+                      <HumanTurns />
+                      <section className="panel" id="batch" aria-label="Batch">
+                        <h2>Batch</h2>
+                        <BatchOverviewPanel model={model} />
+                      </section>
+                      <ForksPanel />
+                      <section className="panel panel-lazy">
+                        <h2>Metrics</h2>
+                        <MetricsPanel model={model} invalidActionEnabled={invalidActionEnabled} />
+                      </section>
+                      <section className="panel panel-lazy">
+                        <h2>Timeline</h2>
+                        <TimelinePanel model={model} />
+                      </section>
+                      {status === "finished" && model.finalBatch && (
+                        <details className="panel">
+                          <summary>Result JSON</summary>
+                          <ResultJson />
+                        </details>
+                      )}
+                    </>
+                  }
+                  detail={<SamplePanel model={model} />}
+                />
+              ) : (
+                <HumanTurns />
+              )}
+            </ErrorBoundary>
+          </main>
+        }
+      />
     </div>
   );
 }

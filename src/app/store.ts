@@ -19,6 +19,7 @@ import { onSavedRunsChange } from "./run/saved-runs.js";
 import { RunSession } from "./session/run-session.js";
 import { setupProblems } from "./setup/setup.js";
 import { createFormSlice, prettyScenario, type FormSlice } from "./state/form-slice.js";
+import { createLayoutSlice } from "./state/layout-slice.js";
 import type { LabState } from "./state/lab-state.js";
 import { createSelectionSlice } from "./state/selection-slice.js";
 import { sliceSetter } from "./state/slice.js";
@@ -57,6 +58,7 @@ export const useLab: UseBoundStore<StoreApi<LabState>> = create<LabState>()((set
   selection: createSelectionSlice(sliceSetter(set, "selection"), () => get().selection, () => session.state.model),
   tokens: createTokensSlice(sliceSetter(set, "tokens"), () => get().tokens, (ids) => client.describeTokens(ids)),
   view: createViewSlice(sliceSetter(set, "view")),
+  layout: createLayoutSlice(sliceSetter(set, "layout"), () => get().layout),
   compare: createCompareSlice(sliceSetter(set, "compare"), () => get().compare, () => ({ selected: get().selection.selected, samples: session.state.model?.samples.length ?? 0 })),
   forks: createForksSlice(sliceSetter(set, "forks"), () => get().forks, {
     session,

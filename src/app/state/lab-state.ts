@@ -4,6 +4,7 @@ import type { CompareSlice } from "../compare/compare-slice.js";
 import type { JsonlProgress } from "../../scenario/jsonl-reader.js";
 import type { ForksSlice } from "../fork/forks-slice.js";
 import type { FormSlice } from "./form-slice.js";
+import type { LayoutSlice } from "./layout-slice.js";
 import type { SelectionSlice } from "./selection-slice.js";
 import type { TokensSlice } from "./tokens-slice.js";
 import type { ViewSlice } from "./view-slice.js";
@@ -17,6 +18,8 @@ export interface LabState {
   tokens: TokensSlice;
   /** The tab open. */
   view: ViewSlice;
+  /** The set-up column and the panes' split. */
+  layout: LayoutSlice;
   /** The comparison's sides and sources. */
   compare: CompareSlice;
   /** The forks of the run shown. */

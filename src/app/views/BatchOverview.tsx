@@ -4,10 +4,12 @@
  * 1,000 samples stays smooth while it runs.
  */
 
-import { memo, useMemo } from "react";
+import { memo, useEffect, useMemo, useRef } from "react";
+import { useMasterHeight } from "../layout/pane-context.js";
 import { VirtualRows } from "./VirtualRows.js";
 import type { RunModel, SampleView } from "../run/run-model.js";
-import { OUTCOME_MEANING, OUTCOME_WORDS, runOutcomes, sampleOutcome, turnProblems, type Outcome, type RunOutcomes } from "../run/outcome.js";
+import { OUTCOME_MEANING, OUTCOME_WORDS, runOutcomes, sampleOutcome, type Outcome, type RunOutcomes } from "../run/outcome.js";
+import { turnBadges, type ThinkingStyle } from "./turn-badges.js";
 import { useRun } from "../session/hooks.js";
 import { formatNumber } from "./charts/bins.js";
 import { CELL_LEGEND, glyphOf, MAX_TURN_CELLS, sampleSignature, sampleStateWords, turnCells, type CellKind } from "./charts/run-states.js";
@@ -19,14 +21,38 @@ export interface BatchOverviewProps {
   selectedTurn: number | null;
   /** Rows are memoised: pass a stable callback. */
   onSelect(sample: number, turn: number | null): void;
+  /** How the run's assistants mark thinking (for the malformed-thinking badge). */
+  thinkingStyle?: ThinkingStyle;
 }
 
 const ROW_HEIGHT = 26;
+/** The rows' box where the page scrolls; in a pane it fills what the pane has left under the summary. */
 const VIEWPORT_HEIGHT = 340;
+const PANE_CHROME = 150;
+
+/** The turn cell the Tab key stops at: the selected turn of the selected sample, or its first turn. */
+const currentCell = (selectedTurn: number | null) => selectedTurn ?? 0;
 
 export function BatchOverview(props: BatchOverviewProps) {
-  const { model, selected, selectedTurn, onSelect: select } = props;
+  const { model, selected, selectedTurn, onSelect: select, thinkingStyle = "paired" } = props;
   const run = useRun(model);
+  const masterHeight = useMasterHeight();
+  const viewportHeight = masterHeight === null ? VIEWPORT_HEIGHT : Math.max(6 * ROW_HEIGHT, masterHeight - PANE_CHROME);
+  // One Tab stop in the grid (the current cell); while the keyboard is in the grid, focus follows the selection.
+  const grid = useRef<HTMLDivElement>(null);
+  const keyboardInGrid = useRef(false);
+  useEffect(() => {
+    if (!keyboardInGrid.current) return;
+    // The selected row is drawn once the list has scrolled to it: a frame or two.
+    let tries = 0;
+    let frame = requestAnimationFrame(function focusCurrent() {
+      const cell = grid.current?.querySelector<HTMLElement>('[data-current-cell=""]');
+      if (cell) cell.focus({ preventScroll: false });
+      else if (++tries < 5) frame = requestAnimationFrame(focusCurrent);
+    });
+    return () => cancelAnimationFrame(frame);
+  }, [selected, selectedTurn]);
+  const selectedHasCells = (model.samples[selected]?.turns.length ?? 0) > 0;
   const samples = model.samples;
   const maxTurns = model.summary.maxRolloutTurns;
   const counts = useMemo(() => countKinds(run.model.samples), [run]);
@@ -43,13 +69,19 @@ export function BatchOverview(props: BatchOverviewProps) {
         <span>task</span>
         <span className="ov-num">reward</span>
         <span>outcome</span>
-        <span>ended</span>
-        <span>
-          turns{maxTurns > slots ? ` (first ${slots} of up to ${maxTurns})` : maxTurns ? ` (max ${maxTurns})` : ""}
+        <span className="ov-term">ended</span>
+        <span className="ov-turns-head" title={maxTurns > slots ? `the first ${slots} turns are drawn, of up to ${maxTurns}` : undefined}>
+          turns{maxTurns > slots ? ` (${slots} of ≤${maxTurns})` : maxTurns ? ` (max ${maxTurns})` : ""}
         </span>
       </div>
       <VirtualRows
-        list={{ count: samples.length, rowHeight: ROW_HEIGHT, viewportHeight: VIEWPORT_HEIGHT, overscan: 8, selected }}
+        list={{ count: samples.length, rowHeight: ROW_HEIGHT, viewportHeight, overscan: 8, selected }}
+        boxRef={grid}
+        tabIndex={selectedHasCells ? -1 : 0}
+        onFocus={() => (keyboardInGrid.current = true)}
+        onBlur={(e) => {
+          if (e.relatedTarget && !e.currentTarget.contains(e.relatedTarget as Node)) keyboardInGrid.current = false;
+        }}
         before={samples.length === 0 && <p className="hint ov-none">No samples yet.</p>}
         className="ov-scroll"
         role="grid"
@@ -67,6 +99,7 @@ export function BatchOverview(props: BatchOverviewProps) {
               selected={isSelected}
               selectedTurn={isSelected ? selectedTurn : null}
               onSelect={select}
+              thinkingStyle={thinkingStyle}
             />
           );
         }}
@@ -84,9 +117,10 @@ interface RowProps {
   selected: boolean;
   selectedTurn: number | null;
   onSelect(sample: number, turn: number | null): void;
+  thinkingStyle: ThinkingStyle;
 }
 
-const Row = memo(function Row({ sample: s, maxTurns, top, selected, selectedTurn, onSelect }: RowProps) {
+const Row = memo(function Row({ sample: s, maxTurns, top, selected, selectedTurn, onSelect, thinkingStyle }: RowProps) {
   const { kinds, overflow } = turnCells(s, maxTurns);
   const words = sampleStateWords(s);
   const outcome = sampleOutcome(s);
@@ -125,7 +159,8 @@ const Row = memo(function Row({ sample: s, maxTurns, top, selected, selectedTurn
         {kinds.map((kind, i) => {
           if (kind === null || kind === "pending") return <span key={i} className={kind === null ? "ov-cell ov-empty" : "ov-cell rs-pending"} aria-hidden="true" />;
           const t = s.turns[i];
-          const problems = t ? turnProblems(s, t) : [];
+          const problems = t ? turnBadges(s, t, thinkingStyle) : [];
+          const current = selected && i === currentCell(selectedTurn);
           // The environment's end of an episode: ✓ solved, ✗ not (the colour says the same).
           const failedEnd = kind === "terminated" && outcome === "failed";
           const words = `sample ${n}, turn ${i}: ${failedEnd ? "last turn: terminated by the environment, not solved" : kind === "terminated" ? "last turn: terminated by the environment, solved" : cellWords(kind)}${problems.length ? `; ${problems.join("; ")}` : ""}`;
@@ -139,6 +174,8 @@ const Row = memo(function Row({ sample: s, maxTurns, top, selected, selectedTurn
               title={words}
               aria-label={words}
               aria-pressed={selectedTurn === i}
+              tabIndex={current ? 0 : -1}
+              data-current-cell={current ? "" : undefined}
               onClick={(e) => {
                 e.stopPropagation();
                 onSelect(n, i);
@@ -212,15 +249,20 @@ function countKinds(samples: readonly SampleView[]): Counts {
   return counts;
 }
 
+/**
+ * One line: the states the batch's cells are in now, each with its count (a state no cell is in is not listed; the
+ * title lists them all). "turn done" is always there, as the colour most cells have.
+ */
 const Legend = memo(function Legend({ counts, total }: { counts: Counts; total: number }) {
+  const shown = CELL_LEGEND.filter((e) => e.kind === "ok" || counts[e.kind]);
   return (
-    <ul className="legend" aria-label="Legend: turn cell colours">
-      {CELL_LEGEND.map((e) => (
-        <li key={e.kind} title={legendTitle(e.kind)}>
+    <ul className="legend legend-line" aria-label="Legend: turn cell colours" title={CELL_LEGEND.map((e) => `${e.glyph ? `${e.glyph} ` : ""}${e.label}`).join("\n")}>
+      {shown.map((e) => (
+        <li key={e.kind} title={`${e.label}: ${legendTitle(e.kind)}`} data-kind={e.kind}>
           <span className={`ov-cell swatch rs-${e.kind}`} aria-hidden="true">
             {e.glyph}
           </span>
-          {e.label}
+          {e.short}
           {e.kind !== "ok" && e.kind !== "pending" && counts[e.kind] ? <span className="legend-count"> · {counts[e.kind]}</span> : null}
         </li>
       ))}

@@ -12,7 +12,8 @@
  * text across distant turns).
  */
 
-import { useWindowVirtualizer } from "@tanstack/react-virtual";
+import { useVirtualizer, useWindowVirtualizer, type Virtualizer } from "@tanstack/react-virtual";
+import { useDetailScroll } from "../layout/pane-context.js";
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type ReactNode, type RefObject } from "react";
 import type { Message } from "../../core/index.js";
 import type { SampleView, TurnView } from "../run/run-model.js";
@@ -165,29 +166,79 @@ interface VirtualTurnsApi {
 }
 
 /**
- * The turns of a long transcript, only those near the screen rendered: the page (the document) scrolls them, so the
- * list starts `scrollMargin` px down the document; each rendered turn is measured as it mounts or changes size.
+ * The turns of a long transcript, only those near the screen rendered. What scrolls them is the detail pane where the
+ * lab has panes (../layout/pane-context.ts), else the page (the document); either way the list starts `scrollMargin`
+ * px down the scrolled content, and each rendered turn is measured as it mounts or changes size.
  */
-function VirtualTurns(props: {
-  turns: readonly TurnView[];
-  render(turn: TurnView, index: number, measure: (el: HTMLLIElement) => void): ReactNode;
-  apiRef: RefObject<VirtualTurnsApi | null>;
-}) {
-  const { turns, render, apiRef } = props;
+function VirtualTurns(props: { turns: readonly TurnView[]; render: RenderTurn; apiRef: RefObject<VirtualTurnsApi | null> }) {
+  const pane = useDetailScroll();
+  // Keyed by the scroller: a layout change (a window made narrow) starts a list of the other kind.
+  return pane ? <PaneTurns key="pane" pane={pane} {...props} /> : <WindowTurns key="window" {...props} />;
+}
+
+type RenderTurn = (turn: TurnView, index: number, measure: (el: HTMLLIElement) => void) => ReactNode;
+
+const virtualOptions = (turns: readonly TurnView[], scrollMargin: number) => ({
+  count: turns.length,
+  estimateSize: () => ESTIMATED_TURN_PX,
+  gap: TURN_GAP_PX,
+  overscan: 3,
+  scrollMargin,
+  scrollPaddingStart: TURN_GAP_PX,
+  getItemKey: (i: number) => turns[i]?.turn ?? i,
+  // The turns that scroll in are rendered in a task of their own, not inside the scroll event (which runs in the
+  // frame, with its style, layout and paint): two shorter tasks instead of one. The overscan covers a wheel step.
+  useFlushSync: false,
+});
+
+function WindowTurns({ turns, render, apiRef }: { turns: readonly TurnView[]; render: RenderTurn; apiRef: RefObject<VirtualTurnsApi | null> }) {
   const listRef = useRef<HTMLDivElement>(null);
-  const [scrollMargin, setScrollMargin] = useState(0);
-  const virtualizer = useWindowVirtualizer({
-    count: turns.length,
-    estimateSize: () => ESTIMATED_TURN_PX,
-    gap: TURN_GAP_PX,
-    overscan: 3,
-    scrollMargin,
-    scrollPaddingStart: TURN_GAP_PX,
-    getItemKey: (i) => turns[i]?.turn ?? i,
-    // The turns that scroll in are rendered in a task of their own, not inside the scroll event (which runs in the
-    // frame, with its style, layout and paint): two shorter tasks instead of one. The overscan covers a wheel step.
-    useFlushSync: false,
-  });
+  const scrollMargin = useListTop(listRef, null);
+  const virtualizer = useWindowVirtualizer(virtualOptions(turns, scrollMargin));
+  return <TurnsList listRef={listRef} turns={turns} render={render} apiRef={apiRef} virtualizer={virtualizer} scrollMargin={scrollMargin} />;
+}
+
+function PaneTurns({ pane, turns, render, apiRef }: { pane: HTMLElement; turns: readonly TurnView[]; render: RenderTurn; apiRef: RefObject<VirtualTurnsApi | null> }) {
+  const listRef = useRef<HTMLDivElement>(null);
+  const scrollMargin = useListTop(listRef, pane);
+  const virtualizer = useVirtualizer({ ...virtualOptions(turns, scrollMargin), getScrollElement: () => pane });
+  return <TurnsList listRef={listRef} turns={turns} render={render} apiRef={apiRef} virtualizer={virtualizer} scrollMargin={scrollMargin} />;
+}
+
+/**
+ * Where the list starts in what scrolls it (the pane's content, or the document): now, and again whenever that
+ * content's size changes (what is above the list grew or shrank, the window was resized), read where layout is fresh.
+ */
+function useListTop(listRef: RefObject<HTMLDivElement | null>, pane: HTMLElement | null): number {
+  const [top, setTop] = useState(0);
+  useLayoutEffect(() => {
+    const measure = () => {
+      const el = listRef.current;
+      if (!el) return;
+      const at = pane ? el.getBoundingClientRect().top - pane.getBoundingClientRect().top + pane.scrollTop : el.getBoundingClientRect().top + window.scrollY;
+      const next = Math.round(at);
+      setTop((m) => (Math.abs(m - next) >= 1 ? next : m));
+    };
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(pane ? (pane.firstElementChild ?? pane) : document.body);
+    return () => observer.disconnect();
+  }, [listRef, pane]);
+  return top;
+}
+
+/** What the list draws from, whichever element scrolls it. */
+type ListVirtualizer = Pick<Virtualizer<Window, Element>, "scrollToIndex" | "getVirtualItems" | "getTotalSize" | "measureElement">;
+
+function TurnsList(props: {
+  listRef: RefObject<HTMLDivElement | null>;
+  turns: readonly TurnView[];
+  render: RenderTurn;
+  apiRef: RefObject<VirtualTurnsApi | null>;
+  virtualizer: ListVirtualizer;
+  scrollMargin: number;
+}) {
+  const { listRef, turns, render, apiRef, virtualizer, scrollMargin } = props;
   useLayoutEffect(() => {
     apiRef.current = {
       scrollToTurn(turn) {
@@ -199,21 +250,6 @@ function VirtualTurns(props: {
       apiRef.current = null;
     };
   }, [apiRef, turns, virtualizer]);
-  // Where the list starts in the document: now, and again whenever the document's size changes (what is above the
-  // list grew or shrank, the window was resized), read where the layout is fresh.
-  useLayoutEffect(() => {
-    const measure = () => {
-      const el = listRef.current;
-      if (!el) return;
-      const top = Math.round(el.getBoundingClientRect().top + window.scrollY);
-      setScrollMargin((m) => (Math.abs(m - top) >= 1 ? top : m));
-    };
-    measure();
-    const observer = new ResizeObserver(measure);
-    observer.observe(document.body);
-    return () => observer.disconnect();
-  }, []);
-
   const items = virtualizer.getVirtualItems();
   const offset = (items[0]?.start ?? scrollMargin) - scrollMargin;
   return (

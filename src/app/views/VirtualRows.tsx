@@ -4,7 +4,7 @@
  * scrolled into view when the selection moves.
  */
 
-import { Fragment, type ReactNode } from "react";
+import { Fragment, useCallback, type FocusEvent, type ReactNode, type RefObject } from "react";
 import { useSampleList } from "./useSampleList.js";
 
 /** The rows: how many, how tall each, the box's most height, how many to render beyond its edges, the selected one. */
@@ -28,13 +28,25 @@ export interface VirtualRowsProps {
   underlay?: ReactNode;
   /** Row `index`, placed at `top` pixels from the first row's. */
   row(index: number, top: number): ReactNode;
+  /** The scroll box itself, for a list that moves the focus among its rows. */
+  boxRef?: RefObject<HTMLDivElement | null>;
+  tabIndex?: number;
+  onFocus?(e: FocusEvent<HTMLDivElement>): void;
+  onBlur?(e: FocusEvent<HTMLDivElement>): void;
 }
 
-export function VirtualRows({ list, className, role, before, underlay, row, ...aria }: VirtualRowsProps) {
+export function VirtualRows({ list, className, role, before, underlay, row, boxRef, ...rest }: VirtualRowsProps) {
   const { count, rowHeight, viewportHeight, overscan, selected } = list;
   const { scrollRef, virtualizer } = useSampleList(count, rowHeight, viewportHeight, overscan, selected);
+  const setBox = useCallback(
+    (el: HTMLDivElement | null) => {
+      scrollRef.current = el;
+      if (boxRef) boxRef.current = el;
+    },
+    [scrollRef, boxRef],
+  );
   return (
-    <div ref={scrollRef} className={className} style={{ height: Math.min(viewportHeight, Math.max(rowHeight, count * rowHeight) + 2) }} role={role} {...aria}>
+    <div ref={setBox} className={className} style={{ height: Math.min(viewportHeight, Math.max(rowHeight, count * rowHeight) + 2) }} role={role} {...rest}>
       {before}
       <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
         {underlay}

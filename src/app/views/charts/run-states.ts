@@ -13,21 +13,23 @@ export type CellKind = "pending" | "generating" | "environment" | "ok" | Termina
 export interface LegendEntry {
   kind: CellKind;
   label: string;
+  /** The label where a legend has one line for it (the full label is its title). */
+  short: string;
   /** Drawn inside the cell so a state reads without its colour. */
   glyph: string;
 }
 
 export const CELL_LEGEND: readonly LegendEntry[] = [
-  { kind: "pending", label: "not started", glyph: "" },
-  { kind: "generating", label: "generating", glyph: "" },
-  { kind: "environment", label: "waiting for the environment", glyph: "" },
-  { kind: "ok", label: "turn done", glyph: "" },
-  { kind: "terminated", label: "last turn: terminated by the environment (✓ solved, ✗ not)", glyph: "✓" },
-  { kind: "truncated_context", label: "last turn: context truncated", glyph: "C" },
-  { kind: "truncated_response", label: "last turn: response truncated", glyph: "R" },
-  { kind: "max_turns", label: "last turn: max turns reached", glyph: "M" },
-  { kind: "error", label: "last turn: error", glyph: "!" },
-  { kind: "cancelled", label: "last turn: cancelled", glyph: "×" },
+  { kind: "pending", label: "not started", short: "not started", glyph: "" },
+  { kind: "generating", label: "generating", short: "generating", glyph: "" },
+  { kind: "environment", label: "waiting for the environment", short: "at the environment", glyph: "" },
+  { kind: "ok", label: "turn done", short: "turn done", glyph: "" },
+  { kind: "terminated", label: "last turn: terminated by the environment (✓ solved, ✗ not)", short: "ended by the env (✓ solved, ✗ not)", glyph: "✓" },
+  { kind: "truncated_context", label: "last turn: context truncated", short: "context cut", glyph: "C" },
+  { kind: "truncated_response", label: "last turn: response truncated", short: "response cut", glyph: "R" },
+  { kind: "max_turns", label: "last turn: max turns reached", short: "max turns", glyph: "M" },
+  { kind: "error", label: "last turn: error", short: "error", glyph: "!" },
+  { kind: "cancelled", label: "last turn: cancelled", short: "cancelled", glyph: "×" },
 ];
 
 const BY_KIND = new Map(CELL_LEGEND.map((e) => [e.kind, e]));
