@@ -116,4 +116,14 @@ test("a link to a run on a module the lab has not loaded says which, offers to l
   await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 30_000 });
   await expect(needs).toHaveCount(0);
   expect(await page.getByTestId("outcome").allTextContents()).toEqual(["solved", "solved"]);
+
+  // The module is kept in this browser: the same link opened in a new page offers its kept copy, and runs on it.
+  await page.goto("about:blank");
+  await page.goto(`/#scenario=${Buffer.from(JSON.stringify(scenario)).toString("base64url")}&run=1`);
+  await expect(needs).toBeVisible();
+  await expect(page.getByTestId("run-status")).toHaveText("idle");
+  await page.getByRole("button", { name: /^Load the kept copy of “echo_env” \(echo_env\.js, v1\)$/ }).click();
+  await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 30_000 });
+  await expect(needs).toHaveCount(0);
+  expect(await page.getByTestId("outcome").allTextContents()).toEqual(["solved", "solved"]);
 });

@@ -5,6 +5,7 @@
  */
 
 import { useEffect, useState } from "react";
+import { LoadKeptCopies } from "./envs/KeptCopies.js";
 import { useUserEnvironments } from "./envs/user-environments.js";
 import { confirmLinkRun, declineLinkRun, dismissLinkError, openLink, retryLinkNeeds, useLinkState, type LinkNeeds } from "./link.js";
 
@@ -72,6 +73,7 @@ function LinkNeedsModule({ needs }: { needs: LinkNeeds }) {
         loaded. Nothing ran; the scenario is in the Scenario JSON editor. Load {needs.missing.length === 1 ? "its module" : "their modules"} (the
         .js file{needs.missing.length === 1 ? "" : "s"} of the environment{needs.missing.length === 1 ? "" : "s"}){needs.autorun ? " and the link runs" : ""}.
       </p>
+      <LoadKeptCopies names={needs.missing} onLoaded={retryLinkNeeds} />
       <label className="secondary file-button">
         Load the module…
         <input
