@@ -12,10 +12,10 @@ async function run(page: Page) {
   await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
 }
 
-/** Whether the element is inside its scrolling list's visible area (the list scrolls; the page stays). */
+/** Whether the element is inside the visible area of what scrolls it: the detail pane, or the list's own box. */
 async function visibleInList(el: Locator): Promise<boolean> {
   return el.evaluate((node) => {
-    const list = node.closest(".cmp-rows")!;
+    const list = node.closest(".pane-scroll") ?? node.closest(".cmp-rows")!;
     const r = node.getBoundingClientRect();
     const l = list.getBoundingClientRect();
     return r.top >= l.top - 1 && r.top < l.bottom;

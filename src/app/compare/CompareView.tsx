@@ -6,6 +6,7 @@
  */
 
 import { memo, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
+import { useDetailScroll } from "../layout/pane-context.js";
 import { JsonlFileButton, useJsonlImport } from "../ImportJsonl.js";
 import { tokenCount } from "../run/compact-messages.js";
 import type { SampleView } from "../run/run-model.js";
@@ -197,18 +198,22 @@ export function ComparisonBody(props: ComparisonBodyProps) {
   const list = useRef<HTMLOListElement>(null);
   const firstRow = first?.row ?? null;
 
-  // The first diverging turn is scrolled to the top of the list (the list scrolls, the page stays).
+  // The first diverging turn is brought into view in what scrolls the rows: the detail pane where the lab has panes
+  // (one scroll, no box inside it; only as far as needed, so the pickers above stay in view when they can), else
+  // the rows' own box, to its top (the page stays).
+  const pane = useDetailScroll();
   const scrollToFirst = (page = false) => {
     const container = list.current;
     const el = container?.querySelector<HTMLElement>('[data-first="true"]');
     if (!container || !el) return;
     if (page) el.scrollIntoView({ block: "start", behavior: "smooth" });
+    else if (pane) el.scrollIntoView({ block: "nearest" });
     else container.scrollTop += el.getBoundingClientRect().top - container.getBoundingClientRect().top - 4;
   };
   // Again when the sides change or a live run first parts (not on every frame of a live run).
   useEffect(() => {
     scrollToFirst();
-  }, [firstRow, aLabel, bLabel, onlyDiffering]);
+  }, [firstRow, aLabel, bLabel, onlyDiffering, pane]);
 
   const shown = onlyDiffering ? rows.filter((r) => r.differences.length > 0) : rows;
   const hidden = rows.length - shown.length;
