@@ -52,7 +52,8 @@ async function runThroughPage(source: unknown) {
     modelPolicy: async (spec) => {
       const policy = await loadNodeModelPolicy({ ...spec, modelsRoot });
       policies.push(policy);
-      return { generation: policy, tokenizer: policy.tokenizer, dispose: () => undefined };
+      // Disposed after the test (afterAll): the run's own dispose has nothing to free.
+      return { generation: policy, tokenizer: policy.tokenizer, dispose: async () => {} };
     },
   });
   batcher.flush();

@@ -7,12 +7,15 @@
  * chips CHIP_PAGE at a time; the comparison is only computed while it is open.
  */
 
-import { memo, useMemo, useState } from "react";
+import { memo, useCallback, useMemo, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
 import type { Message } from "../../core/index.js";
-import { tokenCount } from "../run/compact-messages.js";
+import { logprobsView, tokenCount, tokenIdsView } from "../run/compact-messages.js";
 import type { SampleView } from "../run/run-model.js";
 import { DiffParts } from "./tokens/DiffParts.js";
 import { lineColumn, splitByRanges } from "./tokens/diff.js";
+import { placeHunks, trainedSummary, type RangePlace } from "./tokens/template-places.js";
+import { TokenDetail } from "./tokens/TokenDetail.js";
+import { chipMoveFor, isTrained, moveChip, spanAt, spanLabel } from "./tokens/token-detail.js";
 import {
   CHIP_PAGE,
   COLLAPSE_OVER,
@@ -30,6 +33,7 @@ import {
 } from "./tokens/tokens.js";
 import { plural } from "./transcript/parts.js";
 import "./views.css";
+import "./tokens/tokens.css";
 
 export interface TokenViewProps {
   sample: SampleView;
@@ -48,14 +52,75 @@ const KIND_LABEL: Record<SpanKind, string> = {
   environment: "environment · not trained",
 };
 
+/**
+ * What the user did in this sample's token view: which messages are expanded (pages of chips drawn), which token is
+ * pinned, and which chip is the one tab stop of the chips (a roving tabindex: arrows move it). Kept for one sample
+ * (`of`); another sample starts afresh.
+ */
+interface ViewState {
+  of: SampleView | null;
+  /** Pages drawn, by message index (absent: the default, collapsed over COLLAPSE_OVER tokens). */
+  pages: Record<number, number>;
+  pinned: number | null;
+  focus: number | null;
+}
+
+const fresh = (sample: SampleView): ViewState => ({ of: sample, pages: {}, pinned: null, focus: null });
+
 export function TokenView({ sample, tokenizer, sampled }: TokenViewProps) {
   const spans = messageSpans(sample);
+  const [stored, setStored] = useState<ViewState>(() => fresh(sample));
+  const view = stored.of === sample ? stored : fresh(sample);
+  const update = useCallback((change: (v: ViewState) => Partial<ViewState>) => setStored((prev) => {
+    const base = prev.of === sample ? prev : fresh(sample);
+    return { ...base, ...change(base) };
+  }), [sample]);
+  const chipsRef = useRef<HTMLDivElement>(null);
+
   const counts = { prompt: 0, generated: 0, environment: 0 };
-  for (const s of spans) counts[s.kind] += tokenCount(s.message);
+  const sizes = spans.map((s) => tokenCount(s.message));
+  spans.forEach((s, i) => (counts[s.kind] += sizes[i]!));
+  const pagesOf = (i: number) => view.pages[i] ?? (sizes[i]! > COLLAPSE_OVER ? 0 : 1);
+  const shown = spans.map((_, i) => visibleChipCount(sizes[i]!, pagesOf(i)));
+  const offsets = spans.map((s) => s.offset);
+  const isDrawn = (pos: number | null) => pos !== null && spans.some((s, i) => pos >= s.offset && pos < s.offset + shown[i]!);
+  // The chips' one tab stop: the chip last moved to, else the pinned one, else the first drawn.
+  const tabStop = isDrawn(view.focus) ? view.focus : isDrawn(view.pinned) ? view.pinned : moveChip(offsets, shown, null, "first");
+  const pinned = view.pinned === null ? null : spanAt(spans, sizes, view.pinned);
+
+  const setPages = useCallback((index: number, pages: number) => update((v) => ({ pages: { ...v.pages, [index]: pages } })), [update]);
+  const toggle = (pos: number) => update((v) => ({ pinned: v.pinned === pos ? null : pos, focus: pos }));
+  const unpin = () => update(() => ({ pinned: null }));
+
+  const onChipClick = (e: MouseEvent<HTMLDivElement>) => {
+    const pos = chipPosition(e.target);
+    if (pos !== null) toggle(pos);
+  };
+  const onChipKey = (e: KeyboardEvent<HTMLDivElement>) => {
+    const pos = chipPosition(e.target);
+    if (pos === null) return;
+    const move = chipMoveFor(e.key);
+    if (move) {
+      // The page's own arrow keys (samples, turns: useKeyboardNavigation) are not for a focused chip.
+      e.preventDefault();
+      e.stopPropagation();
+      const to = moveChip(offsets, shown, pos, move);
+      if (to === null) return;
+      chipsRef.current?.querySelector<HTMLElement>(`[data-pos="${to}"]`)?.focus();
+      update(() => ({ focus: to }));
+    } else if (e.key === "Enter" || e.key === " ") {
+      e.preventDefault();
+      toggle(pos);
+    }
+  };
+  const onKey = (e: KeyboardEvent<HTMLDivElement>) => {
+    if (e.key === "Escape" && view.pinned !== null) unpin();
+  };
+
   const generating = sample.turns.at(-1);
   const streaming = generating && generating.assistantIndex === null && generating.genEnd === null ? generating : null;
   return (
-    <div className="tk" data-testid="token-view">
+    <div className="tk" data-testid="token-view" onKeyDown={onKey}>
       <div className="tk-head">
         <span data-testid="token-counts">
           {counts.prompt + counts.generated + counts.environment} tokens: {counts.generated} generated, {counts.prompt} prompt,{" "}
@@ -63,9 +128,31 @@ export function TokenView({ sample, tokenizer, sampled }: TokenViewProps) {
         </span>
         <Legend sampled={sampled} />
       </div>
-      <div className="tk-messages">
-        {spans.map((s) => (
-          <MessageTokens key={`${sample.sample}:${s.index}`} message={s.message} kind={s.kind} turn={s.turn} offset={s.offset} tokenizer={tokenizer} sampled={sampled} />
+      {pinned ? (
+        <TokenDetail sample={sample} span={pinned.span} index={pinned.index} pos={view.pinned!} tokenizer={tokenizer} sampled={sampled} onClose={unpin} />
+      ) : (
+        <p className="tk-detail-hint tx-muted" data-testid="token-detail-hint">
+          Click a token to pin its detail here (or Tab to the tokens: ←/→ move, ↑/↓ by message, Enter pins, Escape unpins).
+        </p>
+      )}
+      {/* data-own-keys: the page's global keys leave the chips their keys (the arrows are stopped here as well). */}
+      <div className="tk-messages" ref={chipsRef} onClick={onChipClick} onKeyDown={onChipKey} data-own-keys>
+        {spans.map((s, i) => (
+          <MessageTokens
+            key={`${sample.sample}:${s.index}`}
+            index={s.index}
+            message={s.message}
+            kind={s.kind}
+            turn={s.turn}
+            offset={s.offset}
+            tokenizer={tokenizer}
+            sampled={sampled}
+            pages={pagesOf(i)}
+            onPages={setPages}
+            // Only the messages holding the pin or the tab stop get a number here: the others are not drawn again.
+            pinnedIndex={pinned && pinned.at === i ? pinned.index : null}
+            tabIndex={tabStop !== null && tabStop >= s.offset && tabStop < s.offset + shown[i]! ? tabStop - s.offset : null}
+          />
         ))}
         {streaming && (
           <p className="tk-streaming tx-muted" data-testid="token-streaming">
@@ -76,6 +163,12 @@ export function TokenView({ sample, tokenizer, sampled }: TokenViewProps) {
       <TemplateComparisonPanel sample={sample} messageCount={sample.messages.length} tokenizer={tokenizer} />
     </div>
   );
+}
+
+/** The log position of the chip an event is on (null: not on a chip). */
+function chipPosition(target: EventTarget): number | null {
+  const chip = target instanceof Element ? target.closest<HTMLElement>("[data-pos]") : null;
+  return chip ? Number(chip.dataset.pos) : null;
 }
 
 function Legend({ sampled }: { sampled: boolean }) {
@@ -93,7 +186,15 @@ function Legend({ sampled }: { sampled: boolean }) {
           none: this policy writes its responses, it does not sample them (the zeros in its result are placeholders)
         </span>
       )}
-      <span className="tk-chip prompt tk-legend-sep">prompt</span>
+      <span
+        className="tk-chip generated tk-legend-sep"
+        data-trained
+        data-testid="legend-trained"
+        title="Underlined: a trained token (an assistant message the policy generated, which carries generation_logprobs)"
+      >
+        trained
+      </span>
+      <span className="tk-chip prompt">prompt</span>
       <span className="tk-chip environment">environment</span>
       <span className="tk-chip prompt special">special</span>
     </div>
@@ -101,25 +202,30 @@ function Legend({ sampled }: { sampled: boolean }) {
 }
 
 const MessageTokens = memo(function MessageTokens(props: {
+  index: number;
   message: Message;
   kind: SpanKind;
   turn: number | null;
   offset: number;
   tokenizer: TokenTexts;
   sampled: boolean;
+  pages: number;
+  onPages: (index: number, pages: number) => void;
+  pinnedIndex: number | null;
+  tabIndex: number | null;
 }) {
-  const { message, kind, turn, offset, tokenizer, sampled } = props;
-  const ids = message.token_ids;
-  const logprobs = kind === "generated" && sampled ? message.generation_logprobs : undefined;
-  const [pages, setPages] = useState(ids.length > COLLAPSE_OVER ? 0 : 1);
+  const { index, message, kind, turn, offset, tokenizer, sampled, pages, onPages, pinnedIndex, tabIndex } = props;
+  const ids = tokenIdsView(message);
+  const trained = isTrained(message);
+  const logprobs = kind === "generated" && sampled ? logprobsView(message) : undefined;
   const shown = visibleChipCount(ids.length, pages);
   const summary = logprobSummary(logprobs);
   return (
-    <section className={`tk-msg ${kind}`} data-testid="token-message" data-kind={kind}>
+    <section className={`tk-msg ${kind}`} data-testid="token-message" data-kind={kind} data-trained={trained}>
       <div className="tk-msg-head">
         {turn !== null && <span className="tk-turn">turn {turn}</span>}
         <span className={`tk-role ${message.role}`}>{message.role}</span>
-        <span className="tk-kind">{KIND_LABEL[kind]}</span>
+        <span className="tk-kind">{kind === "generated" && !trained ? "generated · not trained (no generation_logprobs)" : KIND_LABEL[kind]}</span>
         <span className="tx-count">
           {ids.length} tokens · from #{offset}
         </span>
@@ -129,16 +235,16 @@ const MessageTokens = memo(function MessageTokens(props: {
           </span>
         )}
         {ids.length > COLLAPSE_OVER && (
-          <button type="button" className="tx-link" onClick={() => setPages(pages === 0 ? 1 : 0)}>
+          <button type="button" className="tx-link" onClick={() => onPages(index, pages === 0 ? 1 : 0)}>
             {pages === 0 ? `show ${ids.length} tokens` : "collapse"}
           </button>
         )}
       </div>
       {shown > 0 && (
         <div className="tk-chips">
-          <Chips ids={ids} count={shown} logprobs={logprobs} kind={kind} offset={offset} tokenizer={tokenizer} />
+          <Chips ids={ids} count={shown} logprobs={logprobs} kind={kind} trained={trained} offset={offset} tokenizer={tokenizer} pinnedIndex={pinnedIndex} tabIndex={tabIndex} />
           {shown < ids.length && (
-            <button type="button" className="tx-link" onClick={() => setPages(pages + 1)}>
+            <button type="button" className="tx-link" onClick={() => onPages(index, pages + 1)}>
               show {Math.min(CHIP_PAGE, ids.length - shown)} more ({ids.length - shown} left)
             </button>
           )}
@@ -149,27 +255,37 @@ const MessageTokens = memo(function MessageTokens(props: {
 });
 
 function Chips(props: {
-  ids: readonly number[];
+  ids: ArrayLike<number>;
   count: number;
-  logprobs: readonly number[] | undefined;
+  logprobs: ArrayLike<number> | undefined;
   kind: SpanKind;
+  trained: boolean;
   offset: number;
   tokenizer: TokenTexts;
+  pinnedIndex: number | null;
+  tabIndex: number | null;
 }) {
-  const { ids, count, logprobs, kind, offset, tokenizer } = props;
+  const { ids, count, logprobs, kind, trained, offset, tokenizer, pinnedIndex, tabIndex } = props;
   const chips = [];
+  const trainedNote = trained ? "trained" : "not trained";
   for (let i = 0; i < count; i++) {
     const id = ids[i]!;
     const text = tokenizer.tokenText(id);
     const special = tokenizer.isSpecial(id);
     const lp = logprobs?.[i];
+    const isPinned = i === pinnedIndex;
     chips.push(
       <span
         key={i}
-        className={`tk-chip ${kind}${special ? " special" : ""}`}
+        className={`tk-chip ${kind}${special ? " special" : ""}${isPinned ? " pinned" : ""}`}
         style={lp !== undefined ? { background: logprobColor(lp) } : undefined}
-        title={`#${offset + i} · ${tokenTitle(id, text, lp, special)}`}
+        title={`#${offset + i} · ${tokenTitle(id, text, lp, special)}\n${trainedNote}`}
         data-special={special || undefined}
+        data-trained={trained || undefined}
+        data-pos={offset + i}
+        role="button"
+        tabIndex={i === tabIndex ? 0 : -1}
+        aria-pressed={isPinned}
       >
         {visibleText(text)}
       </span>,
@@ -185,10 +301,16 @@ function TemplateComparisonPanel(props: { sample: SampleView; messageCount: numb
   const { sample, messageCount, tokenizer } = props;
   const [open, setOpen] = useState(false);
   // The log only grows by whole messages: its length is what invalidates the comparison.
-  const comparison = useMemo(
-    () => (open ? compareWithTemplate(sample.messages.slice(0, messageCount), tokenizer) : null),
-    [open, sample, messageCount, tokenizer],
-  );
+  const comparison = useMemo(() => {
+    if (!open) return null;
+    const messages = sample.messages.slice(0, messageCount);
+    const c = compareWithTemplate(messages, tokenizer);
+    const spans = messageSpans({ ...sample, messages });
+    const placed = messages.map((m) => ({ tokens: tokenCount(m), trained: isTrained(m) }));
+    const ids = messages.flatMap((m) => Array.from(tokenIdsView(m)));
+    const places = c.diff.equal ? null : placeHunks(placed, ids, tokenizer, c.template, c.decoded, c.diff.hunks);
+    return { ...c, places, labels: spans.map(spanLabel), trained: placed.map((m) => m.trained) };
+  }, [open, sample, messageCount, tokenizer]);
   return (
     <details className="tk-compare" data-testid="template-comparison" onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary>Chat template vs. tokens</summary>
@@ -197,10 +319,34 @@ function TemplateComparisonPanel(props: { sample: SampleView; messageCount: numb
   );
 }
 
+/** The most ranges listed one by one with where they are. */
+const MAX_LISTED = 50;
+
+export interface TemplateComparisonBodyProps extends ReturnType<typeof compareWithTemplate> {
+  /** Where each hunk lies in the log (null: not known; absent: not asked). */
+  places?: readonly RangePlace[] | null;
+  /** Each message's label ("prompt (user)", "turn 1 assistant"), and whether its tokens are trained. */
+  labels?: readonly string[];
+  trained?: readonly boolean[];
+}
+
 /** The comparison itself (exported for tests and for showing a precomputed comparison). */
-export function TemplateComparisonBody({ template, decoded, diff }: ReturnType<typeof compareWithTemplate>) {
+export function TemplateComparisonBody({ template, decoded, diff, places, labels = [], trained = [] }: TemplateComparisonBodyProps) {
   const hunks = diff.hunks.slice(0, MAX_HIGHLIGHTS);
   const first = diff.hunks[0];
+  const n = diff.hunks.length;
+  const ranges = `${n} differing ${n === 1 ? "range" : "ranges"}`;
+  const label = (m: number) => labels[m] ?? `message ${m}`;
+  let verdict: string;
+  if (!places) {
+    verdict = places === null ? `${ranges} (their places among the tokens are not known: the tokenizer's decoding is not its tokens' texts joined)` : ranges;
+  } else {
+    const summary = trainedSummary(places, trained.map((t) => ({ tokens: 0, trained: t })));
+    verdict =
+      summary.touching === 0
+        ? `${ranges}; none touch trained tokens (they are in the prompt, the environment's observations or the template's glue between messages): what is trained is as the policy generated it, but the context the policy saw differs from its chat template's rendering`
+        : `${summary.touching} of ${ranges} ${summary.touching === 1 ? "touches" : "touch"} trained tokens (${summary.messages.map(label).join(", ")}): the policy is trained there on tokens its chat template would not produce`;
+  }
   return (
     <div>
       {diff.equal ? (
@@ -208,13 +354,23 @@ export function TemplateComparisonBody({ template, decoded, diff }: ReturnType<t
           The tokens decode to exactly the chat template's rendering.
         </p>
       ) : (
-        <div className="tk-verdict tk-differs" data-testid="template-verdict">
+        <div className={`tk-verdict tk-differs${places && places.some((p) => p.trained) ? " tk-trained-affected" : ""}`} data-testid="template-verdict">
           <p>
-            {diff.hunks.length} differing {diff.hunks.length === 1 ? "range" : "ranges"}
-            {diff.hunks.length > MAX_HIGHLIGHTS && ` (the first ${MAX_HIGHLIGHTS} highlighted)`}
+            {verdict}
+            {n > MAX_HIGHLIGHTS && ` (the first ${MAX_HIGHLIGHTS} highlighted)`}
             {diff.coarse && "; some stretches differ too much to diff finely and are highlighted whole"}.
           </p>
           {first && <FirstDifference template={template} decoded={decoded} aAt={first.aStart} bAt={first.bStart} />}
+          {places && (
+            <ol className="tk-ranges" data-testid="template-ranges">
+              {places.slice(0, MAX_LISTED).map((p, i) => (
+                <li key={i} data-testid="template-range" data-trained={p.trained}>
+                  <RangeLine place={p} template={template} decoded={decoded} label={label} />
+                </li>
+              ))}
+              {places.length > MAX_LISTED && <li className="tx-muted">… and {places.length - MAX_LISTED} more</li>}
+            </ol>
+          )}
         </div>
       )}
       <div className="tk-sides">
@@ -232,6 +388,38 @@ export function TemplateComparisonBody({ template, decoded, diff }: ReturnType<t
         </div>
       </div>
     </div>
+  );
+}
+
+const SNIPPET = 48;
+const snippet = (text: string) => JSON.stringify(text.length > SNIPPET ? `${text.slice(0, SNIPPET)}…` : text);
+
+/** One range: what each side has, where it is, and whether it touches trained tokens. */
+function RangeLine(props: { place: RangePlace; template: string; decoded: string; label: (m: number) => string }) {
+  const { place, template, decoded, label } = props;
+  // The texts as placed (a slid insertion reads as the template's glue there: "<|im_start|>user\n" before the prompt).
+  const hunk = place.hunk;
+  const [t0, t1] = place.tokens;
+  const where =
+    place.where === "between"
+      ? place.messages.length === 2
+        ? `template glue between ${label(place.messages[0]!)} and ${label(place.messages[1]!)}`
+        : place.messages[0] === 0 && t0 === 0
+          ? `template glue before ${label(place.messages[0]!)}`
+          : `template glue after ${label(place.messages[0] ?? 0)}`
+      : `in ${place.messages.map(label).join(", ")}${t1 > t0 ? ` (tokens #${t0}–#${t1 - 1})` : ` (before token #${t0})`}`;
+  return (
+    <>
+      <span className="tk-range-where">{where}</span>
+      {": template "}
+      <code>{snippet(template.slice(hunk.aStart, hunk.aEnd))}</code>
+      {", tokens "}
+      <code>{snippet(decoded.slice(hunk.bStart, hunk.bEnd))}</code>
+      {" · "}
+      <span className={place.trained ? "tk-range-trained" : "tk-range-untrained"}>
+        {place.trained ? "touches trained tokens" : place.where === "between" ? "no trained tokens" : "not trained (changes the context the policy sees)"}
+      </span>
+    </>
   );
 }
 

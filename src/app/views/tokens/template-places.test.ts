@@ -86,6 +86,8 @@ describe("placeHunks: where each template difference lies, and whether trained t
       expect(template.slice(0, at) + template.slice(at + 1)).toBe(decoded);
       const [p] = placeHunks(messages, ids, byteLevelTokenizer, template, decoded, [hunk])!;
       expect(p).toMatchObject({ where: "between", messages: [1, 2], trained: false, tokens: [5, 5] });
+      // The hunk as placed: the template's "\n" right after the generated message.
+      expect(p!.hunk).toEqual({ aStart: 5, aEnd: 6, bStart: 5, bEnd: 5 });
     }
     // Not slidable (no equal neighbour): inside the generated message, between two of its tokens.
     const [inside] = placeHunks(messages, ids, byteLevelTokenizer, "hioXk\nx", decoded, diffText("hioXk\nx", decoded).hunks)!;

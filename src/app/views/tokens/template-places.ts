@@ -27,6 +27,8 @@ export interface RangePlace {
   messages: readonly number[];
   /** Some trained token is in it (or, for text only the template has, it falls among a trained message's tokens). */
   trained: boolean;
+  /** The hunk as placed: the diff's, or the equivalent one slid to this place (the same texts, rotated). */
+  hunk: DiffHunk;
 }
 
 /** How far a one-sided hunk is slid to find its least harmful equivalent place. */
@@ -68,7 +70,7 @@ export function placeHunks(
       const m0 = messageOf(t0);
       const m1 = messageOf(t1);
       const touched = range(m0, m1 + 1);
-      return { tokens: [t0, t1 + 1], where: "inside", messages: touched, trained: touched.some((m) => messages[m]!.trained) };
+      return { tokens: [t0, t1 + 1], where: "inside", messages: touched, trained: touched.some((m) => messages[m]!.trained), hunk: h };
     }
     // Text only the template has, at character p of the decoded text: between two tokens, or inside one.
     const p = h.bStart;
@@ -76,12 +78,12 @@ export function placeHunks(
     const before = p > 0 ? tokenAtChar(p - 1) : -1;
     if (before === after) {
       const m = messageOf(after);
-      return { tokens: [after, after], where: "inside", messages: [m], trained: messages[m]!.trained };
+      return { tokens: [after, after], where: "inside", messages: [m], trained: messages[m]!.trained, hunk: h };
     }
     const mb = before >= 0 ? messageOf(before) : null;
     const ma = after < ids.length ? messageOf(after) : null;
-    if (mb !== null && mb === ma) return { tokens: [after, after], where: "inside", messages: [mb], trained: messages[mb]!.trained };
-    return { tokens: [after, after], where: "between", messages: [mb, ma].filter((m): m is number => m !== null), trained: false };
+    if (mb !== null && mb === ma) return { tokens: [after, after], where: "inside", messages: [mb], trained: messages[mb]!.trained, hunk: h };
+    return { tokens: [after, after], where: "between", messages: [mb, ma].filter((m): m is number => m !== null), trained: false, hunk: h };
   };
 
   const placeSliding = (h: DiffHunk): RangePlace => {
@@ -106,6 +108,7 @@ export function placeHunks(
       where: parts.every((p) => p.where === "between") ? "between" : "inside",
       messages: touched,
       trained: parts.some((p) => p.trained),
+      hunk: h,
     };
   });
 }

@@ -96,11 +96,12 @@ export function messageSpans(sample: Pick<SampleView, "messages" | "promptMessag
 }
 
 /** What a generated-token scale says about a message: count, mean log-probability, the lowest. */
-export function logprobSummary(logprobs: readonly number[] | undefined): { count: number; mean: number; min: number } | null {
+export function logprobSummary(logprobs: ArrayLike<number> | undefined): { count: number; mean: number; min: number } | null {
   if (!logprobs || logprobs.length === 0) return null;
   let sum = 0;
   let min = Infinity;
-  for (const lp of logprobs) {
+  for (let i = 0; i < logprobs.length; i++) {
+    const lp = logprobs[i]!;
     sum += lp;
     if (lp < min) min = lp;
   }
