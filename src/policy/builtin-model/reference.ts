@@ -12,6 +12,8 @@ export interface ReferenceInput {
   preset: ModelPreset;
   weights: ModelWeights;
   ids: readonly number[];
+  /** The logit-shaping bias `[V]` (default: the byte-level presets' `shapingBias`). */
+  bias?: Float32Array;
 }
 
 /** `a [rows, inner] · b [inner, out]` in float64. */
@@ -55,13 +57,13 @@ function rope(x: Float64Array, S: number, heads: number, D: number, theta: numbe
 }
 
 /** Logits `[S][V]` (shaping bias included). */
-export function referenceForward({ preset: p, weights: w, ids }: ReferenceInput): Float64Array[] {
+export function referenceForward({ preset: p, weights: w, ids, bias = shapingBias(p) }: ReferenceInput): Float64Array[] {
   const S = ids.length;
   const { hiddenSize: hidden, headDim: D, numHeads: H, numKvHeads: KV, intermediateSize: m, vocabSize: V } = p;
   const groups = H / KV;
   let x = new Float64Array(S * hidden);
   ids.forEach((id, s) => {
-    for (let i = 0; i < hidden; i++) x[s * hidden + i] = w.embedTokens[id * hidden + i]!;
+    for (let i = 0; i < hidden; i++) x[s * hidden + i] = w.embedTokens ? w.embedTokens[id * hidden + i]! : w.lmHead[i * V + id]!;
   });
 
   for (const lw of w.layers) {
@@ -103,6 +105,5 @@ export function referenceForward({ preset: p, weights: w, ids }: ReferenceInput)
   }
 
   const logits = matmul(rmsNorm(x, S, hidden, w.norm, p.rmsNormEps), w.lmHead, S, hidden, V);
-  const bias = shapingBias(p);
   return Array.from({ length: S }, (_, s) => logits.slice(s * V, (s + 1) * V).map((l, t) => l + bias[t]!));
 }

@@ -19,7 +19,8 @@ export interface LayerWeights {
 }
 
 export interface ModelWeights {
-  embedTokens: Float32Array; // [V, hidden]
+  /** Null when the preset ties it to the LM head (the embedding of id t is then column t of `lmHead`). */
+  embedTokens: Float32Array | null; // [V, hidden]
   layers: LayerWeights[];
   norm: Float32Array; // [hidden]
   lmHead: Float32Array; // [hidden, V]
@@ -55,13 +56,16 @@ function uniform(rng: SplitMix32, length: number, std: number): Float32Array {
 
 const ones = (n: number) => new Float32Array(n).fill(1);
 
-/** Draw order: embed_tokens, then per layer q, k, v, o, gate, up, down, then lm_head (norms draw nothing). */
+/**
+ * Draw order: embed_tokens (not for tied presets), then per layer q, k, v, o, gate, up, down, then lm_head (norms
+ * draw nothing).
+ */
 export function generateWeights(p: ModelPreset, seed: number): ModelWeights {
   const rng = new SplitMix32(seed);
   const { vocabSize: V, hiddenSize: h, intermediateSize: m, headDim: D } = p;
   const qOut = p.numHeads * D;
   const kvOut = p.numKvHeads * D;
-  const embedTokens = uniform(rng, V * h, 1);
+  const embedTokens = p.tieWordEmbeddings ? null : uniform(rng, V * h, 1);
   const layers: LayerWeights[] = [];
   for (let l = 0; l < p.numLayers; l++) {
     const qProj = uniform(rng, h * qOut, 1 / Math.sqrt(h));

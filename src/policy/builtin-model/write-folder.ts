@@ -6,8 +6,9 @@
 
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { buildModelFiles, builtinModelId, MODEL_FILE_PATHS, modelStamp, STAMP_FILE, type ModelFiles } from "./build.js";
-import type { PresetName } from "./presets.js";
+import { buildModelFiles, builtinModelId, modelFilePaths, modelStamp, STAMP_FILE, type ModelFiles } from "./build.js";
+import { PRESETS, type PresetName } from "./presets.js";
+import { readQwen3TokenizerFiles } from "./qwen3-package.js";
 
 export interface WrittenFile {
   path: string;
@@ -48,7 +49,7 @@ export function writeModelFolder(root: string, id: string, files: ModelFiles): W
 export function isBuiltinUpToDate(dir: string, preset: PresetName, seed: number): boolean {
   const stampPath = join(dir, STAMP_FILE);
   if (!existsSync(stampPath) || readFileSync(stampPath, "utf8") !== modelStamp(preset, seed)) return false;
-  return MODEL_FILE_PATHS.every((f) => existsSync(join(dir, f)));
+  return modelFilePaths(preset).every((f) => existsSync(join(dir, f)));
 }
 
 /** Builds and writes `<root>/builtin/<preset>/` unless it is already up to date (or `force`). */
@@ -57,7 +58,7 @@ export function writeBuiltinModel(root: string, preset: PresetName, seed = 0, fo
   const dir = modelFolder(root, id);
   if (!force && isBuiltinUpToDate(dir, preset, seed)) return { id, dir, written: false, files: [], buildMs: 0 };
   const start = performance.now();
-  const files = buildModelFiles(preset, seed);
+  const files = buildModelFiles(preset, seed, PRESETS[preset].vocabulary === "qwen3" ? readQwen3TokenizerFiles() : undefined);
   const buildMs = performance.now() - start;
   return { id, dir, written: true, files: writeModelFolder(root, id, files), buildMs };
 }
