@@ -1,8 +1,8 @@
 /**
- * `npm run build:model [-- --preset tiny|small|all] [--out <root>] [--seed N] [--force] [--ort-out <dir>] [--no-ort]`
+ * `npm run build:model [-- --preset tiny|small|tiny-qwen3|all] [--out <root>] [--seed N] [--force] [--ort-out <dir>] [--no-ort]`
  *
  * Writes the built-in model presets in the hub layout transformers.js loads offline (`env.localModelPath = root`,
- * id `builtin/<preset>`), by default to `public/models/builtin/{tiny,small}/`, and copies onnxruntime-web's
+ * id `builtin/<preset>`), by default to `public/models/builtin/{tiny,small,tiny-qwen3}/`, and copies onnxruntime-web's
  * self-hosted wasm files to `public/ort/`. Both steps skip what is already up to date. Exit status 2 on bad usage.
  */
 
@@ -21,7 +21,7 @@ export const PUBLIC_MODELS_DIR = join(ROOT, "public", "models");
 export const PUBLIC_ORT_DIR = join(ROOT, "public", "ort");
 
 const USAGE =
-  "usage: npm run build:model -- [--preset tiny|small|all] [--out <root>] [--seed N] [--force] [--ort-out <dir>] [--no-ort]";
+  "usage: npm run build:model -- [--preset tiny|small|tiny-qwen3|all] [--out <root>] [--seed N] [--force] [--ort-out <dir>] [--no-ort]";
 
 /**
  * The ORT files transformers.js 4.3.2's web build requests (`transformers.web.js`, `wasmPaths`): the asyncify build

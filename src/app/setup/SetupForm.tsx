@@ -177,10 +177,11 @@ export function SetupForm() {
           <>
             <Choice
               label="Built-in or hub model"
-              value={["builtin:tiny", "builtin:small"].includes(setup.model) ? setup.model : "other"}
+              value={["builtin:tiny", "builtin:small", "builtin:tiny-qwen3"].includes(setup.model) ? setup.model : "other"}
               options={[
                 ["builtin:tiny", "built-in tiny (random weights)"],
                 ["builtin:small", "built-in small (random weights)"],
+                ["builtin:tiny-qwen3", "built-in tiny, Qwen3 vocabulary (random weights)"],
                 ["other", "hub id or local folder…"],
               ]}
               onChange={(v) => v !== "other" && update({ model: v })}

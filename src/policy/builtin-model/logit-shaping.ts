@@ -17,6 +17,14 @@
  * With the chosen biases the tool/think markers appear in most sampled tiny replies (about 1–4 % of tokens each;
  * `</tool_call>` rarer), and greedy decoding of a random model still falls into loops for some prompts (a
  * `max_new_tokens` cut is normal).
+ *
+ * `tiny-qwen3` (`qwen3-vocabulary.ts`) shapes Qwen3's vocabulary the same way: the 92,576 BPE tokens whose bytes are
+ * all printable ASCII or `\n`, `<|im_end|>` +12 and the four markers +7 (the same 30 prompts, in Qwen3's template,
+ * a quarter with tools; median reply length in BPE tokens; markers' share of the generated tokens):
+ *
+ * | seed | sampled: `<|im_end|>` within 100 (median), markers | greedy: within 100 (median), markers |
+ * |---|---|---|
+ * | 0 / 1 / 2 | 30/30 (13), 3 %; 30/30 (10), 10 %; 30/30 (8), 18 % | 9/30 (100), 37 %; 22/30 (1), 64 %; 27/30 (19), 11 % |
  */
 
 import { ADDED_TOKENS } from "../../core/tokenizer/byte-level.js";

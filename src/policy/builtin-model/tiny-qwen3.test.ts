@@ -15,7 +15,7 @@ import { loadNodeModelPolicy } from "../llm/node.js";
 import { resolveModelSource } from "../llm/model-source.js";
 import type { ModelPolicy } from "../llm/model-policy.js";
 import { buildModelFiles, QWEN3_MODEL_FILE_PATHS, type ModelFiles } from "./build.js";
-import { PRESETS } from "./presets.js";
+import { parameterCount, PRESETS } from "./presets.js";
 import { readQwen3TokenizerFiles } from "./qwen3-package.js";
 import { parseQwen3Vocabulary, qwen3AllowedTokenIds, qwen3ShapingBias } from "./qwen3-vocabulary.js";
 import { referenceForward } from "./reference.js";
@@ -116,6 +116,7 @@ describe("the tiny-qwen3 folder", () => {
     });
     expect(vocabulary.size).toBe(151_669); // every id of the tokenizer, the added tokens included, is below vocab_size
     expect(config.vocab_size).toBeGreaterThanOrEqual(vocabulary.size);
+    expect(parameterCount(PRESET)).toBe(4_880_544);
     expect((files.get("onnx/model.onnx") as Uint8Array).byteLength).toBeLessThan(25e6); // one 151,936 × 32 matrix
   });
 
