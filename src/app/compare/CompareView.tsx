@@ -5,7 +5,7 @@
  * scrolled to. Everything from a model, an environment or a file is rendered as text.
  */
 
-import { memo, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
+import { memo, useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { useDetailScroll } from "../layout/pane-context.js";
 import { JsonlFileButton, useJsonlImport } from "../ImportJsonl.js";
 import { tokenCount } from "../run/compact-messages.js";
@@ -202,18 +202,21 @@ export function ComparisonBody(props: ComparisonBodyProps) {
   // (one scroll, no box inside it; only as far as needed, so the pickers above stay in view when they can), else
   // the rows' own box, to its top (the page stays).
   const pane = useDetailScroll();
-  const scrollToFirst = (page = false) => {
-    const container = list.current;
-    const el = container?.querySelector<HTMLElement>('[data-first="true"]');
-    if (!container || !el) return;
-    if (page) el.scrollIntoView({ block: "start", behavior: "smooth" });
-    else if (pane) el.scrollIntoView({ block: "nearest" });
-    else container.scrollTop += el.getBoundingClientRect().top - container.getBoundingClientRect().top - 4;
-  };
+  const scrollToFirst = useCallback(
+    (page = false) => {
+      const container = list.current;
+      const el = container?.querySelector<HTMLElement>('[data-first="true"]');
+      if (!container || !el) return;
+      if (page) el.scrollIntoView({ block: "start", behavior: "smooth" });
+      else if (pane) el.scrollIntoView({ block: "nearest" });
+      else container.scrollTop += el.getBoundingClientRect().top - container.getBoundingClientRect().top - 4;
+    },
+    [pane],
+  );
   // Again when the sides change or a live run first parts (not on every frame of a live run).
   useEffect(() => {
     scrollToFirst();
-  }, [firstRow, aLabel, bLabel, onlyDiffering, pane]);
+  }, [firstRow, aLabel, bLabel, onlyDiffering, scrollToFirst]);
 
   const shown = onlyDiffering ? rows.filter((r) => r.differences.length > 0) : rows;
   const hidden = rows.length - shown.length;
