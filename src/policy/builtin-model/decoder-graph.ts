@@ -85,11 +85,15 @@ export function encodeDecoderModel(p: ModelPreset, w: ModelWeights, bias: Float3
     x = g.node("Add", [x, down]);
   });
 
+  if (p.lastPositionLogits) {
+    // Left padding puts every row's last token at the last position; Slice keeps the rank ([B, 1, hidden]).
+    x = g.node("Slice", [x, g.ints([-1]), g.ints([Number.MAX_SAFE_INTEGER]), g.ints([1])]);
+  }
   const final = rmsNorm(g, p, x, g.floatTensor("model.norm.weight", [hidden], w.norm));
   lmHead ??= g.floatTensor("lm_head.weight", [hidden, V], w.lmHead);
   const rawLogits = g.node("MatMul", [final, lmHead]);
   g.node("Add", [rawLogits, g.floatTensor("lm_head.bias_shaping", [V], bias)], {}, "logits");
-  g.output("logits", FLOAT, ["batch_size", "sequence_length", V]);
+  g.output("logits", FLOAT, ["batch_size", p.lastPositionLogits ? 1 : "sequence_length", V]);
 
   return g.encode(`rollout-lab-${p.name}`, BUILDER_VERSION);
 }

@@ -25,6 +25,11 @@ export interface ModelPreset {
   vocabulary?: "qwen3";
   /** One matrix for the embedding and the LM head (the embedding reads its columns), as Qwen3's small models do. */
   tieWordEmbeddings?: boolean;
+  /**
+   * `logits` of the last position only (`[B, 1, V]`), as a `num_logits_to_keep = 1` export: transformers.js's
+   * `generate` reads no other. For a 151,936-token vocabulary all positions would be ~0.6 MB per prompt token.
+   */
+  lastPositionLogits?: boolean;
 }
 
 export type PresetName = "tiny" | "small" | "tiny-qwen3";
@@ -77,6 +82,7 @@ export const PRESETS: Readonly<Record<PresetName, ModelPreset>> = {
     markerBias: 7,
     vocabulary: "qwen3",
     tieWordEmbeddings: true,
+    lastPositionLogits: true,
   },
 };
 
