@@ -193,6 +193,25 @@ describe("consistency verdicts on the byte-level tokenizer (ChatML)", () => {
     expect(checkSample({ structured: true, messageLog: log }, byteLevel).consistent).toBe(true);
   });
 
+  it("a generation prompt that opens a think block prefills the first turn, from raw messages or a rendered prompt", () => {
+    // A template like Qwen3's with thinking forced: the generation prompt ends with `<think>\n`.
+    const thinking: CheckTokenizer = {
+      ...byteLevel,
+      applyChatTemplate: (messages, options) => byteLevel.applyChatTemplate(messages, options) + (options.addGenerationPrompt ? "<think>\n" : ""),
+    };
+    const raw = { messages: [{ role: "user", content: "hi" }] };
+    const prompt = thinking.applyChatTemplate(raw.messages, { addGenerationPrompt: true });
+    const log = [
+      msg(thinking, "user", prompt),
+      msg(thinking, "assistant", "hm</think>\nhello", "hm</think>\nhello<|im_end|>"),
+      msg(thinking, "user", "ok", "\n<|im_start|>user\n<tool_response>\nok\n</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\n"),
+      msg(thinking, "assistant", "again</think>\nbye", "again</think>\nbye<|im_end|>"),
+      msg(thinking, "user", "ok", "\n<|im_start|>user\n<tool_response>\nok\n</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\n"),
+    ];
+    expect(checkSample({ structured: true, raw, messageLog: log }, thinking).consistent).toBe(true);
+    expect(checkSample({ structured: true, messageLog: log }, thinking).consistent).toBe(true);
+  });
+
   it("a stripped prompt (no newline after the generation prompt's header) drifts at the first turn", () => {
     const prompt = renderChatTemplate([{ role: "user", content: "hi" }], { addGenerationPrompt: true }).trim();
     const log = [msg(byteLevel, "user", prompt), msg(byteLevel, "assistant", "hello", "hello<|im_end|>")];

@@ -122,8 +122,16 @@ export function parseChatMl(text: string): { messages: TemplateMessage[]; open: 
 }
 
 /** The prompt's turns: raw messages, or each prompt message read back if it is a rendering, else as given. */
-function promptConversation(sample: CheckSample, prompt: readonly Pick<Message, "role" | "content">[]) {
-  if (sample.raw) return { messages: [...sample.raw.messages], tools: sample.raw.tools ?? null, prefill: "" };
+function promptConversation(sample: CheckSample, prompt: readonly Pick<Message, "role" | "content">[], tokenizer: CheckTokenizer) {
+  if (sample.raw) {
+    const { messages, tools = null } = sample.raw;
+    // A generation prompt that opens more than the assistant header (a think block) prefilled the first turn.
+    const closed = tokenizer.applyChatTemplate(messages, { tools, addGenerationPrompt: false });
+    const open = tokenizer.applyChatTemplate(messages, { tools, addGenerationPrompt: true });
+    const header = `${IM_START}assistant\n`;
+    const added = open.startsWith(closed) ? open.slice(closed.length) : "";
+    return { messages: [...messages], tools, prefill: added.startsWith(header) ? added.slice(header.length) : "" };
+  }
   const messages: TemplateMessage[] = [];
   let prefill = "";
   for (const m of prompt) {
@@ -141,13 +149,17 @@ export function referenceFor(sample: CheckSample, tokenizer: CheckTokenizer): { 
   const log = sample.messageLog;
   const firstAssistant = log.findIndex((m) => m.role === "assistant");
   const promptCount = sample.promptMessages ?? (firstAssistant === -1 ? log.length : firstAssistant);
-  const { messages, tools, prefill } = promptConversation(sample, log.slice(0, promptCount));
+  const { messages, tools, prefill } = promptConversation(sample, log.slice(0, promptCount), tokenizer);
   let pendingPrefill = prefill;
   for (const m of log.slice(promptCount)) {
     if (m.role === "assistant") {
       messages.push({ role: "assistant", content: pendingPrefill + assistantText(m, tokenizer) });
       pendingPrefill = "";
-    } else messages.push({ role: sample.structured ? "tool" : "user", content: m.content });
+    } else {
+      messages.push({ role: sample.structured ? "tool" : "user", content: m.content });
+      // The template envelope ends with the generation prompt, its prefill included: that prefills the next turn.
+      if (prefill && tokenizer.decode(m.token_ids).endsWith(`${IM_START}assistant\n${prefill}`)) pendingPrefill = prefill;
+    }
   }
   const last = log[log.length - 1];
   const text = tokenizer.applyChatTemplate(messages, { tools, addGenerationPrompt: last?.role !== "assistant" });
