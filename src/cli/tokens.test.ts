@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { loadTokenizerFolder, qwen3TokenizerFolder, type LoadedTokenizer } from "../policy/llm/tokenizer-load.js";
+import { exportJsonl, importJsonl } from "../app/run/jsonl.js";
 import { main as rollout } from "./rollout.js";
 import { main } from "./tokens.js";
 
@@ -50,6 +51,17 @@ describe("byte-level runs of the lab", () => {
     const { code, stdout } = await run(["check", result, "--scenario", scenario]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/^3 samples: 3 consistent, 0 drifting; tokenizer byte-level \(ChatML\); structured \(the scenario's structured block\)$/m);
+  });
+
+  it("the lab's JSONL export of that run carries its scenario: structured from it, consistent", async () => {
+    const { scenario, result } = await workspaceRun("template");
+    const samples = (JSON.parse(await readFile(result, "utf8")) as { samples: unknown[] }).samples;
+    const { model } = importJsonl(samples.map((x) => JSON.stringify(x)).join("\n"));
+    const path = join(dir, "ws-template.jsonl");
+    await writeFile(path, exportJsonl(model, JSON.parse(await readFile(scenario, "utf8"))));
+    const { code, stdout } = await run(["check", path]);
+    expect(stdout).toContain("3 samples: 3 consistent, 0 drifting; tokenizer byte-level (ChatML); structured (the scenario's structured block)");
+    expect(code).toBe(0);
   });
 
   it("the fork's envelope drifts at the first observation (exit 1), in the --json shape", async () => {
