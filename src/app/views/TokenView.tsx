@@ -128,37 +128,40 @@ export function TokenView({ sample, tokenizer, sampled }: TokenViewProps) {
         </span>
         <Legend sampled={sampled} />
       </div>
-      {pinned ? (
-        <TokenDetail sample={sample} span={pinned.span} index={pinned.index} pos={view.pinned!} tokenizer={tokenizer} sampled={sampled} onClose={unpin} />
-      ) : (
-        <p className="tk-detail-hint tx-muted" data-testid="token-detail-hint">
-          Click a token to pin its detail here (or Tab to the tokens: ←/→ move, ↑/↓ by message, Enter pins, Escape unpins).
-        </p>
-      )}
-      {/* data-own-keys: the page's global keys leave the chips their keys (the arrows are stopped here as well). */}
-      <div className="tk-messages" ref={chipsRef} onClick={onChipClick} onKeyDown={onChipKey} data-own-keys>
-        {spans.map((s, i) => (
-          <MessageTokens
-            key={`${sample.sample}:${s.index}`}
-            index={s.index}
-            message={s.message}
-            kind={s.kind}
-            turn={s.turn}
-            offset={s.offset}
-            tokenizer={tokenizer}
-            sampled={sampled}
-            pages={pagesOf(i)}
-            onPages={setPages}
-            // Only the messages holding the pin or the tab stop get a number here: the others are not drawn again.
-            pinnedIndex={pinned && pinned.at === i ? pinned.index : null}
-            tabIndex={tabStop !== null && tabStop >= s.offset && tabStop < s.offset + shown[i]! ? tabStop - s.offset : null}
-          />
-        ))}
-        {streaming && (
-          <p className="tk-streaming tx-muted" data-testid="token-streaming">
-            turn {streaming.turn}: {plural(streaming.streamedTokens, "token")} streamed so far (their chips appear with the message)
+      {/* The pinned detail stays in view over the chips it describes, and scrolls away before the template comparison. */}
+      <div className="tk-pin-area">
+        {pinned ? (
+          <TokenDetail sample={sample} span={pinned.span} index={pinned.index} pos={view.pinned!} tokenizer={tokenizer} sampled={sampled} onClose={unpin} />
+        ) : (
+          <p className="tk-detail-hint tx-muted" data-testid="token-detail-hint">
+            Click a token to pin its detail here (or Tab to the tokens: ←/→ move, ↑/↓ by message, Enter pins, Escape unpins).
           </p>
         )}
+        {/* data-own-keys: the page's global keys leave the chips their keys (the arrows are stopped here as well). */}
+        <div className="tk-messages" ref={chipsRef} onClick={onChipClick} onKeyDown={onChipKey} data-own-keys>
+          {spans.map((s, i) => (
+            <MessageTokens
+              key={`${sample.sample}:${s.index}`}
+              index={s.index}
+              message={s.message}
+              kind={s.kind}
+              turn={s.turn}
+              offset={s.offset}
+              tokenizer={tokenizer}
+              sampled={sampled}
+              pages={pagesOf(i)}
+              onPages={setPages}
+              // Only the messages holding the pin or the tab stop get a number here: the others are not drawn again.
+              pinnedIndex={pinned && pinned.at === i ? pinned.index : null}
+              tabIndex={tabStop !== null && tabStop >= s.offset && tabStop < s.offset + shown[i]! ? tabStop - s.offset : null}
+            />
+          ))}
+          {streaming && (
+            <p className="tk-streaming tx-muted" data-testid="token-streaming">
+              turn {streaming.turn}: {plural(streaming.streamedTokens, "token")} streamed so far (their chips appear with the message)
+            </p>
+          )}
+        </div>
       </div>
       <TemplateComparisonPanel sample={sample} messageCount={sample.messages.length} tokenizer={tokenizer} />
     </div>
