@@ -111,18 +111,30 @@ test("at 1920×1080 the batch and the sample sit side by side with the set-up op
   await page.screenshot({ path: "e2e/artifacts/layout-1920.png" });
 });
 
-test("keyboard only: Tab reaches the batch in one stop, the focus follows the selection, the keys run, switch tabs and find failures", async ({ page }) => {
+test("keyboard only: a preset picked and run by keys, Tab reaches the batch in one stop, the focus follows the selection, the keys switch tabs", async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 720 });
   await page.goto("/");
-  await setScenario(page, { ...example("workspace-structured.json"), policy: { kind: "oracle", seed: 9, error_rate: 0.2 } });
-  // Back to the top of the page, as a user who just opened it: the keys from here on.
-  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
-  await page.keyboard.press("r");
-  await expect(status(page)).toHaveText(/finished/, { timeout: 60_000 });
-
-  // The first Tab stop is the skip links: "Skip to the batch" puts the focus on the selected sample's current cell.
+  // The set-up by keys: the third skip link puts the focus on the preset picker; typing picks the workspace preset.
   await page.keyboard.press("Tab");
-  await expect(page.getByRole("button", { name: "Skip to the batch" })).toBeFocused();
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Tab");
+  await expect(page.getByRole("button", { name: "Skip to the set-up" })).toBeFocused();
+  await page.keyboard.press("Enter");
+  await expect(page.getByLabel("Preset")).toBeFocused();
+  await page.keyboard.type("Workspace");
+  await expect(page.getByLabel("Preset")).toHaveValue("Workspace · structured tools · oracle with mistakes");
+  // Back up to Run (in the header, before the set-up in Tab order) and press it.
+  for (let i = 0; i < 12 && !(await page.getByRole("button", { name: "Run", exact: true }).evaluate((b) => b === document.activeElement)); i++) {
+    await page.keyboard.press("Shift+Tab");
+  }
+  await expect(page.getByRole("button", { name: "Run", exact: true })).toBeFocused();
+  await page.keyboard.press("Enter");
+  await expect(status(page)).toHaveText(/finished/, { timeout: 60_000 });
+  // From Run (the focus stays there), back to the skip links: "Skip to the batch" puts the focus on the selected
+  // sample's current cell.
+  const skip = page.getByRole("button", { name: "Skip to the batch" });
+  for (let i = 0; i < 6 && !(await skip.evaluate((b) => b === document.activeElement)); i++) await page.keyboard.press("Shift+Tab");
+  await expect(skip).toBeFocused();
   await page.keyboard.press("Enter");
   const focused = page.locator(":focus");
   await expect(focused).toHaveAttribute("data-turn", "0");
@@ -140,7 +152,7 @@ test("keyboard only: Tab reaches the batch in one stop, the focus follows the se
   await page.keyboard.press("Tab");
   await expect(page.locator('[data-testid="batch-overview"] :focus')).toHaveCount(0);
 
-  // 2 opens the tokens, 1 the transcript; n goes to a sample that did not end well.
+  // 2 opens the tokens, 1 the transcript.
   await page.keyboard.press("2");
   await expect(page.getByRole("tab", { name: "Tokens" })).toHaveAttribute("aria-selected", "true");
   await page.keyboard.press("1");
