@@ -142,6 +142,14 @@ function rawMessagesOf(scenario: Record<string, unknown> | null, idx: number, wh
   return { messages, tools: (datum.tools as unknown[] | null | undefined) ?? null };
 }
 
+/** How many prompt messages the scenario's explicit datum of this idx gave as its `message_log`, if it did. */
+function datumPromptCount(scenario: Record<string, unknown> | null, idx: number): number | null {
+  const samples = scenario?.samples;
+  if (!Array.isArray(samples)) return null;
+  const datum: unknown = samples.find((d, i) => isObject(d) && (typeof d.idx === "number" ? d.idx : i) === idx);
+  return isObject(datum) && Array.isArray(datum.message_log) ? datum.message_log.length : null;
+}
+
 /** Without a scenario: structured when an observation's tokens hold a tool-response envelope its content lacks. */
 function looksStructured(samples: readonly SampleLine[], tokenizer: CheckTokenizer): boolean {
   return samples.some((s) => {
@@ -208,7 +216,7 @@ export async function main(argv: string[]): Promise<number> {
     const structured = scenario ? isObject(structuredBlock) && structuredBlock.enabled === true : looksStructured(run.samples, tokenizer);
     const structuredNote = `${structured ? "structured" : "not structured"} (${scenario ? "the scenario's structured block" : "guessed from the observations' tokens"})`;
     const results = run.samples.map((s) => {
-      const prompt = s["lab/prompt_messages"];
+      const prompt = s["lab/prompt_messages"] ?? datumPromptCount(scenario, s.idx);
       return checkSample(
         {
           messageLog: s.message_log as Message[],

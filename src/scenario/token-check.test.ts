@@ -172,6 +172,13 @@ describe("consistency verdicts on Qwen3", () => {
     expect(checkSample({ ...sample, messageLog: [promptOf(qwen3), assistant(qwen3, `<think>\n\n</think>\n\n${call}`)] }, qwen3).consistent).toBe(true);
   });
 
+  it("a turn whose tokens are not the tokenizer's split of its text drifts: retokenized", () => {
+    // A model may sample "Hel" "lo" where encoding "Hello" gives one token: no boundary, the same text.
+    const split: Message = { role: "assistant", content: "Hello", token_ids: [...qwen3.encode("Hel"), ...qwen3.encode("lo"), ...qwen3.encode("<|im_end|>")] };
+    const sample: CheckSample = { structured: true, raw: rawPrompt, messageLog: [promptOf(qwen3), split, toolObservation(qwen3, "x")] };
+    expect(checkSample(sample, qwen3).first_divergence).toMatchObject({ message_index: 1, reason: "retokenized", ours: ["Hel", "lo", "<|im_end|>", "\n", "<|im_start|>", "user"], template: ["Hello", "<|im_end|>", "\n", "<|im_start|>", "user", "\n"] });
+  });
+
   it("the report counts samples and reasons", () => {
     const ok: CheckSample = { structured: true, raw: rawPrompt, messageLog: [promptOf(qwen3)] };
     const bad: CheckSample = { structured: true, raw: rawPrompt, messageLog: [promptOf(qwen3), assistant(qwen3, `\n${call}`), toolObservation(qwen3, "x")] };

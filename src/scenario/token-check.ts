@@ -47,6 +47,7 @@ export type DriftReason =
   | "reasoning_dropped"
   | "think_whitespace"
   | "boundary_merge"
+  | "retokenized"
   | "observation_envelope"
   | "think_added"
   | "generation_prompt"
@@ -56,6 +57,7 @@ export const REASON_TEXT: Record<DriftReason, string> = {
   reasoning_dropped: "reasoning dropped from an earlier turn: the template leaves out this turn's think block",
   think_whitespace: "whitespace around a think block: the template writes the block with other whitespace",
   boundary_merge: "a merge across a message boundary: the same text, tokenized apart here and as one text by the template",
+  retokenized: "the same text in other tokens than the tokenizer writes it (a generation's own split, not the canonical one)",
   observation_envelope: "an observation outside the template's envelope: the template wraps it otherwise",
   think_added: "the template writes a think block (an empty one on the last turn) that this turn does not have",
   generation_prompt: "the prompt does not end with the template's generation prompt",
@@ -232,6 +234,7 @@ function nameReason(
   // strictly inside our side of it (the template's text ran across it and BPE merged there).
   const merged = resync(tokenizer, ours, ref, i);
   if (merged && starts.some((b) => b > i && b < merged.ours)) return "boundary_merge";
+  if (merged) return "retokenized";
 
   if (messageIndex < promptCount) return "prompt_differs";
   if (message.role !== "assistant") return "observation_envelope";
