@@ -14,6 +14,8 @@ import { buildGenerationInput } from "../../core/index.js";
 import { loadNodeModelPolicy } from "../llm/node.js";
 import { resolveModelSource } from "../llm/model-source.js";
 import type { ModelPolicy } from "../llm/model-policy.js";
+import { runScenario } from "../../scenario/run.js";
+import { parseScenario } from "../../scenario/schema.js";
 import { buildModelFiles, QWEN3_MODEL_FILE_PATHS, type ModelFiles } from "./build.js";
 import { parameterCount, PRESETS } from "./presets.js";
 import { readQwen3TokenizerFiles } from "./qwen3-package.js";
@@ -227,5 +229,39 @@ describe("builtin:tiny-qwen3 as a model policy", () => {
     expect(generated.filter((id) => !ALLOWED.has(id))).toEqual([]);
     const logprobs = Array.from(out.logprobs[0]!.subarray(data.input_lengths[0], out.unpadded_sequence_lengths[0]));
     expect(logprobs.every((l) => Number.isFinite(l) && l <= 0)).toBe(true);
+  });
+});
+
+describe("a headless rollout with builtin:tiny-qwen3", () => {
+  it("tokenizes the prompts with Qwen3's tokenizer and generates only allowed ids, with finite logprobs", async () => {
+    const scenario = parseScenario({
+      mode: "sync",
+      max_seq_len: 2048,
+      max_rollout_turns: 2,
+      max_new_tokens: 24,
+      greedy: true,
+      envs: { sliding_puzzle_game: { env: "sliding_puzzle", config: {} } },
+      dataset: { task_name: "sliding_puzzle_game", size: 2, seed: 1, config: { size: 3, shuffle_moves: 8, max_moves: 10 } },
+      policy: { kind: "model", model: "builtin:tiny-qwen3", seed: 0 },
+    });
+    const result = await runScenario(scenario, {
+      modelPolicy: async (spec) => {
+        const policy = await loadNodeModelPolicy({ ...spec, modelsRoot: root });
+        return { generation: policy, tokenizer: policy.tokenizer, dispose: () => policy.dispose() };
+      },
+    });
+    expect(result.samples).toHaveLength(2);
+    for (const sample of result.samples) {
+      const [prompt] = sample.message_log;
+      expect(prompt!.token_ids).toEqual(encode(prompt!.content)); // Qwen3's BPE ids, <|im_start|> = 151644
+      expect(prompt!.token_ids).toContain(151644);
+      const replies = sample.message_log.filter((m) => m.role === "assistant");
+      expect(replies.length).toBeGreaterThan(0);
+      for (const m of replies) {
+        expect(m.token_ids.filter((id) => !ALLOWED.has(id))).toEqual([]);
+        expect(m.generation_logprobs).toHaveLength(m.token_ids.length);
+        expect(m.generation_logprobs!.every((lp) => Number.isFinite(lp) && lp <= 0)).toBe(true);
+      }
+    }
   });
 });
