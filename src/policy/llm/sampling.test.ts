@@ -60,3 +60,33 @@ describe("model sources and dtype checks", () => {
     expect(() => checkDtype(resolveModelSource("builtin:tiny"), "q8", { device: "wasm", shaderF16: false })).toThrow(/fp32 weights only/);
   });
 });
+
+describe("sampling a real vocabulary's row", () => {
+  /** The comparator the sampler's order must equal: descending logit, equal logits by index, non-finite left out. */
+  const reference = (row: Float32Array) =>
+    Array.from(row.keys())
+      .filter((i) => Number.isFinite(row[i]!))
+      .sort((a, b) => row[b]! - row[a]! || a - b);
+
+  it("orders tokens exactly as the comparator would: ties by index, -0 with +0, masked ones left out", async () => {
+    const { descendingOrder } = await import("./processors.js");
+    const rng = new Rng(5);
+    const row = new Float32Array(30_000);
+    for (let i = 0; i < row.length; i++) {
+      const r = rng.next();
+      // Many exact ties, both zeros, huge and tiny magnitudes, masks.
+      row[i] = r < 0.1 ? -Infinity : r < 0.15 ? Number.NaN : r < 0.2 ? -0 : r < 0.25 ? 0 : r < 0.5 ? Math.round(rng.next() * 8) - 4 : (rng.next() - 0.5) * 1e30 * rng.next() ** 8;
+    }
+    expect(Array.from(descendingOrder(row))).toEqual(reference(row));
+  });
+
+  it("draws only allowed tokens from a Qwen3-sized row, reproducibly", () => {
+    const rng = new Rng(9);
+    const row = new Float32Array(151_936);
+    for (let i = 0; i < row.length; i++) row[i] = i % 3 === 0 ? -1e4 : (rng.next() - 0.5) * 6;
+    const draw = () => Array.from({ length: 5 }, (_, i) => sampleToken(row, { top_p: 0.95, top_k: 0 }, Rng.derive(4, i)));
+    const first = draw();
+    expect(draw()).toEqual(first);
+    for (const id of first) expect(row[id]).toBeGreaterThan(-10);
+  });
+});
