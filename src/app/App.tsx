@@ -27,7 +27,7 @@ import type { RunModel, SampleView } from "./run/run-model.js";
 import { useRun, useShown } from "./session/hooks.js";
 import { isLive } from "./session/run-session.js";
 import type { Tab } from "./state/view-slice.js";
-import { session, useLab } from "./store.js";
+import { client, session, useLab } from "./store.js";
 import { useKeyboardNavigation } from "./useKeyboardNavigation.js";
 import { BatchOverview } from "./views/BatchOverview.js";
 import { EnvView } from "./views/EnvView.js";
@@ -148,7 +148,7 @@ function SamplePanel({ model }: { model: RunModel }) {
           turnNotes={turnNotes}
         />
       )}
-      {tab === "tokens" && <TokenView sample={sample} tokenizer={tokenTexts} sampled={sampledPolicy(runScenario, sample)} />}
+      {tab === "tokens" && <TokenView sample={sample} tokenizer={tokenTexts} sampled={sampledPolicy(runScenario, sample)} scenario={runScenario} workerCheck={client.checkTokens} />}
       {tab === "environment" && <EnvView model={model} sample={selected} turn={selectedTurn} envName={envName} />}
       {tab === "compare" && <CompareView />}
     </section>

@@ -1,7 +1,9 @@
 /**
  * Every token of a sample's log as a chip: generated (trained) tokens coloured by log-probability, prompt and
- * environment tokens neutral and set apart, special tokens marked. Below, the chat template's rendering of the log
- * against the token sequence decoded, with their differences.
+ * environment tokens neutral and set apart, special tokens marked. Below, the token consistency check's verdict (the
+ * same as `npm run tokens -- check`: ./token-check-view.ts), its first divergence marked among the chips, and the
+ * chat template's rendering of the log (the check's reference) against the token sequence decoded, with their
+ * differences.
  *
  * Long logs stay responsive: a message over COLLAPSE_OVER tokens starts collapsed and an expanded one draws its
  * chips CHIP_PAGE at a time; the comparison is only computed while it is open.
@@ -14,6 +16,7 @@ import type { SampleView } from "../run/run-model.js";
 import { DiffParts } from "./tokens/DiffParts.js";
 import { lineColumn, splitByRanges } from "./tokens/diff.js";
 import { placeHunks, trainedSummary, type RangePlace } from "./tokens/template-places.js";
+import { TokenCheckVerdict } from "./tokens/TokenCheckVerdict.js";
 import { TokenDetail } from "./tokens/TokenDetail.js";
 import { chipMoveFor, isTrained, moveChip, spanAt, spanLabel } from "./tokens/token-detail.js";
 import {
@@ -32,6 +35,8 @@ import {
   type TokenTexts,
 } from "./tokens/tokens.js";
 import { plural } from "./transcript/parts.js";
+import { useTokenCheck, type CheckScenario, type WorkerCheck } from "./token-check-view.js";
+import type { CheckResult } from "../../scenario/token-check.js";
 import "./views.css";
 import "./tokens/tokens.css";
 
@@ -44,6 +49,10 @@ export interface TokenViewProps {
    * log-probabilities real. A text policy's (oracle, scripted, replay) are placeholder zeros, shown as none.
    */
   sampled: boolean;
+  /** The run's scenario: the check's tokenizer and whether the run was structured (null: none known). */
+  scenario?: CheckScenario;
+  /** Checks a real vocabulary's sample in the rollout worker (absent: such a check says its model is not loaded). */
+  workerCheck?: WorkerCheck;
 }
 
 const KIND_LABEL: Record<SpanKind, string> = {
@@ -67,7 +76,7 @@ interface ViewState {
 
 const fresh = (sample: SampleView): ViewState => ({ of: sample, pages: {}, pinned: null, focus: null });
 
-export function TokenView({ sample, tokenizer, sampled }: TokenViewProps) {
+export function TokenView({ sample, tokenizer, sampled, scenario = null, workerCheck }: TokenViewProps) {
   const spans = messageSpans(sample);
   const [stored, setStored] = useState<ViewState>(() => fresh(sample));
   const view = stored.of === sample ? stored : fresh(sample);
@@ -87,6 +96,24 @@ export function TokenView({ sample, tokenizer, sampled }: TokenViewProps) {
   // The chips' one tab stop: the chip last moved to, else the pinned one, else the first drawn.
   const tabStop = isDrawn(view.focus) ? view.focus : isDrawn(view.pinned) ? view.pinned : moveChip(offsets, shown, null, "first");
   const pinned = view.pinned === null ? null : spanAt(spans, sizes, view.pinned);
+  const messageCount = sample.messages.length;
+  const check = useTokenCheck(sample, messageCount, scenario, workerCheck);
+  const total = sizes.reduce((a, b) => a + b, 0);
+  const divergence = check.state === "done" ? check.result.first_divergence : null;
+  // Our side's token at the divergence (none when ours ended first: the template's side goes on alone).
+  const divergeAt = divergence && divergence.token_index < total ? divergence.token_index : null;
+  const divergeSpan = divergeAt === null ? null : spanAt(spans, sizes, divergeAt);
+  /** Draws the divergence's chip (its message expanded that far), scrolls to it and gives it the tab stop. */
+  const revealDivergence = () => {
+    if (divergeAt === null || !divergeSpan) return;
+    const needed = Math.floor(divergeSpan.index / CHIP_PAGE) + 1;
+    update((v) => ({ pages: pagesOf(divergeSpan.at) >= needed ? v.pages : { ...v.pages, [divergeSpan.at]: needed }, focus: divergeAt }));
+    requestAnimationFrame(() => {
+      const chip = chipsRef.current?.querySelector<HTMLElement>(`[data-pos="${divergeAt}"]`);
+      chip?.scrollIntoView({ block: "center" });
+      chip?.focus({ preventScroll: true });
+    });
+  };
 
   const setPages = useCallback((index: number, pages: number) => update((v) => ({ pages: { ...v.pages, [index]: pages } })), [update]);
   const toggle = (pos: number) => update((v) => ({ pinned: v.pinned === pos ? null : pos, focus: pos }));
@@ -154,6 +181,7 @@ export function TokenView({ sample, tokenizer, sampled }: TokenViewProps) {
               // Only the messages holding the pin or the tab stop get a number here: the others are not drawn again.
               pinnedIndex={pinned && pinned.at === i ? pinned.index : null}
               tabIndex={tabStop !== null && tabStop >= s.offset && tabStop < s.offset + shown[i]! ? tabStop - s.offset : null}
+              divergenceIndex={divergeSpan && divergeSpan.at === i ? divergeSpan.index : null}
             />
           ))}
           {streaming && (
@@ -163,7 +191,8 @@ export function TokenView({ sample, tokenizer, sampled }: TokenViewProps) {
           )}
         </div>
       </div>
-      <TemplateComparisonPanel sample={sample} messageCount={sample.messages.length} tokenizer={tokenizer} />
+      <TokenCheckVerdict check={check} sample={sample} onReveal={divergeAt === null ? null : revealDivergence} />
+      {check.state === "done" && <TemplateComparisonPanel sample={sample} messageCount={messageCount} tokenizer={tokenizer} result={check.result} />}
     </div>
   );
 }
@@ -216,8 +245,10 @@ const MessageTokens = memo(function MessageTokens(props: {
   onPages: (index: number, pages: number) => void;
   pinnedIndex: number | null;
   tabIndex: number | null;
+  /** The chip of the check's first divergence, if it is in this message. */
+  divergenceIndex: number | null;
 }) {
-  const { index, message, kind, turn, offset, tokenizer, sampled, pages, onPages, pinnedIndex, tabIndex } = props;
+  const { index, message, kind, turn, offset, tokenizer, sampled, pages, onPages, pinnedIndex, tabIndex, divergenceIndex } = props;
   const ids = tokenIdsView(message);
   const trained = isTrained(message);
   const logprobs = kind === "generated" && sampled ? logprobsView(message) : undefined;
@@ -245,7 +276,18 @@ const MessageTokens = memo(function MessageTokens(props: {
       </div>
       {shown > 0 && (
         <div className="tk-chips">
-          <Chips ids={ids} count={shown} logprobs={logprobs} kind={kind} trained={trained} offset={offset} tokenizer={tokenizer} pinnedIndex={pinnedIndex} tabIndex={tabIndex} />
+          <Chips
+            ids={ids}
+            count={shown}
+            logprobs={logprobs}
+            kind={kind}
+            trained={trained}
+            offset={offset}
+            tokenizer={tokenizer}
+            pinnedIndex={pinnedIndex}
+            tabIndex={tabIndex}
+            divergenceIndex={divergenceIndex}
+          />
           {shown < ids.length && (
             <button type="button" className="tx-link" onClick={() => onPages(index, pages + 1)}>
               show {Math.min(CHIP_PAGE, ids.length - shown)} more ({ids.length - shown} left)
@@ -267,8 +309,9 @@ function Chips(props: {
   tokenizer: TokenTexts;
   pinnedIndex: number | null;
   tabIndex: number | null;
+  divergenceIndex: number | null;
 }) {
-  const { ids, count, logprobs, kind, trained, offset, tokenizer, pinnedIndex, tabIndex } = props;
+  const { ids, count, logprobs, kind, trained, offset, tokenizer, pinnedIndex, tabIndex, divergenceIndex } = props;
   const chips = [];
   const trainedNote = trained ? "trained" : "not trained";
   for (let i = 0; i < count; i++) {
@@ -277,12 +320,14 @@ function Chips(props: {
     const special = tokenizer.isSpecial(id);
     const lp = logprobs?.[i];
     const isPinned = i === pinnedIndex;
+    const diverges = i === divergenceIndex;
     chips.push(
       <span
         key={i}
-        className={`tk-chip ${kind}${special ? " special" : ""}${isPinned ? " pinned" : ""}`}
+        className={`tk-chip ${kind}${special ? " special" : ""}${isPinned ? " pinned" : ""}${diverges ? " tk-diverge" : ""}`}
         style={lp !== undefined ? { background: logprobColor(lp) } : undefined}
-        title={`#${offset + i} · ${tokenTitle(id, text, lp, special)}\n${trainedNote}`}
+        title={`#${offset + i} · ${tokenTitle(id, text, lp, special)}\n${trainedNote}${diverges ? "\nthe first token that differs from the chat template's" : ""}`}
+        data-divergence={diverges || undefined}
         data-special={special || undefined}
         data-trained={trained || undefined}
         data-pos={offset + i}
@@ -300,23 +345,23 @@ function Chips(props: {
 const MAX_HIGHLIGHTS = 1000;
 const CONTEXT = 40;
 
-function TemplateComparisonPanel(props: { sample: SampleView; messageCount: number; tokenizer: TokenTexts }) {
-  const { sample, messageCount, tokenizer } = props;
+function TemplateComparisonPanel(props: { sample: SampleView; messageCount: number; tokenizer: TokenTexts; result: CheckResult }) {
+  const { sample, messageCount, tokenizer, result } = props;
   const [open, setOpen] = useState(false);
   // The log only grows by whole messages: its length is what invalidates the comparison.
   const comparison = useMemo(() => {
     if (!open) return null;
     const messages = sample.messages.slice(0, messageCount);
-    const c = compareWithTemplate(messages, tokenizer);
+    const c = compareWithTemplate(messages, tokenizer, result.reference.text);
     const spans = messageSpans({ ...sample, messages });
     const placed = messages.map((m) => ({ tokens: tokenCount(m), trained: isTrained(m) }));
     const ids = messages.flatMap((m) => Array.from(tokenIdsView(m)));
     const places = c.diff.equal ? null : placeHunks(placed, ids, tokenizer, c.template, c.decoded, c.diff.hunks);
     return { ...c, places, labels: spans.map(spanLabel), trained: placed.map((m) => m.trained) };
-  }, [open, sample, messageCount, tokenizer]);
+  }, [open, sample, messageCount, tokenizer, result]);
   return (
     <details className="tk-compare" data-testid="template-comparison" onToggle={(e) => setOpen(e.currentTarget.open)}>
-      <summary>Chat template vs. tokens</summary>
+      <summary>Chat template vs. tokens, as text</summary>
       {comparison && <TemplateComparisonBody {...comparison} />}
     </details>
   );

@@ -2,6 +2,7 @@
 
 import { fromWireError, LabError, PendingCalls, requestIds } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
+import type { CheckSample } from "../../scenario/token-check.js";
 import type { PackedEvent } from "../run/compact-messages.js";
 import type { DeviceLossAction, DeviceLossInfo } from "../../policy/llm/device-loss.js";
 import { setResultText } from "../run/result-text.js";
@@ -14,6 +15,7 @@ import type {
   ModelSettings,
   ModelStatus,
   PageMessage,
+  TokenCheckAnswer,
   UserEnvironmentPort,
   WorkerCalls,
   WorkerMessage,
@@ -136,7 +138,7 @@ class Connection {
   }
 }
 
-const expectedAnswer: WorkerCalls = { describe_tokens: "tokens_described", hold_lock: "lock_held", debug_fault: "fault_injected" };
+const expectedAnswer: WorkerCalls = { describe_tokens: "tokens_described", check_tokens: "tokens_checked", hold_lock: "lock_held", debug_fault: "fault_injected" };
 
 export class RolloutWorkerClient {
   /** The worker new runs go to (null until the first run, and after it was gone). */
@@ -190,6 +192,17 @@ export class RolloutWorkerClient {
       () => {},
     );
   }
+
+  /**
+   * The token consistency check of `sample` in the worker, with the tokenizer of `model` if that is the model it has
+   * loaded. No worker yet (no run in this page): not loaded, and none is started for it. (A bound function: views
+   * take it as a prop.)
+   */
+  readonly checkTokens = (sample: CheckSample, model: string): Promise<TokenCheckAnswer> => {
+    const connection = this.connection;
+    if (!connection) return Promise.resolve({ kind: "not_loaded", loaded: null });
+    return connection.call("check_tokens", (id) => ({ type: "check_tokens", id, sample, model })).then((answer) => answer.answer);
+  };
 
   onTokens(listener: (ids: number[], texts: string[], special: boolean[]) => void): void {
     this.tokenListener = listener;
@@ -337,7 +350,7 @@ export class RolloutWorkerClient {
 
   private receive(connection: Connection, message: WorkerMessage): void {
     if (connection.gone) return;
-    if (message.type === "tokens_described" || message.type === "lock_held" || message.type === "fault_injected") {
+    if (message.type === "tokens_described" || message.type === "tokens_checked" || message.type === "lock_held" || message.type === "fault_injected") {
       connection.calls.resolve(message.id, message);
       return;
     }

@@ -11,6 +11,13 @@ import type { PackedEvent, PackedResult } from "../run/compact-messages.js";
 import type { EnvironmentDescription } from "../../envs/user/port.js";
 import type { DeviceLossAction, DeviceLossInfo } from "../../policy/llm/device-loss.js";
 import type { ForkContinuation } from "../../policy/fork-policy.js";
+import type { CheckResult, CheckSample } from "../../scenario/token-check.js";
+
+/**
+ * The answer to `check_tokens`: the check's result with the loaded model's tokenizer, or that the model the run
+ * needs is not the one loaded (`loaded`: the one that is, if any).
+ */
+export type TokenCheckAnswer = { kind: "checked"; result: CheckResult; tokenizer: string } | { kind: "not_loaded"; loaded: string | null };
 
 /** Where a model policy's files come from, beyond what the scenario says (lab settings, not part of the run). */
 export interface ModelSettings {
@@ -68,6 +75,8 @@ export type PageMessage =
   | { type: "human_response"; runId: number; requestId: number; text: string }
   /** A call: token texts in the loaded model's vocabulary (the token view of a model run). */
   | { type: "describe_tokens"; id: number; ids: number[] }
+  /** A call: the token consistency check of one sample with the tokenizer of `model`, if that is the model loaded. */
+  | { type: "check_tokens"; id: number; sample: CheckSample; model: string }
   /**
    * A call, answered once the worker holds this Web Lock, which it holds for as long as it lives: the page learns
    * of a worker that stopped silently.
@@ -84,6 +93,7 @@ export type UnansweredFault = "crash" | "close" | "hang";
 /** The page's calls, by their message's type: the worker's answer to each (or `call_failed`), of the same `id`. */
 export interface WorkerCalls {
   describe_tokens: "tokens_described";
+  check_tokens: "tokens_checked";
   hold_lock: "lock_held";
   debug_fault: "fault_injected";
 }
@@ -110,6 +120,7 @@ export type WorkerMessage =
   | { type: "human_request"; runId: number; request: HumanRequest }
   /** The answer to `describe_tokens` (no model loaded: `call_failed`). */
   | { type: "tokens_described"; id: number; texts: string[]; special: boolean[] }
+  | { type: "tokens_checked"; id: number; answer: TokenCheckAnswer }
   /** `text`: the result's JSON text; the result's message logs carry typed arrays (./event-batch.ts `packResult`). */
   | { type: "result"; runId: number; result: PackedResult; text?: string }
   /** The run's WebGPU device was lost; `action` is what the run does about it. */

@@ -9,7 +9,8 @@ import { environmentLookup } from "../../envs/index.js";
 import { environmentOverPort, type PortLike } from "../../envs/user/port.js";
 import { TextPolicy } from "../../policy/text-policy.js";
 import { DeviceLossGuard, describeDeviceLoss, type DeviceLossInfo } from "../../policy/llm/device-loss.js";
-import { browserModelPolicy, describeTokens, injectDeviceLoss, onDeviceLost } from "../../policy/llm/worker.js";
+import { browserModelPolicy, describeTokens, injectDeviceLoss, loadedTokenizer, onDeviceLost } from "../../policy/llm/worker.js";
+import { answerTokenCheck } from "./token-check-request.js";
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
 import { forkPolicy } from "../../policy/fork-policy.js";
@@ -114,6 +115,10 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
       if (!described) throw new LabError("no model is loaded in the rollout worker");
       return { type: "tokens_described", ...described };
     });
+    return;
+  }
+  if (message.type === "check_tokens") {
+    answerCall(message.id, () => ({ type: "tokens_checked", answer: answerTokenCheck(message.sample, message.model, loadedTokenizer()) }));
     return;
   }
   const active = runs.get(message.runId);

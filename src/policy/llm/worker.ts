@@ -266,6 +266,13 @@ function configureEnv(spec: BrowserModelSpec, source: ModelSource): void {
   };
 }
 
+/** The loaded model's name (its scenario's `model`) and tokenizer, for the token check in the worker; null: none. */
+export function loadedTokenizer(): { model: string; tokenizer: Transformers.PreTrainedTokenizer } | null {
+  if (!loaded) return null;
+  const [model] = JSON.parse(loaded.key) as [string];
+  return { model, tokenizer: loaded.tokenizer };
+}
+
 /** Each token's text (nothing skipped) and whether it is special, in the loaded model's own vocabulary. */
 export function describeTokens(ids: readonly number[]): { texts: string[]; special: boolean[] } | null {
   const tokenizer = loaded?.tokenizer;

@@ -13,6 +13,14 @@ import { TemplateComparisonBody } from "../TokenView.js";
 import { TokenDetail } from "./TokenDetail.js";
 import { NO_ALTERNATIVES_KEPT } from "./token-detail.js";
 import { compareWithTemplate, messageSpans, type TokenTexts } from "./tokens.js";
+import { renderChatTemplate } from "../../../core/index.js";
+
+/**
+ * A template side made of the messages' contents (not their tokens), so that a content the tokens contradict shows
+ * as a difference: the placing of ranges is tested, whatever the reference.
+ */
+const contentRendering = (messages: readonly { role: string; content: string }[]) =>
+  renderChatTemplate(messages.map((m) => ({ role: m.role === "environment" ? "tool" : m.role, content: m.content })), { addGenerationPrompt: true });
 
 const HOSTILE = "<img src=x onerror=alert(1)>";
 
@@ -86,7 +94,7 @@ describe("TemplateComparisonBody's verdict", () => {
   ];
   it("says how many ranges touch trained tokens, and which message", async () => {
     const { placeHunks } = await import("./template-places.js");
-    const c = compareWithTemplate(messages, byteLevelTokenizer);
+    const c = compareWithTemplate(messages, byteLevelTokenizer, contentRendering(messages));
     const placed = messages.map((m) => ({ tokens: m.token_ids.length, trained: m.role === "assistant" }));
     const places = placeHunks(placed, messages.flatMap((m) => m.token_ids), byteLevelTokenizer, c.template, c.decoded, c.diff.hunks);
     const html = renderToStaticMarkup(createElement(TemplateComparisonBody, { ...c, places, labels: ["prompt (user)", "turn 0 assistant"], trained: [false, true] }));

@@ -3,6 +3,14 @@ import { byteLevelTokenizer, chatPrompt, type Message } from "../../../core/inde
 import { diffText } from "./diff.js";
 import { placeHunks, trainedSummary, type PlacedMessage } from "./template-places.js";
 import { compareWithTemplate, joinTokenTexts } from "./tokens.js";
+import { renderChatTemplate } from "../../../core/index.js";
+
+/**
+ * A template side made of the messages' contents (not their tokens), so that a content the tokens contradict shows
+ * as a difference: the placing of ranges is tested, whatever the reference.
+ */
+const contentRendering = (messages: readonly { role: string; content: string }[]) =>
+  renderChatTemplate(messages.map((m) => ({ role: m.role === "environment" ? "tool" : m.role, content: m.content })), { addGenerationPrompt: true });
 
 /** A message whose tokens encode `tokens` (its content may say something else: the template renders the content). */
 const msg = (role: string, content: string, tokens = content, trained = false): Message => ({
@@ -16,7 +24,7 @@ const placed = (messages: Message[]): PlacedMessage[] =>
   messages.map((m) => ({ tokens: m.token_ids.length, trained: m.role === "assistant" && m.generation_logprobs !== undefined }));
 
 function places(messages: Message[]) {
-  const c = compareWithTemplate(messages, byteLevelTokenizer);
+  const c = compareWithTemplate(messages, byteLevelTokenizer, contentRendering(messages));
   const ids = messages.flatMap((m) => m.token_ids);
   return { c, places: placeHunks(placed(messages), ids, byteLevelTokenizer, c.template, c.decoded, c.diff.hunks)! };
 }

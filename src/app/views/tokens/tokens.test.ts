@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { byteLevelTokenizer, chatPrompt, type Message } from "../../../core/index.js";
 import type { TurnView } from "../../run/run-model.js";
+import { referenceFor } from "../../../scenario/token-check.js";
+import { byteLevelCheckTokenizer } from "../token-check-view.js";
 import {
   CHIP_PAGE,
   compareWithTemplate,
@@ -10,8 +12,6 @@ import {
   logprobPosition,
   logprobSummary,
   messageSpans,
-  templateRendering,
-  templateRole,
   tokenTitle,
   visibleChipCount,
   visibleText,
@@ -126,25 +126,6 @@ describe("decodeTokens", () => {
   });
 });
 
-describe("templateRendering", () => {
-  it("maps environment observations to tool responses and adds the generation prompt", () => {
-    expect(templateRole("environment")).toBe("tool");
-    const text = templateRendering([
-      { role: "user", content: "2+2?" },
-      { role: "assistant", content: "<tool_call>x</tool_call>" },
-      { role: "environment", content: "4" },
-    ]);
-    expect(text).toBe(
-      "<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n<tool_call>x</tool_call><|im_end|>\n" +
-        "<|im_start|>user\n<tool_response>\n4\n</tool_response><|im_end|>\n<|im_start|>assistant\n",
-    );
-  });
-  it("matches a one-message prompt built by the chat template itself only after the generation prompt", () => {
-    const prompt = chatPrompt("hi", null);
-    expect(templateRendering([{ role: "user", content: prompt }]).includes(prompt)).toBe(true);
-  });
-});
-
 describe("visibleChipCount", () => {
   it("draws whole pages", () => {
     expect(visibleChipCount(5000, 1)).toBe(CHIP_PAGE);
@@ -154,24 +135,27 @@ describe("visibleChipCount", () => {
 });
 
 describe("compareWithTemplate", () => {
+  // The reference is the token check's (src/scenario/token-check.ts), as the panel passes it.
+  const reference = (messages: Message[], structured = false) => referenceFor({ messageLog: messages, structured }, byteLevelCheckTokenizer).text;
+
   it("finds a log whose tokens decode to the template's rendering equal", () => {
     const messages = [msg("user", "2+2?"), msg("assistant", "4")];
-    const rendered = templateRendering(messages);
+    const rendered = reference(messages);
     const tokenizer = { tokenText: () => "", isSpecial: () => false, decode: () => rendered };
-    const c = compareWithTemplate(messages, tokenizer);
+    const c = compareWithTemplate(messages, tokenizer, rendered);
     expect(c).toEqual({ template: rendered, decoded: rendered, diff: { equal: true, hunks: [], coarse: false } });
   });
 
-  it("flags the raw-concatenation prompt and the missing envelope of an observation", () => {
+  it("reads an already-rendered prompt back (not wrapped twice); an unstructured observation is no chat turn", () => {
     const prompt = chatPrompt("2+2?", null);
     const messages = [msg("user", prompt), msg("assistant", "4<|im_end|>", { generation_logprobs: [0, 0] }), msg("environment", "right")];
-    const c = compareWithTemplate(messages, byteLevelTokenizer);
+    const c = compareWithTemplate(messages, byteLevelTokenizer, reference(messages));
     expect(c.decoded).toBe(`${prompt}4<|im_end|>right`);
+    expect(c.template.startsWith(`${prompt}4<|im_end|>\n<|im_start|>user\nright`)).toBe(true);
     expect(c.diff.equal).toBe(false);
-    // The template wraps the already-templated prompt in a second user header.
+    // The first difference is after the assistant turn: the template's newline and user header before the observation.
     const first = c.diff.hunks[0]!;
-    expect(c.template.slice(first.aStart, first.aEnd)).toBe("<|im_start|>user\n");
-    expect(first.bEnd).toBe(first.bStart);
+    expect(first.aStart).toBe(`${prompt}4<|im_end|>`.length);
     expect(c.diff.coarse).toBe(false);
   });
 });

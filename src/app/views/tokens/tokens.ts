@@ -1,6 +1,6 @@
-/** Pure helpers of the token view: chip text, log-probability colours, message spans, the two renderings. */
+/** Pure helpers of the token view: chip text, log-probability colours, message spans, the template comparison. */
 
-import { renderChatTemplate, type Message } from "../../../core/index.js";
+import type { Message } from "../../../core/index.js";
 import { tokenCount } from "../../run/compact-messages.js";
 import type { SampleView } from "../../run/run-model.js";
 import { diffText, type TextDiff } from "./diff.js";
@@ -151,19 +151,6 @@ export function joinTokenTexts(ids: ArrayLike<number>, tokenizer: Pick<TokenText
   return { text: out, starts };
 }
 
-/** The chat template's role for a log role: environment observations are tool responses. */
-export function templateRole(role: string): string {
-  return role === "environment" || role === "tool" ? "tool" : role;
-}
-
-/** The log as the chat template renders it, with the generation prompt. */
-export function templateRendering(messages: readonly Pick<Message, "role" | "content">[]): string {
-  return renderChatTemplate(
-    messages.map((m) => ({ role: templateRole(m.role), content: m.content })),
-    { addGenerationPrompt: true },
-  );
-}
-
 /** How many chips of a message to draw: none while collapsed, else whole pages. */
 export function visibleChipCount(total: number, pages: number): number {
   return Math.min(total, pages * CHIP_PAGE);
@@ -175,9 +162,11 @@ export interface TemplateComparison {
   diff: TextDiff;
 }
 
-/** The chat template's rendering of the log against its token sequence decoded, and their differences. */
-export function compareWithTemplate(messages: readonly Message[], tokenizer: TokenTexts): TemplateComparison {
-  const template = templateRendering(messages);
+/**
+ * The chat template's rendering of the log (`template`: the token check's reference text, `referenceFor` in
+ * src/scenario/token-check.ts) against its token sequence decoded, and their differences.
+ */
+export function compareWithTemplate(messages: readonly Message[], tokenizer: TokenTexts, template: string): TemplateComparison {
   const decoded = decodeTokens(
     messages.flatMap((m) => m.token_ids),
     tokenizer,

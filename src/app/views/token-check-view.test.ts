@@ -1,0 +1,68 @@
+// The page's check agrees with the CLI's (`npm run tokens -- check`) on the same runs.
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { main as rollout } from "../../cli/rollout.js";
+import { main as tokens } from "../../cli/tokens.js";
+import { importJsonl } from "../run/jsonl.js";
+import { checkByteLevel, checkInput, isByteLevelSpec, tokenizerSpecOf } from "./token-check-view.js";
+
+const examples = join(import.meta.dirname, "../../scenario/examples");
+
+async function quiet(fn: () => Promise<number>): Promise<{ code: number; stdout: string }> {
+  let stdout = "";
+  const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
+  const err = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+  try {
+    return { code: await fn(), stdout };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "page-check-"));
+});
+
+async function workspaceRun(envelope: "fork" | "template") {
+  const scenario = JSON.parse(await readFile(join(examples, "workspace-structured.json"), "utf8")) as Record<string, unknown> & { structured: Record<string, unknown> };
+  scenario.structured.envelope = envelope;
+  const scenarioPath = join(dir, `ws-${envelope}.json`);
+  const resultPath = join(dir, `ws-${envelope}.result.json`);
+  await writeFile(scenarioPath, JSON.stringify(scenario));
+  expect((await quiet(() => rollout([scenarioPath, "--out", resultPath]))).code).toBe(0);
+  const samples = (JSON.parse(await readFile(resultPath, "utf8")) as { samples: unknown[] }).samples;
+  const { model } = importJsonl(samples.map((x) => JSON.stringify(x)).join("\n"));
+  const cli = await quiet(() => tokens(["check", resultPath, "--scenario", scenarioPath, "--json"]));
+  return { scenario, model, cli: JSON.parse(cli.stdout) as { samples: { idx: number; consistent: boolean; first_divergence: unknown }[] } };
+}
+
+describe("the page's token check", () => {
+  it.each(["template", "fork"] as const)("equals the CLI's on the workspace run in the %s envelope", async (envelope) => {
+    const { scenario, model, cli } = await workspaceRun(envelope);
+    const page = model.samples.map((s) => {
+      const r = checkByteLevel(s, scenario);
+      return { idx: s.idx, consistent: r.consistent, first_divergence: r.first_divergence };
+    });
+    expect(page).toEqual(cli.samples);
+    expect(page.every((p) => p.consistent)).toBe(envelope === "template");
+    if (envelope === "fork") expect(page[0]!.first_divergence).toMatchObject({ message_index: 2, reason: "observation_envelope" });
+  });
+
+  it("without a scenario, guesses structured from the observations' tokens as the CLI does", async () => {
+    const { model } = await workspaceRun("template");
+    expect(checkInput(model.samples[0]!, null).structured).toBe(true);
+    expect(model.samples.every((s) => checkByteLevel(s, null).consistent)).toBe(true);
+  });
+
+  it("picks the tokenizer as the CLI does: the scenario's key, else its model policy's model, else byte-level", () => {
+    expect(tokenizerSpecOf({ tokenizer: "builtin:tiny-qwen3", policy: { kind: "model", model: "builtin:tiny" } })).toBe("builtin:tiny-qwen3");
+    expect(tokenizerSpecOf({ policy: { kind: "model", model: "builtin:tiny-qwen3" } })).toBe("builtin:tiny-qwen3");
+    expect(tokenizerSpecOf({ policy: { kind: "oracle" } })).toBeNull();
+    expect(isByteLevelSpec(tokenizerSpecOf({ policy: { kind: "model", model: "builtin:small" } }))).toBe(true);
+    expect(isByteLevelSpec("builtin:tiny-qwen3")).toBe(false);
+  });
+});
