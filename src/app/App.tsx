@@ -184,7 +184,19 @@ function BatchOverviewPanel({ model }: { model: RunModel }) {
   const selected = useLab((s) => s.selection.selected);
   const selectedTurn = useLab((s) => s.selection.selectedTurn);
   const closingOnly = useShown((s) => s.scenario?.structured?.enabled === true && s.scenario.structured.thinking_style === "closing_only");
-  return <BatchOverview model={model} selected={selected} selectedTurn={selectedTurn} onSelect={useLab.getState().selection.select} thinkingStyle={closingOnly ? "closing_only" : "paired"} />;
+  const scenario = useShown((s) => s.scenario);
+  return (
+    <BatchOverview
+      model={model}
+      selected={selected}
+      selectedTurn={selectedTurn}
+      onSelect={useLab.getState().selection.select}
+      thinkingStyle={closingOnly ? "closing_only" : "paired"}
+      scenario={scenario}
+      workerCheck={client.checkTokens}
+      onShownRows={useLab.getState().selection.setShownRows}
+    />
+  );
 }
 
 const selectSample = (sample: number) => useLab.getState().selection.select(sample, null);

@@ -1,10 +1,14 @@
 /**
  * The batch at a glance: one row per sample (its number, idx, task, total reward and how it ended) and one cell
  * per turn, coloured by state. Rows are virtualised (fixed height, fixed-height scroll container), so a batch of
- * 1,000 samples stays smooth while it runs.
+ * 1,000 samples stays smooth while it runs. The summary counts the samples that drift from the chat template (the
+ * token consistency check, run in idle time: ./drift.ts), and "only drifting samples" filters the rows (j/k then move
+ * among the rows shown).
  */
 
-import { memo, useEffect, useMemo, useRef } from "react";
+import { memo, useEffect, useMemo, useRef, useState } from "react";
+import { driftingFilter, filterRows, useDrift, type DriftSummary, type RowFilter } from "./drift.js";
+import type { CheckScenario, WorkerCheck } from "./token-check-view.js";
 import { useMasterHeight } from "../layout/pane-context.js";
 import { VirtualRows } from "./VirtualRows.js";
 import type { RunModel, SampleView } from "../run/run-model.js";
@@ -23,7 +27,15 @@ export interface BatchOverviewProps {
   onSelect(sample: number, turn: number | null): void;
   /** How the run's assistants mark thinking (for the malformed-thinking badge). */
   thinkingStyle?: ThinkingStyle;
+  /** The run's scenario: the token check's tokenizer and whether the run was structured. */
+  scenario?: CheckScenario;
+  /** Checks a real vocabulary's samples in the rollout worker. */
+  workerCheck?: WorkerCheck;
+  /** The samples shown while a filter is on (null: all), for the keys that move the selection. Pass a stable callback. */
+  onShownRows?(rows: readonly number[] | null): void;
 }
+
+const NO_FILTERS: readonly RowFilter[] = [];
 
 const ROW_HEIGHT = 26;
 /** The rows' box where the page scrolls; in a pane it fills what the pane has left under the summary. */
@@ -34,8 +46,15 @@ const PANE_CHROME = 150;
 const currentCell = (selectedTurn: number | null) => selectedTurn ?? 0;
 
 export function BatchOverview(props: BatchOverviewProps) {
-  const { model, selected, selectedTurn, onSelect: select, thinkingStyle = "paired" } = props;
+  const { model, selected, selectedTurn, onSelect: select, thinkingStyle = "paired", scenario = null, workerCheck, onShownRows } = props;
   const run = useRun(model);
+  const drift = useDrift(run, scenario, workerCheck);
+  const [onlyDrifting, setOnlyDrifting] = useState(false);
+  const filters = useMemo(() => (onlyDrifting ? [driftingFilter(scenario)] : NO_FILTERS), [onlyDrifting, scenario]);
+  // The rows by sample number while a filter is on (recomputed as verdicts arrive); null: every sample, in order.
+  const rows = useMemo(() => (filters.length && drift.checked >= 0 ? filterRows(run.model.samples, filters) : null), [filters, run, drift]);
+  useEffect(() => onShownRows?.(rows), [rows, onShownRows]);
+  useEffect(() => () => onShownRows?.(null), [onShownRows]);
   const masterHeight = useMasterHeight();
   const viewportHeight = masterHeight === null ? VIEWPORT_HEIGHT : Math.max(6 * ROW_HEIGHT, masterHeight - PANE_CHROME);
   // One Tab stop in the grid (the current cell); while the keyboard is in the grid, focus follows the selection.
@@ -62,6 +81,7 @@ export function BatchOverview(props: BatchOverviewProps) {
   return (
     <div className="ov" data-testid="batch-overview">
       <OutcomeSummary outcomes={outcomes} />
+      <DriftLine drift={drift} only={onlyDrifting} onOnly={setOnlyDrifting} shown={rows?.length ?? null} />
       <Legend counts={counts} total={samples.length} />
       <div className="ov-head" role="presentation">
         <span>#</span>
@@ -75,21 +95,32 @@ export function BatchOverview(props: BatchOverviewProps) {
         </span>
       </div>
       <VirtualRows
-        list={{ count: samples.length, rowHeight: ROW_HEIGHT, viewportHeight, overscan: 8, selected }}
+        list={{ count: rows ? rows.length : samples.length, rowHeight: ROW_HEIGHT, viewportHeight, overscan: 8, selected: rows ? rows.indexOf(selected) : selected }}
         boxRef={grid}
         tabIndex={selectedHasCells ? -1 : 0}
         onFocus={() => (keyboardInGrid.current = true)}
         onBlur={(e) => {
           if (e.relatedTarget && !e.currentTarget.contains(e.relatedTarget as Node)) keyboardInGrid.current = false;
         }}
-        before={samples.length === 0 && <p className="hint ov-none">No samples yet.</p>}
+        before={
+          samples.length === 0 ? (
+            <p className="hint ov-none">No samples yet.</p>
+          ) : (
+            rows?.length === 0 && (
+              <p className="hint ov-none" data-testid="no-drifting">
+                No drifting samples{drift.checked < drift.finished ? " so far" : ""}.
+              </p>
+            )
+          )
+        }
         className="ov-scroll"
         role="grid"
         aria-label="Samples and their turns"
         aria-rowcount={samples.length}
         row={(index, top) => {
-          const s = samples[index]!;
-          const isSelected = index === selected;
+          const n = rows ? rows[index]! : index;
+          const s = samples[n]!;
+          const isSelected = n === selected;
           return (
             <Row
               sample={s}
@@ -192,6 +223,31 @@ const Row = memo(function Row({ sample: s, maxTurns, top, selected, selectedTurn
         )}
       </span>
     </div>
+  );
+});
+
+/** How many finished samples drift from the chat template, and the filter to show only them. */
+const DriftLine = memo(function DriftLine(props: { drift: DriftSummary; only: boolean; onOnly(only: boolean): void; shown: number | null }) {
+  const { drift, only, onOnly, shown } = props;
+  if (drift.needsModel) {
+    return (
+      <p className="ov-summary hint" data-testid="run-summary-drift" data-state="needs_model">
+        drift from the chat template: not checked, it needs the tokenizer of {drift.needsModel} (run the scenario in this page to load it)
+      </p>
+    );
+  }
+  if (drift.finished === 0) return null;
+  return (
+    <p className="ov-summary" data-testid="run-summary-drift-line">
+      <span data-testid="run-summary-drift" data-drifting={drift.drifting} data-checked={drift.checked} className={drift.drifting ? "has-problems" : undefined}>
+        {drift.drifting} of {drift.checked} drift from the chat template
+      </span>
+      {drift.checked < drift.finished && <span className="hint"> (checking: {drift.checked} of {drift.finished} finished samples)</span>}{" "}
+      <label className="ov-filter">
+        <input type="checkbox" data-testid="only-drifting" checked={only} onChange={(e) => onOnly(e.currentTarget.checked)} /> only drifting samples
+        {only && shown !== null && <span className="hint"> ({shown} shown)</span>}
+      </label>
+    </p>
   );
 });
 

@@ -6,7 +6,11 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 import { main as rollout } from "../../cli/rollout.js";
 import { main as tokens } from "../../cli/tokens.js";
 import { importJsonl } from "../run/jsonl.js";
-import { checkByteLevel, checkInput, isByteLevelSpec, tokenizerSpecOf } from "./token-check-view.js";
+import { checkByteLevel, checkInput, isByteLevelSpec, tokenizerSpecOf, type WorkerCheck } from "./token-check-view.js";
+import { checkFinished, CHUNK, driftingFilter, driftOf, filterRows } from "./drift.js";
+import type { SampleView } from "../run/run-model.js";
+import { checkSample } from "../../scenario/token-check.js";
+import { byteLevelCheckTokenizer } from "./token-check-view.js";
 
 const examples = join(import.meta.dirname, "../../scenario/examples");
 
@@ -64,5 +68,62 @@ describe("the page's token check", () => {
     expect(tokenizerSpecOf({ policy: { kind: "oracle" } })).toBeNull();
     expect(isByteLevelSpec(tokenizerSpecOf({ policy: { kind: "model", model: "builtin:small" } }))).toBe(true);
     expect(isByteLevelSpec("builtin:tiny-qwen3")).toBe(false);
+  });
+});
+
+describe("the batch's drift count and filter", () => {
+  const run = (samples: readonly SampleView[], scenario: Record<string, unknown> | null, workerCheck?: WorkerCheck) => {
+    let slices = 0;
+    let needs: string | null = null;
+    return checkFinished(samples, {
+      scenario,
+      workerCheck,
+      signal: new AbortController().signal,
+      onProgress: () => {},
+      onNeedsModel: (m) => (needs = m),
+      nextSlice: async () => void slices++,
+    }).then(() => ({ slices, needs }));
+  };
+
+  it("counts the drifting finished samples as the CLI does; the filter keeps only them", async () => {
+    const fork = await workspaceRun("fork");
+    const template = await workspaceRun("template");
+    await run(fork.model.samples, fork.scenario);
+    await run(template.model.samples, template.scenario);
+    const drifting = (m: typeof fork) => m.model.samples.filter((s) => driftOf(s, m.scenario) === true).length;
+    expect(drifting(fork)).toBe(fork.cli.samples.filter((s) => !s.consistent).length);
+    expect(drifting(fork)).toBe(3);
+    expect(drifting(template)).toBe(0);
+    expect(filterRows(fork.model.samples, [driftingFilter(fork.scenario)])).toEqual([0, 1, 2]);
+    expect(filterRows(template.model.samples, [driftingFilter(template.scenario)])).toEqual([]);
+    // With no filter, every row.
+    expect(filterRows(template.model.samples, [])).toEqual([0, 1, 2]);
+  });
+
+  it("300 samples: checked in slices of a few, each sample once (cached by its message log)", async () => {
+    const { model, scenario } = await workspaceRun("fork");
+    const many = Array.from({ length: 300 }, (_, i) => ({ ...model.samples[i % 3]!, sample: i, messages: [...model.samples[i % 3]!.messages] }));
+    const started = performance.now();
+    const first = await run(many, scenario);
+    const ms = performance.now() - started;
+    expect(first.slices).toBe(Math.ceil(300 / CHUNK) - 1);
+    expect(many.every((s) => driftOf(s, scenario) === true)).toBe(true);
+    // Each slice is short: the whole run's checks take well under a frame per slice on average.
+    expect(ms / Math.ceil(300 / CHUNK)).toBeLessThan(200);
+    const again = await run(many, scenario);
+    expect(again.slices).toBe(0);
+  });
+
+  it("a real vocabulary asks the worker per sample; a model not loaded stops the count and says which", async () => {
+    const { model, scenario } = await workspaceRun("template");
+    const qwen = { ...scenario, tokenizer: "builtin:tiny-qwen3" };
+    let calls = 0;
+    const worker: WorkerCheck = (sample) => (calls++, Promise.resolve({ kind: "checked", result: checkSample(sample, byteLevelCheckTokenizer), tokenizer: "builtin:tiny-qwen3" }));
+    await run(model.samples, qwen, worker);
+    expect(calls).toBe(3);
+    expect(model.samples.map((s) => driftOf(s, qwen))).toEqual([false, false, false]);
+    const other = { ...scenario, tokenizer: "org/model" };
+    expect((await run(model.samples, other)).needs).toBe("org/model");
+    expect(model.samples.map((s) => driftOf(s, other))).toEqual([null, null, null]);
   });
 });
