@@ -5,6 +5,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { getHeapStatistics } from "node:v8";
 import { loadNodeModelPolicy } from "../policy/llm/node.js";
+import { loadPolicyTokenizer } from "../policy/llm/tokenizer-load.js";
 import type { RunScenarioOptions, SampleLimit } from "../scenario/run.js";
 import { decodeUtf8 } from "../scenario/utf8.js";
 import { checkoutEnvironmentLookup } from "./checkout-environments.js";
@@ -16,7 +17,7 @@ import { checkoutEnvironmentLookup } from "./checkout-environments.js";
  */
 export async function nodeRunOptions(
   scenarioPath: string,
-): Promise<Pick<RunScenarioOptions, "loadFile" | "modelPolicy" | "environments" | "sampleLimit">> {
+): Promise<Pick<RunScenarioOptions, "loadFile" | "modelPolicy" | "environments" | "sampleLimit" | "textTokenizer">> {
   const dir = dirname(resolve(scenarioPath));
   return {
     sampleLimit: nodeSampleLimit(),
@@ -28,6 +29,8 @@ export async function nodeRunOptions(
       const policy = await loadNodeModelPolicy({ ...spec, model });
       return { generation: policy, tokenizer: policy.tokenizer, dispose: () => policy.dispose() };
     },
+    // A scenario's `tokenizer` for the text policies: a local folder is relative to the scenario, as a model's is.
+    textTokenizer: (spec) => loadPolicyTokenizer(spec.startsWith("./") || spec.startsWith("../") ? resolve(dir, spec) : spec),
   };
 }
 

@@ -177,4 +177,12 @@ export interface TokenizerInterface {
   readonly eosTokenId: number;
   /** What the chat template's generation prompt adds after the assistant header (e.g. `<think>\n`), if anything. */
   readonly generationPrefill?: string;
+  /**
+   * The tokenizer's own chat template, where it has a real one (a model's tokenizer, a scenario's `tokenizer`):
+   * the `template` envelope renders observations with it. Absent: the built-in ChatML rendering.
+   */
+  applyChatTemplate?(
+    messages: readonly { role: string; content: string }[],
+    options: { tools?: readonly unknown[] | null; addGenerationPrompt: boolean },
+  ): string;
 }

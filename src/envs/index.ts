@@ -31,4 +31,4 @@ export function environmentLookup(userEnvironments: Iterable<EnvironmentDefiniti
 }
 
 export { environmentFromModule, EnvironmentModuleError } from "./user/module.js";
-export type { BuiltinEnvironmentDefinition, DatasetDatum, EnvironmentDefinition, EnvView } from "./types.js";
+export type { BuiltinEnvironmentDefinition, DatasetDatum, EnvironmentDefinition, EnvView, GeneratedDatum, RawPromptDatum } from "./types.js";

@@ -24,7 +24,22 @@ export interface DatasetRequest {
   taskName: string;
   /** The environment's own settings (the scenario's `envs.<task>.config` for the dataset's task). */
   envConfig?: Record<string, unknown>;
+  /**
+   * `"messages"`: the runner renders prompts with a real chat template (a scenario's `tokenizer`), so a datum
+   * should give its prompt as raw chat messages (`RawPromptDatum`); absent or `"rendered"`: a `message_log` of
+   * prompts rendered with the built-in ChatML template, as the reference datasets do. An environment that ignores
+   * it keeps its `message_log`, tokenized as it is.
+   */
+  prompts?: "rendered" | "messages";
 }
+
+/** A generated datum whose prompt is raw chat messages (and OpenAI-style tools) for the active chat template. */
+export interface RawPromptDatum extends Omit<DatasetDatum, "message_log"> {
+  messages: { role: string; content: string }[];
+  tools?: Record<string, unknown>[];
+}
+
+export type GeneratedDatum = DatasetDatum | RawPromptDatum;
 
 /** What the UI draws for a sample's environment state; each kind has its own renderer. */
 export type EnvView =
@@ -42,7 +57,7 @@ export interface EnvironmentDefinition {
   description: string;
   /** Builds an instance from the scenario's `config`; throws (or rejects) with an Error naming the bad field. */
   create(config: Record<string, unknown>): EnvironmentInterface | Promise<EnvironmentInterface>;
-  generateDataset(request: DatasetRequest): DatasetDatum[] | Promise<DatasetDatum[]>;
+  generateDataset(request: DatasetRequest): GeneratedDatum[] | Promise<GeneratedDatum[]>;
   /**
    * The state as the UI shows it; `metadata` is a sample's current `extra_env_info` (null after it ended).
    * Without a view the lab shows the metadata as JSON text.
@@ -53,6 +68,8 @@ export interface EnvironmentDefinition {
 /** A built-in environment: in-process, so its dataset and view answer at once. */
 export interface BuiltinEnvironmentDefinition extends EnvironmentDefinition {
   create(config: Record<string, unknown>): EnvironmentInterface;
-  generateDataset(request: DatasetRequest): DatasetDatum[];
+  /** Rendered prompts (`message_log`) unless asked for raw ones. */
+  generateDataset(request: DatasetRequest & { prompts?: "rendered" }): DatasetDatum[];
+  generateDataset(request: DatasetRequest): GeneratedDatum[];
   view(metadata: Metadata): EnvView;
 }

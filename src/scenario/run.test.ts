@@ -83,7 +83,7 @@ describe("the calculator", () => {
 
   it("max_seq_len: the observation is cut to the room left, with exact metrics", async () => {
     const scenario = await example("calculator-scripted.json");
-    const prompt = tok.encode(scenario.samples![0]!.message_log[0]!.content).length;
+    const prompt = tok.encode(scenario.samples![0]!.message_log![0]!.content).length;
     const firstResponse = "[3, 5, sum]<call: calculator>".length;
     const result = await runScenario({ ...scenario, max_seq_len: prompt + firstResponse + 10 });
     const [s] = result.samples;

@@ -1,12 +1,13 @@
 /**
- * Runs a scenario: builds the environments, the input batch (tokenized with the built-in byte-level tokenizer)
- * and the policy, runs the sync or async rollout, and returns the result JSON of `scenario-format.md`.
+ * Runs a scenario: builds the environments, the input batch (tokenized with the policy's tokenizer: a model's own,
+ * the scenario's `tokenizer`, else the built-in byte-level one) and the policy, runs the sync or async rollout, and returns the result JSON of `scenario-format.md`.
  * Works in Node and in the browser alike; reading a replay file is the caller's job (`loadFile`).
  */
 
 import {
   BatchedDataDict,
   byteLevelTokenizer,
+  renderChatTemplate,
   resolveStructuredToolUse,
   runAsyncMultiTurnRollout,
   runMultiTurnRollout,
@@ -16,6 +17,7 @@ import {
   type PauseController,
   type RolloutEvent,
   type TokenizerInterface,
+  type ToolSpec,
 } from "../core/index.js";
 import { findEnvironment, type EnvironmentDefinition, type EnvironmentLookup } from "../envs/index.js";
 import { oraclePolicy } from "../policy/oracle/index.js";
@@ -29,8 +31,16 @@ export interface RunScenarioOptions {
   loadFile?: (path: string) => Promise<string>;
   /** A model policy, for scenarios whose policy kind is `model` (built by the caller: Node or Worker). */
   modelPolicy?: (policy: Extract<Scenario["policy"], { kind: "model" }>) => Promise<LoadedPolicy>;
-  /** A policy to use instead of the scenario's (the lab's human policy). */
-  policyOverride?: LoadedPolicy;
+  /**
+   * A policy to use instead of the scenario's (the lab's human policy); as a function, it is given the tokenizer
+   * the text policies use (the scenario's `tokenizer`, else the byte-level one).
+   */
+  policyOverride?: LoadedPolicy | ((tokenizer: TokenizerInterface) => LoadedPolicy);
+  /**
+   * Loads the tokenizer a scenario's `tokenizer` key names (not a byte-level one), for the text policies: Node's
+   * `loadPolicyTokenizer` (src/policy/llm/tokenizer-load.ts), the page's worker's own.
+   */
+  textTokenizer?: (spec: string) => Promise<TokenizerInterface>;
   onEvent?: (event: RolloutEvent) => void;
   signal?: AbortSignal;
   pause?: PauseController;
@@ -63,6 +73,20 @@ export interface PreparedScenario {
   data: DatumSpec[];
   taskToEnv: Record<string, EnvironmentInterface>;
   environments: Record<string, EnvironmentDefinition>;
+  /**
+   * Whether prompts are rendered with the active tokenizer's own chat template (a real one: the scenario's
+   * `tokenizer`, or a model policy's model, other than the byte-level built-ins); the built-in ChatML otherwise.
+   */
+  realTemplate?: boolean;
+}
+
+/** Tokenizer specs that are the byte-level tokenizer with the built-in ChatML template. */
+export const BYTE_LEVEL_TOKENIZERS: readonly string[] = ["builtin:tiny", "builtin:small", "builtin:byte-level"];
+
+/** The model id whose tokenizer and chat template a scenario uses, or null for the byte-level one. */
+export function activeTokenizerSpec(scenario: Pick<Scenario, "tokenizer" | "policy">): string | null {
+  const spec = scenario.tokenizer ?? (scenario.policy.kind === "model" ? scenario.policy.model : null);
+  return spec === null || BYTE_LEVEL_TOKENIZERS.includes(spec) ? null : spec;
 }
 
 type DatumSpec = NonNullable<Scenario["samples"]>[number];
@@ -100,6 +124,7 @@ export async function prepareScenario(
     environments[task] = definition;
   }
 
+  const realTemplate = activeTokenizerSpec(scenario) !== null;
   let data: DatumSpec[];
   if (scenario.dataset) {
     const { task_name, size, seed, config } = scenario.dataset;
@@ -113,6 +138,8 @@ export async function prepareScenario(
         config: config ?? {},
         taskName: task_name,
         envConfig: scenario.envs[task_name]!.config ?? {},
+        // A real template renders the prompts: the built-in environments then give raw chat messages.
+        ...(realTemplate ? { prompts: "messages" as const } : {}),
       });
     } catch (e) {
       throw problem("dataset.config", (e as Error).message);
@@ -125,13 +152,33 @@ export async function prepareScenario(
     data = scenario.samples!;
   }
 
-  return { data, taskToEnv, environments };
+  return { data, taskToEnv, environments, realTemplate };
+}
+
+/**
+ * A datum's initial message log: its `message_log`, or its raw `messages` (and `tools`) rendered with the active
+ * chat template (`add_generation_prompt: true`) into one `user` message, as the reference datasets pre-render
+ * their prompts: the tokenizer's own template when `realTemplate`, else the built-in ChatML one.
+ */
+export function initialMessages(d: DatumSpec, tokenizer: TokenizerInterface, realTemplate: boolean): { role: string; content: string }[] {
+  if (d.message_log) return d.message_log;
+  const messages = d.messages!;
+  const tools = d.tools ?? null;
+  const text =
+    realTemplate && tokenizer.applyChatTemplate
+      ? tokenizer.applyChatTemplate(messages, { tools, addGenerationPrompt: true })
+      : renderChatTemplate(messages, { tools: tools as ToolSpec[] | null, addGenerationPrompt: true });
+  return [{ role: "user", content: text }];
 }
 
 /** The input batch: every message tokenized with the policy's tokenizer. */
 export function inputBatchFor(prepared: PreparedScenario, tokenizer: TokenizerInterface = byteLevelTokenizer): BatchedDataDict {
   const rows = prepared.data.map((d, position) => {
-    const log: Message[] = d.message_log.map((m) => ({ role: m.role, content: m.content, token_ids: tokenizer.encode(m.content) }));
+    const log: Message[] = initialMessages(d, tokenizer, prepared.realTemplate ?? false).map((m) => ({
+      role: m.role,
+      content: m.content,
+      token_ids: tokenizer.encode(m.content),
+    }));
     return {
       message_log: log,
       length: log.reduce((n, m) => n + m.token_ids.length, 0),
@@ -151,7 +198,7 @@ async function buildPolicy(
   options: RunScenarioOptions,
 ): Promise<LoadedPolicy> {
   const policy = scenario.policy;
-  const tokenizer = byteLevelTokenizer;
+  const tokenizer = await textPolicyTokenizer(scenario, options);
   switch (policy.kind) {
     case "scripted":
       return { generation: scriptedPolicy(policy.responses, tokenizer), tokenizer };
@@ -174,6 +221,18 @@ async function buildPolicy(
   }
 }
 
+/** The text policies' tokenizer: the one the scenario's `tokenizer` names, else the byte-level one. */
+async function textPolicyTokenizer(scenario: Scenario, options: RunScenarioOptions): Promise<TokenizerInterface> {
+  const spec = scenario.tokenizer;
+  if (spec === undefined || BYTE_LEVEL_TOKENIZERS.includes(spec) || scenario.policy.kind === "model") return byteLevelTokenizer;
+  if (!options.textTokenizer) throw problem("tokenizer", `this runner cannot load the tokenizer '${spec}'`);
+  try {
+    return await options.textTokenizer(spec);
+  } catch (e) {
+    throw problem("tokenizer", (e as Error).message);
+  }
+}
+
 /** Runs one scenario to its result JSON. */
 export async function runScenario(scenario: Scenario, options: RunScenarioOptions = {}): Promise<RolloutResultJson> {
   let structuredCfg;
@@ -183,10 +242,14 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     throw problem("structured", (e as Error).message);
   }
   const prepared = await prepareScenario(scenario, options.environments, options.sampleLimit);
-  const built = options.policyOverride ?? (await buildPolicy(scenario, prepared, options));
+  const override = options.policyOverride;
+  const built =
+    typeof override === "function"
+      ? override(await textPolicyTokenizer(scenario, options))
+      : (override ?? (await buildPolicy(scenario, prepared, options)));
   const { generation, tokenizer, dispose } = options.wrapPolicy ? options.wrapPolicy(built) : built;
   try {
-    // The policy's tokenizer (a model's own, or the byte-level one) tokenizes the prompts.
+    // The policy's tokenizer (a model's own, the scenario's `tokenizer`, or the byte-level one) tokenizes the prompts.
     return await rollout(scenario, prepared, inputBatchFor(prepared, tokenizer), generation, tokenizer, structuredCfg, options);
   } finally {
     await dispose?.();

@@ -26,19 +26,38 @@ const message = z.strictObject(
 
 const stringList = z.array(z.string({ error: "expected a string" }), { error: "expected a list of strings" });
 
-const datum = z.strictObject(
-  {
-    task_name: z.string({ error: "expected a task name (a key of envs)" }),
-    idx: int("an integer").optional(),
-    message_log: z.array(message, { error: "expected a list of {role, content} messages" }).min(1, {
-      error: "expected at least one message",
-    }),
-    extra_env_info: jsonObject.nullable().optional(),
-    stop_strings: stringList.nullable().optional(),
-    loss_multiplier: z.number({ error: "expected a number" }).optional(),
-  },
-  { error: "expected a datum spec {task_name, message_log, …}" },
-);
+const messageList = z.array(message, { error: "expected a list of {role, content} messages" }).min(1, {
+  error: "expected at least one message",
+});
+
+const datum = z
+  .strictObject(
+    {
+      task_name: z.string({ error: "expected a task name (a key of envs)" }),
+      idx: int("an integer").optional(),
+      message_log: messageList.optional(),
+      /** Raw chat messages, rendered with the active chat template (`add_generation_prompt: true`) into the log. */
+      messages: messageList.optional(),
+      /** OpenAI-style function specs for the template, beside `messages` only. */
+      tools: z.array(jsonObject, { error: "expected a list of function specs (objects)" }).optional(),
+      extra_env_info: jsonObject.nullable().optional(),
+      stop_strings: stringList.nullable().optional(),
+      loss_multiplier: z.number({ error: "expected a number" }).optional(),
+    },
+    { error: "expected a datum spec {task_name, message_log, …}" },
+  )
+  .superRefine((d, ctx) => {
+    if ((d.message_log === undefined) === (d.messages === undefined)) {
+      ctx.addIssue({
+        code: "custom",
+        path: d.message_log === undefined ? ["message_log"] : ["messages"],
+        message: "expected exactly one of message_log and messages (raw chat messages)",
+      });
+    }
+    if (d.tools !== undefined && d.messages === undefined) {
+      ctx.addIssue({ code: "custom", path: ["tools"], message: "tools go with messages (raw chat messages), not with message_log" });
+    }
+  });
 
 const dataset = z.strictObject(
   {
@@ -156,6 +175,10 @@ export const scenarioSchema = z
       policy,
       structured: structured.nullable().optional(),
       invalid_action: invalidAction.nullable().optional(),
+      tokenizer: z
+        .string({ error: "expected a model id (builtin:tiny-qwen3, a hub id or a local folder)" })
+        .min(1, { error: "expected a model id (builtin:tiny-qwen3, a hub id or a local folder)" })
+        .optional(),
     },
     { error: "expected a scenario object {mode, max_seq_len, …}" },
   )
@@ -168,6 +191,13 @@ export const scenarioSchema = z
       if (!Object.hasOwn(s.envs, d.task_name)) {
         ctx.addIssue({ code: "custom", path: ["samples", i, "task_name"], message: `'${d.task_name}' is not a key of envs` });
       }
+    }
+    if (s.tokenizer !== undefined && s.policy.kind === "model" && s.tokenizer !== s.policy.model) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["tokenizer"],
+        message: `'${s.tokenizer}' is not the model policy's model '${s.policy.model}': a model policy uses its own tokenizer (drop tokenizer, or name the same model)`,
+      });
     }
     if (s.dataset && !Object.hasOwn(s.envs, s.dataset.task_name)) {
       ctx.addIssue({ code: "custom", path: ["dataset", "task_name"], message: `'${s.dataset.task_name}' is not a key of envs` });

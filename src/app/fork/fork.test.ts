@@ -152,7 +152,7 @@ describe("the fork's scenario", () => {
     expect(datum!.extra_env_info).toEqual(s.turns[turn - 1]!.metadata);
     // Prompt + (assistant, observation) per kept turn, each tokenizing to the original's tokens.
     expect(datum!.message_log).toHaveLength(s.promptMessages + 2 * turn);
-    datum!.message_log.forEach((m, i) => expect(byteLevelTokenizer.encode(m.content)).toEqual(s.messages[i]!.token_ids));
+    datum!.message_log!.forEach((m, i) => expect(byteLevelTokenizer.encode(m.content)).toEqual(s.messages[i]!.token_ids));
     expect(plan.continuation).toEqual({ sampleId: 1, turnOffset: turn });
     expect(plan.keptTurns).toBe(turn);
   });
@@ -290,7 +290,7 @@ describe("editing an observation", () => {
     expect(plan.firstNewTurn).toBe(turn + 1);
     expect(plan.continuation).toEqual({ sampleId: 3, turnOffset: turn + 1 });
     const datum = plan.scenario.samples![0]!;
-    expect(datum.message_log.at(-1)!.content).toBe(text);
+    expect(datum.message_log!.at(-1)!.content).toBe(text);
     expect(datum.extra_env_info).toEqual(s.turns[turn]!.metadata);
     expect(plan.scenario.max_rollout_turns).toBe(31 - (turn + 1));
     // The forked turn keeps its reward and state and shows the edited observation; new turns follow it.
@@ -298,7 +298,7 @@ describe("editing an observation", () => {
     expect(fork.messages[t.observationIndex!]!.content).toBe(text);
     expect(t.reward).toBe(s.turns[turn]!.reward);
     expect(fork.turns[turn + 1]!.turn).toBe(turn + 1);
-    expect(fork.turns[turn + 1]!.inputTokens).toBe(byteLevelTokenizer.encode(datum.message_log.map((m) => m.content).join("")).length);
+    expect(fork.turns[turn + 1]!.inputTokens).toBe(byteLevelTokenizer.encode(datum.message_log!.map((m) => m.content).join("")).length);
   });
 
   it("wraps the edited observation in the tool-response envelope when structured tools are on", async () => {
@@ -308,7 +308,7 @@ describe("editing an observation", () => {
       { scenario: original.scenario, sample: s, maxRolloutTurns: 8, policySample: s.sample },
       { turn: 0, edit: { kind: "observation", text: "edited output" } },
     );
-    expect(plan.scenario.samples![0]!.message_log.at(-1)!.content).toContain("<tool_response>\nedited output\n</tool_response>");
+    expect(plan.scenario.samples![0]!.message_log!.at(-1)!.content).toContain("<tool_response>\nedited output\n</tool_response>");
     expect(plan.editedObservation!.content).toBe("edited output");
   });
 

@@ -95,13 +95,60 @@ export interface TemplateEnvelopeContext {
   assistantText: string;
   /** What the template's generation prompt adds after `<|im_start|>assistant\n` (e.g. `<think>\n`), if anything. */
   generationPrefill?: string | undefined;
+  /** The tokenizer's real chat template, when it has one: the envelope is then what it renders (below). */
+  tokenizer?: Pick<TokenizerInterface, "applyChatTemplate" | "decode" | "eosTokenId"> | undefined;
+}
+
+/** Stands for the observation in the rendering the real template's envelope is cut from (no template writes it). */
+const OBSERVATION_SENTINEL = "\u0000observation\u0000";
+
+/**
+ * The "template" envelope with a tokenizer's real chat template: the template renders a conversation of one user
+ * turn, the assistant's turn (its text, less a final end-of-turn token) and the observation as a `tool` message,
+ * with the generation prompt; the envelope is what that rendering writes after the assistant's text, with the
+ * observation in its place, up to the end (the next generation prompt, its prefill included). When the template
+ * writes the assistant's text as it was generated, the cut is right after that text; otherwise (the template
+ * rewrote the turn: a think block re-spaced) right before the last end-of-turn token in front of the observation.
+ * An end-of-turn token the assistant generated is not repeated.
+ */
+export function realTemplateToolResponseEnvelope(
+  content: string,
+  assistantText: string,
+  tokenizer: Pick<TokenizerInterface, "applyChatTemplate" | "decode" | "eosTokenId">,
+): string {
+  const apply = tokenizer.applyChatTemplate!.bind(tokenizer);
+  const eos = tokenizer.decode([tokenizer.eosTokenId]);
+  const endsWithEos = eos !== "" && assistantText.endsWith(eos);
+  const turnText = endsWithEos ? assistantText.slice(0, -eos.length) : assistantText;
+  const user = { role: "user", content: "x" };
+  const prompt = apply([user], { addGenerationPrompt: true });
+  const rendered = apply(
+    [user, { role: "assistant", content: turnText }, { role: "tool", content: OBSERVATION_SENTINEL }],
+    { addGenerationPrompt: true },
+  );
+  const at = rendered.indexOf(OBSERVATION_SENTINEL);
+  if (at < 0) throw new Error("the chat template does not render a tool message's content");
+  const before = rendered.slice(0, at);
+  const after = rendered.slice(at + OBSERVATION_SENTINEL.length);
+  let between: string;
+  if (before.startsWith(prompt + turnText)) {
+    between = before.slice(prompt.length + turnText.length);
+  } else {
+    const close = eos ? before.lastIndexOf(eos) : -1;
+    if (close < 0) throw new Error("the chat template rewrites the assistant's turn and closes it with no end-of-turn token");
+    between = before.slice(close);
+  }
+  if (endsWithEos && between.startsWith(eos)) between = between.slice(eos.length);
+  return between + content + after;
 }
 
 /**
- * The "template" envelope: what the built-in ChatML template renders between the end of the assistant's content
- * and the start of its next content, less what the assistant already generated (hermes-and-thinking.md §1.6).
+ * The "template" envelope: what the chat template renders between the end of the assistant's content
+ * and the start of its next content, less what the assistant already generated (hermes-and-thinking.md §1.6): the tokenizer's real template where it
+ * has one, else the built-in ChatML template's text.
  */
 export function templateToolResponseEnvelope(content: string, ctx: TemplateEnvelopeContext): string {
+  if (ctx.tokenizer?.applyChatTemplate) return realTemplateToolResponseEnvelope(content, ctx.assistantText, ctx.tokenizer);
   const closing = ctx.assistantText.endsWith(IM_END) ? "" : IM_END;
   return `${closing}\n<|im_start|>user\n<tool_response>\n${content}\n</tool_response><|im_end|>\n<|im_start|>assistant\n${ctx.generationPrefill ?? ""}`;
 }

@@ -25,6 +25,7 @@ export function observationMessage(args: ObservationArgs): { message: Message; t
   const text = observationText(observation.content, structuredCfg, {
     assistantText: structuredCfg?.envelope === "template" ? tokenizer.decode(assistantIds) : "",
     generationPrefill: tokenizer.generationPrefill,
+    tokenizer,
   });
   let ids = tokenizer.encode(text);
   let truncatedContext = false;

@@ -7,7 +7,7 @@
 
 import { chatPrompt, Rng } from "../../core/index.js";
 import { integerConfig } from "../config.js";
-import type { DatasetDatum, DatasetRequest } from "../types.js";
+import type { DatasetDatum, DatasetRequest, GeneratedDatum, RawPromptDatum } from "../types.js";
 import { CALCULATOR_STOP_STRINGS, type CalculatorMetadata } from "./env.js";
 import { evaluate, generateProblem, renderExpr } from "./problem.js";
 
@@ -54,6 +54,19 @@ export function calculatorDatum(problem: string, expected: number, maxSteps: num
     stop_strings: [...CALCULATOR_STOP_STRINGS],
     task_name: taskName,
   };
+}
+
+/** The datum with its prompt as raw chat messages (`DatasetRequest.prompts: "messages"`): the user text alone. */
+export function rawCalculatorDatum(datum: DatasetDatum): RawPromptDatum {
+  const { message_log: _rendered, ...rest } = datum;
+  const problem = (datum.extra_env_info as unknown as CalculatorMetadata).problem;
+  return { ...rest, messages: [{ role: "user", content: calculatorUserText(problem) }] };
+}
+
+/** The dataset; asked for raw prompts, each datum's prompt as chat messages for the active template. */
+export function calculatorDataset(request: DatasetRequest): GeneratedDatum[] {
+  const data = generateCalculatorDataset(request);
+  return request.prompts === "messages" ? data.map(rawCalculatorDatum) : data;
 }
 
 export function generateCalculatorDataset(request: DatasetRequest): DatasetDatum[] {

@@ -2,7 +2,7 @@
 
 import { checkConfigKeys } from "../config.js";
 import type { BuiltinEnvironmentDefinition } from "../types.js";
-import { generateCalculatorDataset } from "./dataset.js";
+import { calculatorDataset } from "./dataset.js";
 import { CalculatorEnv } from "./env.js";
 import { calculatorView } from "./view.js";
 
@@ -16,7 +16,7 @@ export {
   CALCULATOR_STOP_STRINGS,
 } from "./env.js";
 export type { CalculatorMetadata, CalculatorTurn, ToolCall } from "./env.js";
-export { calculatorDatasetConfig, calculatorDatum, calculatorUserText, generateCalculatorDataset } from "./dataset.js";
+export { calculatorDataset, calculatorDatasetConfig, calculatorDatum, calculatorUserText, generateCalculatorDataset, rawCalculatorDatum } from "./dataset.js";
 export { evaluate, generateProblem, parseProblem, planSteps, renderExpr } from "./problem.js";
 export type { Expr, Operator, PlanStep } from "./problem.js";
 export { calculatorView } from "./view.js";
@@ -32,6 +32,6 @@ export const calculatorEnvironment: BuiltinEnvironmentDefinition = {
     checkConfigKeys("calculator config", config, []);
     return new CalculatorEnv();
   },
-  generateDataset: generateCalculatorDataset,
+  generateDataset: calculatorDataset as BuiltinEnvironmentDefinition["generateDataset"],
   view: calculatorView,
 };

@@ -11,7 +11,7 @@
 
 import { chatPrompt, Rng } from "../../core/index.js";
 import { integerConfig } from "../config.js";
-import type { DatasetDatum, DatasetRequest } from "../types.js";
+import type { DatasetDatum, DatasetRequest, GeneratedDatum, RawPromptDatum } from "../types.js";
 import { PUZZLE_STOP_STRINGS, type PuzzleMetadata } from "./env.js";
 import { generatePuzzle, puzzleInitText, renderPuzzle, type PuzzleState } from "./game.js";
 
@@ -54,6 +54,25 @@ export function puzzleDatum(state: PuzzleState, maxMoves: number, taskName: stri
     stop_strings: [...PUZZLE_STOP_STRINGS],
     task_name: taskName,
   };
+}
+
+/** The datum with its prompt as raw chat messages (`DatasetRequest.prompts: "messages"`): system and user, unstripped. */
+export function rawPuzzleDatum(datum: DatasetDatum): RawPromptDatum {
+  const { message_log: _rendered, ...rest } = datum;
+  const state = (datum.extra_env_info as unknown as PuzzleMetadata).game_state;
+  return {
+    ...rest,
+    messages: [
+      { role: "system", content: PUZZLE_SYSTEM_PROMPT },
+      { role: "user", content: puzzleUserText(state) },
+    ],
+  };
+}
+
+/** The dataset; asked for raw prompts, each datum's prompt as chat messages for the active template. */
+export function slidingPuzzleDataset(request: DatasetRequest): GeneratedDatum[] {
+  const data = generateSlidingPuzzleDataset(request);
+  return request.prompts === "messages" ? data.map(rawPuzzleDatum) : data;
 }
 
 export function generateSlidingPuzzleDataset(request: DatasetRequest): DatasetDatum[] {

@@ -2,7 +2,7 @@
 
 import { checkConfigKeys } from "../config.js";
 import type { BuiltinEnvironmentDefinition } from "../types.js";
-import { generateSlidingPuzzleDataset } from "./dataset.js";
+import { slidingPuzzleDataset } from "./dataset.js";
 import { SlidingPuzzleEnv } from "./env.js";
 import { slidingPuzzleView } from "./view.js";
 
@@ -10,7 +10,7 @@ export { SlidingPuzzleEnv, parsePuzzleAction, processPuzzleTurn, slidingPuzzleSu
 export type { PuzzleMetadata, PuzzleTurn } from "./env.js";
 export { generatePuzzle, puzzleInitText, puzzleStep, renderPuzzle, solvedGrid, PUZZLE_COMMANDS } from "./game.js";
 export type { Grid, PuzzleState } from "./game.js";
-export { generateSlidingPuzzleDataset, puzzleDatasetConfig, puzzleDatum, puzzleUserText } from "./dataset.js";
+export { generateSlidingPuzzleDataset, puzzleDatasetConfig, puzzleDatum, puzzleUserText, rawPuzzleDatum, slidingPuzzleDataset } from "./dataset.js";
 export { slidingPuzzleView } from "./view.js";
 
 export const slidingPuzzleEnvironment: BuiltinEnvironmentDefinition = {
@@ -25,6 +25,6 @@ export const slidingPuzzleEnvironment: BuiltinEnvironmentDefinition = {
     checkConfigKeys("sliding_puzzle config", config, []);
     return new SlidingPuzzleEnv();
   },
-  generateDataset: generateSlidingPuzzleDataset,
+  generateDataset: slidingPuzzleDataset as BuiltinEnvironmentDefinition["generateDataset"],
   view: slidingPuzzleView,
 };

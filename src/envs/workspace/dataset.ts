@@ -7,7 +7,7 @@
 
 import { renderChatTemplate, Rng, SESSION_TOOLS } from "../../core/index.js";
 import { booleanSetting, checkConfigKeys, integerSetting } from "../config.js";
-import type { DatasetDatum, DatasetRequest } from "../types.js";
+import type { DatasetDatum, DatasetRequest, GeneratedDatum, RawPromptDatum } from "../types.js";
 import { VirtualFs } from "./fs.js";
 import type { WorkspaceMetadata } from "./env.js";
 import { generateTask, TASK_KINDS, type GeneratedTask, type TaskKind, type WorkspaceTask } from "./tasks.js";
@@ -72,6 +72,31 @@ export function workspaceDatum(generated: GeneratedTask, config: WorkspaceDatase
     stop_strings: null,
     task_name: taskName,
   };
+}
+
+/**
+ * The datum with its prompt as raw chat messages (`DatasetRequest.prompts: "messages"`): the system and user
+ * texts, and the session tools as `tools` when the tools are structured.
+ */
+export function rawWorkspaceDatum(datum: DatasetDatum, structuredTools: boolean): RawPromptDatum {
+  const { message_log: _rendered, ...rest } = datum;
+  const task = (datum.extra_env_info as unknown as WorkspaceMetadata).task;
+  return {
+    ...rest,
+    messages: [
+      { role: "system", content: WORKSPACE_SYSTEM_PROMPT },
+      { role: "user", content: workspaceUserText(task, structuredTools) },
+    ],
+    ...(structuredTools ? { tools: SESSION_TOOLS.chatTemplateTools() as unknown as Record<string, unknown>[] } : {}),
+  };
+}
+
+/** The dataset; asked for raw prompts, each datum's prompt as chat messages for the active template. */
+export function workspaceDataset(request: DatasetRequest): GeneratedDatum[] {
+  const data = generateWorkspaceDataset(request);
+  if (request.prompts !== "messages") return data;
+  const structured = workspaceDatasetConfig(request.config).structured_tools;
+  return data.map((d) => rawWorkspaceDatum(d, structured));
 }
 
 export function generateWorkspaceDataset(request: DatasetRequest): DatasetDatum[] {

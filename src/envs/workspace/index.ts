@@ -4,7 +4,7 @@
  */
 
 import type { BuiltinEnvironmentDefinition } from "../types.js";
-import { generateWorkspaceDataset } from "./dataset.js";
+import { workspaceDataset } from "./dataset.js";
 import { WorkspaceEnv, workspaceEnvConfig } from "./env.js";
 import { workspaceView } from "./view.js";
 
@@ -12,6 +12,8 @@ export { WorkspaceEnv, WORKSPACE_ENV_DEFAULTS, processWorkspaceTurn, verdictText
 export type { WorkspaceEnvConfig, WorkspaceMetadata, WorkspaceTurn } from "./env.js";
 export {
   generateWorkspaceDataset,
+  rawWorkspaceDatum,
+  workspaceDataset,
   workspaceDatasetConfig,
   workspaceDatum,
   workspacePrompt,
@@ -49,6 +51,6 @@ export const workspaceEnvironment: BuiltinEnvironmentDefinition = {
   create(config) {
     return new WorkspaceEnv(workspaceEnvConfig(config));
   },
-  generateDataset: generateWorkspaceDataset,
+  generateDataset: workspaceDataset as BuiltinEnvironmentDefinition["generateDataset"],
   view: workspaceView,
 };

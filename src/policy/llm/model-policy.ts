@@ -69,6 +69,21 @@ export class ModelTokenizer implements TokenizerInterface {
     if (ids.length === 0) return ""; // transformers.js rejects an empty list
     return this.hf.decode([...ids], { skip_special_tokens: options.skipSpecialTokens ?? false });
   }
+
+  /** The tokenizer's own chat template (its `tokenizer_config.json`'s), rendered by transformers.js. */
+  applyChatTemplate(
+    messages: readonly { role: string; content: string }[],
+    options: { tools?: readonly unknown[] | null; addGenerationPrompt: boolean },
+  ): string {
+    return this.hf.apply_chat_template(
+      messages.map((m) => ({ ...m })),
+      {
+        tokenize: false,
+        add_generation_prompt: options.addGenerationPrompt,
+        ...(options.tools ? { tools: options.tools as Record<string, unknown>[] } : {}),
+      },
+    ) as unknown as string;
+  }
 }
 
 /** What the chat template's generation prompt adds after `<|im_start|>assistant\n` (e.g. `<think>\n`). */

@@ -11,6 +11,8 @@ import { existsSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, join, resolve } from "node:path";
 import { AutoTokenizer, env } from "@huggingface/transformers";
+import { byteLevelTokenizer, type TokenizerInterface } from "../../core/index.js";
+import { ModelTokenizer } from "./model-policy.js";
 
 /** A loaded tokenizer in the shape the consistency check takes (src/scenario/token-check.ts `CheckTokenizer`). */
 export interface LoadedTokenizer {
@@ -47,19 +49,48 @@ export function tokenizerFolder(spec: string): string | null {
   return folder;
 }
 
-/** Loads the tokenizer of a folder with transformers.js, local files only. */
-export async function loadTokenizerFolder(folder: string, name = folder): Promise<LoadedTokenizer> {
+/** transformers.js's tokenizer of a folder, local files only; loaded once per folder. */
+async function hfTokenizerOf(folder: string, name: string): Promise<Awaited<ReturnType<typeof AutoTokenizer.from_pretrained>>> {
+  let loading = hfTokenizers.get(folder);
+  if (!loading) {
+    loading = loadHfTokenizer(folder, name);
+    hfTokenizers.set(folder, loading);
+    loading.catch(() => hfTokenizers.delete(folder));
+  }
+  return loading;
+}
+
+const hfTokenizers = new Map<string, ReturnType<typeof loadHfTokenizer>>();
+
+async function loadHfTokenizer(folder: string, name: string) {
   // transformers.js reads an org/name id under a root: the folder's grandparent, then its parent and itself.
   env.allowRemoteModels = false;
   env.allowLocalModels = true;
   env.localModelPath = `${dirname(dirname(folder))}/`;
   const id = `${basename(dirname(folder))}/${basename(folder)}`;
-  let tokenizer: Awaited<ReturnType<typeof AutoTokenizer.from_pretrained>>;
   try {
-    tokenizer = await AutoTokenizer.from_pretrained(id, { local_files_only: true });
+    return await AutoTokenizer.from_pretrained(id, { local_files_only: true });
   } catch (e) {
     throw new Error(`tokenizer '${name}': transformers.js could not load ${folder}: ${e instanceof Error ? e.message : String(e)}`);
   }
+}
+
+/**
+ * The tokenizer a scenario's `tokenizer` key names, for the text policies (scripted, oracle, replay, human): the
+ * byte-level one for `builtin:tiny`, `builtin:small` and `builtin:byte-level`, else the folder's through
+ * transformers.js with its chat template (`ModelTokenizer`, as a model policy's). Offline: a hub id is refused.
+ */
+export async function loadPolicyTokenizer(spec: string): Promise<TokenizerInterface> {
+  const folder = tokenizerFolder(spec);
+  if (folder === null) return byteLevelTokenizer;
+  const tokenizer = await hfTokenizerOf(folder, spec);
+  if (!tokenizer.chat_template) throw new Error(`tokenizer '${spec}': ${join(folder, "tokenizer_config.json")} has no chat_template`);
+  return new ModelTokenizer(tokenizer);
+}
+
+/** Loads the tokenizer of a folder with transformers.js, local files only. */
+export async function loadTokenizerFolder(folder: string, name = folder): Promise<LoadedTokenizer> {
+  const tokenizer = await hfTokenizerOf(folder, name);
   if (!tokenizer.chat_template) throw new Error(`tokenizer '${name}': ${join(folder, "tokenizer_config.json")} has no chat_template`);
   const eosText = tokenizer.eos_token;
   if (typeof eosText !== "string") throw new Error(`tokenizer '${name}': ${join(folder, "tokenizer_config.json")} names no eos_token`);
