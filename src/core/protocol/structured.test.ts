@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ByteLevelTokenizer } from "../tokenizer/byte-level.js";
+import { renderChatTemplate } from "./chat-template.js";
 import type { TokenizerInterface } from "../types.js";
 import {
   observationText,
@@ -124,6 +125,30 @@ describe("the observation envelope (§1.6, decision 8)", () => {
     expect(
       templateToolResponseEnvelope("out", { assistantText: "a<|im_end|>", generationPrefill: "<think>\n" }),
     ).toBe(`${tail}<think>\n`);
+  });
+
+  it("with a tokenizer's real template: the text that template renders after the turn (here the built-in ChatML, so the same)", () => {
+    const base = new ByteLevelTokenizer();
+    const withTemplate = (prefill: string) =>
+      Object.assign(Object.create(base) as ByteLevelTokenizer, {
+        applyChatTemplate: (messages: { role: string; content: string }[], o: { addGenerationPrompt: boolean }) =>
+          renderChatTemplate(messages, { addGenerationPrompt: o.addGenerationPrompt }) + (o.addGenerationPrompt ? prefill : ""),
+      });
+    const tail = "\n<|im_start|>user\n<tool_response>\nout\n</tool_response><|im_end|>\n<|im_start|>assistant\n";
+    const tokenizer = withTemplate("");
+    expect(templateToolResponseEnvelope("out", { assistantText: "<tool_call>x</tool_call><|im_end|>", tokenizer })).toBe(tail);
+    expect(templateToolResponseEnvelope("out", { assistantText: "<tool_call>x</tool_call>", tokenizer })).toBe(`<|im_end|>${tail}`);
+    // The template's own generation prompt, prefill included, ends the envelope (the context's prefill is not added).
+    expect(templateToolResponseEnvelope("out", { assistantText: "a<|im_end|>", tokenizer: withTemplate("<think>\n"), generationPrefill: "x" })).toBe(
+      `${tail}<think>\n`,
+    );
+    // A template that rewrites the turn: cut at its last end-of-turn token before the observation.
+    const rewrites = Object.assign(Object.create(base) as ByteLevelTokenizer, {
+      applyChatTemplate: (messages: { role: string; content: string }[], o: { addGenerationPrompt: boolean }) =>
+        renderChatTemplate(messages.map((m) => (m.role === "assistant" ? { ...m, content: `[${m.content}]` } : m)), { addGenerationPrompt: o.addGenerationPrompt }),
+    });
+    expect(templateToolResponseEnvelope("out", { assistantText: "a<|im_end|>", tokenizer: rewrites })).toBe(tail);
+    expect(templateToolResponseEnvelope("out", { assistantText: "a", tokenizer: rewrites })).toBe(`<|im_end|>${tail}`);
   });
 
   it("observationText: raw when structured is off, the fork's envelope by default, the template's on request", () => {
