@@ -204,6 +204,24 @@ export function SetupForm() {
             <NumberField label="Error rate" value={setup.errorRate} step={0.05} min={0} onChange={set("errorRate")} />
           </>
         )}
+        {setup.policy !== "model" && (
+          <>
+            <Choice
+              label="Tokenizer"
+              value={setup.tokenizer === "" || setup.tokenizer === "builtin:tiny-qwen3" ? setup.tokenizer : "other"}
+              options={[
+                ["", "byte-level (built-in ChatML)"],
+                ["builtin:tiny-qwen3", "Qwen3 (its tokenizer and chat template)"],
+                ...(setup.tokenizer !== "" && setup.tokenizer !== "builtin:tiny-qwen3" ? ([["other", setup.tokenizer]] as const) : []),
+              ]}
+              onChange={(v) => v !== "other" && update({ tokenizer: v })}
+            />
+            <p className="hint wide-hint">
+              The text policy's tokens and the prompts' chat template: with Qwen3's, the prompts are rendered by its template and every
+              token id is Qwen3's.
+            </p>
+          </>
+        )}
         {setup.policy === "scripted" && (
           <label className="field wide">
             <span>Responses (one list per sample)</span>

@@ -46,6 +46,20 @@ describe("setupFromScenario", () => {
   });
 });
 
+describe("the tokenizer field", () => {
+  it("writes the scenario's tokenizer for a text policy, none for a model policy, and reads it back", () => {
+    const oracle: Setup = { ...DEFAULT_SETUP, env: "workspace", policy: "oracle", tokenizer: "builtin:tiny-qwen3" };
+    const scenario = written(oracle);
+    expect(scenario.tokenizer).toBe("builtin:tiny-qwen3");
+    expect(setupFromScenario(scenario)).toMatchObject({ policy: "oracle", tokenizer: "builtin:tiny-qwen3" });
+    expect(written({ ...oracle, tokenizer: "" }).tokenizer).toBeUndefined();
+    expect(written({ ...DEFAULT_SETUP, tokenizer: "builtin:tiny-qwen3" }).tokenizer).toBeUndefined();
+    // A model policy's scenario that names its own model as tokenizer is valid, but not the form's to write.
+    const model = written({ ...DEFAULT_SETUP, model: "builtin:tiny-qwen3" });
+    expect(setupFromScenario(parseScenario({ ...model, tokenizer: "builtin:tiny-qwen3" }))).toBeNull();
+  });
+});
+
 describe("setupProblems", () => {
   it("refuses the oracle with an environment it cannot play, and the puzzle's scripted example for another environment", () => {
     expect(setupProblems(DEFAULT_SETUP)).toEqual([]);

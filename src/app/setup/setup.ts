@@ -27,6 +27,11 @@ export interface Setup {
   datasetSeed: number;
   policy: PolicyKind;
   model: string;
+  /**
+   * The scenario's `tokenizer` for the text policies (scripted, oracle, replay, human): `builtin:tiny-qwen3` or a hub
+   * id; "" for the byte-level one. A model policy uses its own and writes none.
+   */
+  tokenizer: string;
   greedy: boolean;
   temperature: number;
   top_k: number;
@@ -70,6 +75,7 @@ export const DEFAULT_SETUP: Setup = {
   datasetSeed: 1,
   policy: "model",
   model: "builtin:tiny",
+  tokenizer: "",
   greedy: false,
   temperature: 1,
   top_k: 0,
@@ -144,6 +150,7 @@ export function scenarioFromSetup(setup: Setup): Record<string, unknown> {
     max_rollout_turns: setup.maxRolloutTurns,
     ...(setup.envStepTimeoutMs > 0 ? { env_step_timeout_ms: setup.envStepTimeoutMs } : {}),
     ...(setup.policy === "model" ? { max_new_tokens: setup.maxNewTokens, greedy: setup.greedy } : {}),
+    ...(setup.policy !== "model" && setup.tokenizer ? { tokenizer: setup.tokenizer } : {}),
     envs: { [task]: { env: setup.env, config: envConfig } },
     dataset: { task_name: task, size: setup.datasetSize, seed: setup.datasetSeed, config: datasetConfig },
     policy: policyBlock(setup),
@@ -189,6 +196,7 @@ export function setupFromScenario(scenario: Scenario, base: Setup = DEFAULT_SETU
     setup.customDatasetConfig = JSON.stringify(dataset.config ?? {});
     if (env === "http") setup.remoteUrl = String((envConfig as { url?: unknown } | undefined)?.url ?? "");
   }
+  setup.tokenizer = scenario.tokenizer ?? "";
   const policy = scenario.policy;
   if (policy.kind === "model") {
     setup.policy = "model";
