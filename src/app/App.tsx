@@ -148,7 +148,7 @@ function SamplePanel({ model }: { model: RunModel }) {
           turnNotes={turnNotes}
         />
       )}
-      {tab === "tokens" && <TokenView sample={sample} tokenizer={tokenTexts} sampled={sampledPolicy(runScenario, sample)} scenario={runScenario} workerCheck={client.checkTokens} />}
+      {tab === "tokens" && <TokenView sample={sample} tokenizer={tokenTexts} sampled={sampledPolicy(runScenario, sample)} scenario={runScenario} workerCheck={client.checkTokens} loadTokenizer={client.loadTokenizer} />}
       {tab === "environment" && <EnvView model={model} sample={selected} turn={selectedTurn} envName={envName} />}
       {tab === "compare" && <CompareView />}
     </section>

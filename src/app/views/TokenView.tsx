@@ -35,7 +35,7 @@ import {
   type TokenTexts,
 } from "./tokens/tokens.js";
 import { plural } from "./transcript/parts.js";
-import { useTokenCheck, type CheckScenario, type WorkerCheck } from "./token-check-view.js";
+import { loadTokenizerFor, useTokenCheck, type CheckScenario, type TokenizerLoad, type WorkerCheck } from "./token-check-view.js";
 import type { CheckResult } from "../../scenario/token-check.js";
 import "./views.css";
 import "./tokens/tokens.css";
@@ -53,6 +53,8 @@ export interface TokenViewProps {
   scenario?: CheckScenario;
   /** Checks a real vocabulary's sample in the rollout worker (absent: such a check says its model is not loaded). */
   workerCheck?: WorkerCheck;
+  /** Loads a model's tokenizer alone in the worker, for a saved run of a model not loaded (absent: not offered). */
+  loadTokenizer?: TokenizerLoad;
 }
 
 const KIND_LABEL: Record<SpanKind, string> = {
@@ -76,7 +78,7 @@ interface ViewState {
 
 const fresh = (sample: SampleView): ViewState => ({ of: sample, pages: {}, pinned: null, focus: null });
 
-export function TokenView({ sample, tokenizer, sampled, scenario = null, workerCheck }: TokenViewProps) {
+export function TokenView({ sample, tokenizer, sampled, scenario = null, workerCheck, loadTokenizer }: TokenViewProps) {
   const spans = messageSpans(sample);
   const [stored, setStored] = useState<ViewState>(() => fresh(sample));
   const view = stored.of === sample ? stored : fresh(sample);
@@ -191,7 +193,12 @@ export function TokenView({ sample, tokenizer, sampled, scenario = null, workerC
           )}
         </div>
       </div>
-      <TokenCheckVerdict check={check} sample={sample} onReveal={divergeAt === null ? null : revealDivergence} />
+      <TokenCheckVerdict
+        check={check}
+        sample={sample}
+        onReveal={divergeAt === null ? null : revealDivergence}
+        onLoadTokenizer={loadTokenizer && ((model: string) => loadTokenizerFor(loadTokenizer, model))}
+      />
       {check.state === "done" && <TemplateComparisonPanel sample={sample} messageCount={messageCount} tokenizer={tokenizer} result={check.result} />}
     </div>
   );

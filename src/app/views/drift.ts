@@ -7,7 +7,7 @@
 
 import { useEffect, useMemo, useState } from "react";
 import type { RunModel, SampleView } from "../run/run-model.js";
-import { checkByteLevel, checkInput, isByteLevelSpec, tokenizerSpecOf, type CheckScenario, type WorkerCheck } from "./token-check-view.js";
+import { checkByteLevel, checkInput, isByteLevelSpec, tokenizerSpecOf, useTokenizerGeneration, type CheckScenario, type WorkerCheck } from "./token-check-view.js";
 
 /** A sample's verdict: drifts or not; absent until checked. */
 type Verdicts = WeakMap<object, boolean>;
@@ -68,12 +68,13 @@ export async function checkFinished(samples: readonly SampleView[], options: Dri
         continue;
       }
       const answer = await (workerCheck ?? (() => Promise.resolve({ kind: "not_loaded" as const, loaded: null })))(checkInput(s, scenario), spec!).catch(() => null);
+      // Kept even if this pass was superseded (a live run redraws often): the verdict holds, and is not asked again.
+      if (answer?.kind === "checked") verdicts.set(s.messages, !answer.result.consistent);
       if (signal.aborted) return;
       if (answer?.kind === "not_loaded") {
         options.onNeedsModel(spec!);
         return;
       }
-      if (answer) verdicts.set(s.messages, !answer.result.consistent);
     }
     options.onProgress();
   }
@@ -90,7 +91,8 @@ export interface DriftSummary {
 /** Counts the run's drifting samples, checking new finished ones in idle time; redrawn as verdicts arrive. */
 export function useDrift(run: { model: RunModel }, scenario: CheckScenario, workerCheck?: WorkerCheck): DriftSummary {
   const [progress, setProgress] = useState(0);
-  const [needsModel, setNeedsModel] = useState<{ of: CheckScenario; model: string } | null>(null);
+  const generation = useTokenizerGeneration();
+  const [needsModel, setNeedsModel] = useState<{ of: CheckScenario; generation: number; model: string } | null>(null);
   useEffect(() => {
     const controller = new AbortController();
     void checkFinished(run.model.samples, {
@@ -98,10 +100,10 @@ export function useDrift(run: { model: RunModel }, scenario: CheckScenario, work
       workerCheck,
       signal: controller.signal,
       onProgress: () => setProgress((p) => p + 1),
-      onNeedsModel: (model) => setNeedsModel({ of: scenario, model }),
+      onNeedsModel: (model) => setNeedsModel({ of: scenario, generation, model }),
     });
     return () => controller.abort();
-  }, [run, scenario, workerCheck]);
+  }, [run, scenario, workerCheck, generation]);
   return useMemo(() => {
     void progress;
     let finished = 0;
@@ -115,8 +117,8 @@ export function useDrift(run: { model: RunModel }, scenario: CheckScenario, work
       checked++;
       if (d) drifting++;
     }
-    return { finished, checked, drifting, needsModel: needsModel && needsModel.of === scenario ? needsModel.model : null };
-  }, [run, scenario, progress, needsModel]);
+    return { finished, checked, drifting, needsModel: needsModel && needsModel.of === scenario && needsModel.generation === generation ? needsModel.model : null };
+  }, [run, scenario, progress, needsModel, generation]);
 }
 
 /** A filter of the batch's rows. */

@@ -6,7 +6,7 @@
  * in the rollout worker, with the loaded model's tokenizer.
  */
 
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useState, useSyncExternalStore } from "react";
 import { byteLevelTokenizer, renderChatTemplate, type Message } from "../../core/index.js";
 import { checkSample, type CheckResult, type CheckSample, type CheckTokenizer, type TemplateMessage } from "../../scenario/token-check.js";
 import { tokenIdsView } from "../run/compact-messages.js";
@@ -89,6 +89,28 @@ export function checkByteLevel(sample: Pick<SampleView, "messages" | "promptMess
 
 /** A real vocabulary's check, run in the rollout worker (`RolloutWorkerClient.checkTokens`). */
 export type WorkerCheck = (sample: CheckSample, model: string) => Promise<TokenCheckAnswer>;
+/** Loads a model's tokenizer alone in the worker (`RolloutWorkerClient.loadTokenizer`). */
+export type TokenizerLoad = (model: string) => Promise<void>;
+
+/** Bumped whenever a tokenizer was loaded alone: the checks that said "not loaded" ask again. */
+let tokenizerGeneration = 0;
+const generationListeners = new Set<() => void>();
+const subscribeGeneration = (listener: () => void) => {
+  generationListeners.add(listener);
+  return () => void generationListeners.delete(listener);
+};
+
+/** Loads `model`'s tokenizer with `load`, then has every check of the page ask again. */
+export async function loadTokenizerFor(load: TokenizerLoad, model: string): Promise<void> {
+  await load(model);
+  tokenizerGeneration++;
+  for (const listener of generationListeners) listener();
+}
+
+/** Which tokenizer loads the page has seen (a dependency of the checks that ask the worker). */
+export function useTokenizerGeneration(): number {
+  return useSyncExternalStore(subscribeGeneration, () => tokenizerGeneration);
+}
 
 /** The check as the token view shows it. */
 export type PageCheck =
@@ -116,7 +138,8 @@ export function useTokenCheck(sample: SampleView, messageCount: number, scenario
       return { state: "failed", tokenizer: BYTE_LEVEL_NAME, error: e instanceof Error ? e.message : String(e) };
     }
   }, [local, input, spec]);
-  const [remote, setRemote] = useState<{ of: CheckSample; check: PageCheck } | null>(null);
+  const generation = useTokenizerGeneration();
+  const [remote, setRemote] = useState<{ of: CheckSample; generation: number; check: PageCheck } | null>(null);
   useEffect(() => {
     if (local || spec === null) return;
     let current = true;
@@ -124,14 +147,14 @@ export function useTokenCheck(sample: SampleView, messageCount: number, scenario
     ask(input, spec).then(
       (answer) => {
         if (!current) return;
-        setRemote({ of: input, check: answer.kind === "checked" ? { state: "done", result: answer.result, tokenizer: answer.tokenizer } : { state: "needs_model", model: spec, loaded: answer.loaded } });
+        setRemote({ of: input, generation, check: answer.kind === "checked" ? { state: "done", result: answer.result, tokenizer: answer.tokenizer } : { state: "needs_model", model: spec, loaded: answer.loaded } });
       },
-      (e: unknown) => current && setRemote({ of: input, check: { state: "failed", tokenizer: spec, error: e instanceof Error ? e.message : String(e) } }),
+      (e: unknown) => current && setRemote({ of: input, generation, check: { state: "failed", tokenizer: spec, error: e instanceof Error ? e.message : String(e) } }),
     );
     return () => {
       current = false;
     };
-  }, [local, spec, input, workerCheck]);
+  }, [local, spec, input, workerCheck, generation]);
   if (localCheck) return localCheck;
-  return remote && remote.of === input ? remote.check : { state: "pending", tokenizer: spec ?? BYTE_LEVEL_NAME };
+  return remote && remote.of === input && remote.generation === generation ? remote.check : { state: "pending", tokenizer: spec ?? BYTE_LEVEL_NAME };
 }

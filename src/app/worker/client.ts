@@ -138,7 +138,7 @@ class Connection {
   }
 }
 
-const expectedAnswer: WorkerCalls = { describe_tokens: "tokens_described", check_tokens: "tokens_checked", hold_lock: "lock_held", debug_fault: "fault_injected" };
+const expectedAnswer: WorkerCalls = { describe_tokens: "tokens_described", check_tokens: "tokens_checked", load_tokenizer: "tokenizer_loaded", hold_lock: "lock_held", debug_fault: "fault_injected" };
 
 export class RolloutWorkerClient {
   /** The worker new runs go to (null until the first run, and after it was gone). */
@@ -203,6 +203,12 @@ export class RolloutWorkerClient {
     if (!connection) return Promise.resolve({ kind: "not_loaded", loaded: null });
     return connection.call("check_tokens", (id) => ({ type: "check_tokens", id, sample, model })).then((answer) => answer.answer);
   };
+
+  /** Loads `model`'s tokenizer alone in the worker (starting one if there is none), for `checkTokens`. A bound function. */
+  readonly loadTokenizer = (model: string): Promise<void> =>
+    this.ensureConnection()
+      .call("load_tokenizer", (id) => ({ type: "load_tokenizer", id, model }))
+      .then(() => undefined);
 
   onTokens(listener: (ids: number[], texts: string[], special: boolean[]) => void): void {
     this.tokenListener = listener;
@@ -350,7 +356,7 @@ export class RolloutWorkerClient {
 
   private receive(connection: Connection, message: WorkerMessage): void {
     if (connection.gone) return;
-    if (message.type === "tokens_described" || message.type === "tokens_checked" || message.type === "lock_held" || message.type === "fault_injected") {
+    if (message.type === "tokens_described" || message.type === "tokens_checked" || message.type === "tokenizer_loaded" || message.type === "lock_held" || message.type === "fault_injected") {
       connection.calls.resolve(message.id, message);
       return;
     }

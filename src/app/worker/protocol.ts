@@ -77,6 +77,8 @@ export type PageMessage =
   | { type: "describe_tokens"; id: number; ids: number[] }
   /** A call: the token consistency check of one sample with the tokenizer of `model`, if that is the model loaded. */
   | { type: "check_tokens"; id: number; sample: CheckSample; model: string }
+  /** A call: load `model`'s tokenizer alone (no weights), for the check of a saved run of that model. */
+  | { type: "load_tokenizer"; id: number; model: string }
   /**
    * A call, answered once the worker holds this Web Lock, which it holds for as long as it lives: the page learns
    * of a worker that stopped silently.
@@ -94,6 +96,7 @@ export type UnansweredFault = "crash" | "close" | "hang";
 export interface WorkerCalls {
   describe_tokens: "tokens_described";
   check_tokens: "tokens_checked";
+  load_tokenizer: "tokenizer_loaded";
   hold_lock: "lock_held";
   debug_fault: "fault_injected";
 }
@@ -121,6 +124,7 @@ export type WorkerMessage =
   /** The answer to `describe_tokens` (no model loaded: `call_failed`). */
   | { type: "tokens_described"; id: number; texts: string[]; special: boolean[] }
   | { type: "tokens_checked"; id: number; answer: TokenCheckAnswer }
+  | { type: "tokenizer_loaded"; id: number }
   /** `text`: the result's JSON text; the result's message logs carry typed arrays (./event-batch.ts `packResult`). */
   | { type: "result"; runId: number; result: PackedResult; text?: string }
   /** The run's WebGPU device was lost; `action` is what the run does about it. */

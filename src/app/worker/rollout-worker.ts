@@ -9,7 +9,7 @@ import { environmentLookup } from "../../envs/index.js";
 import { environmentOverPort, type PortLike } from "../../envs/user/port.js";
 import { TextPolicy } from "../../policy/text-policy.js";
 import { DeviceLossGuard, describeDeviceLoss, type DeviceLossInfo } from "../../policy/llm/device-loss.js";
-import { browserModelPolicy, describeTokens, injectDeviceLoss, loadedTokenizer, onDeviceLost } from "../../policy/llm/worker.js";
+import { browserModelPolicy, describeTokens, injectDeviceLoss, loadedTokenizer, loadTokenizerOnly, onDeviceLost } from "../../policy/llm/worker.js";
 import { answerTokenCheck } from "./token-check-request.js";
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
@@ -118,7 +118,11 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
     return;
   }
   if (message.type === "check_tokens") {
-    answerCall(message.id, () => ({ type: "tokens_checked", answer: answerTokenCheck(message.sample, message.model, loadedTokenizer()) }));
+    answerCall(message.id, () => ({ type: "tokens_checked", answer: answerTokenCheck(message.sample, message.model, loadedTokenizer(message.model)) }));
+    return;
+  }
+  if (message.type === "load_tokenizer") {
+    answerCall(message.id, () => loadTokenizerOnly(message.model).then(() => ({ type: "tokenizer_loaded" as const })));
     return;
   }
   const active = runs.get(message.runId);

@@ -92,4 +92,15 @@ describe("RolloutWorkerClient.checkTokens (the page's side)", () => {
     worker.answer({ type: "tokens_checked", id: call!.id, answer: { kind: "checked", result, tokenizer: "builtin:tiny-qwen3" } });
     expect(await pending).toEqual({ kind: "checked", result, tokenizer: "builtin:tiny-qwen3" });
   });
+
+  it("loads a tokenizer alone: starts a worker if there is none, and resolves once it answers", async () => {
+    const client = new RolloutWorkerClient();
+    const load = client.loadTokenizer;
+    const pending = load("builtin:tiny-qwen3");
+    const worker = FakeWorker.all[0]!;
+    const call = worker.sent.find((m): m is Extract<PageMessage, { type: "load_tokenizer" }> => m.type === "load_tokenizer");
+    expect(call).toMatchObject({ model: "builtin:tiny-qwen3" });
+    worker.answer({ type: "tokenizer_loaded", id: call!.id });
+    await expect(pending).resolves.toBeUndefined();
+  });
 });

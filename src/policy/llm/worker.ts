@@ -266,11 +266,29 @@ function configureEnv(spec: BrowserModelSpec, source: ModelSource): void {
   };
 }
 
-/** The loaded model's name (its scenario's `model`) and tokenizer, for the token check in the worker; null: none. */
-export function loadedTokenizer(): { model: string; tokenizer: Transformers.PreTrainedTokenizer } | null {
-  if (!loaded) return null;
-  const [model] = JSON.parse(loaded.key) as [string];
-  return { model, tokenizer: loaded.tokenizer };
+/** A tokenizer loaded without its model (the token check of a saved run of that model). */
+let tokenizerOnly: { model: string; tokenizer: Transformers.PreTrainedTokenizer } | null = null;
+
+/**
+ * The tokenizer of `model` (the loaded model's, or one loaded alone), for the token check in the worker; else the
+ * loaded model's name and tokenizer (the caller sees it is another model's); null: none.
+ */
+export function loadedTokenizer(model?: string): { model: string; tokenizer: Transformers.PreTrainedTokenizer } | null {
+  if (tokenizerOnly && tokenizerOnly.model === model) return tokenizerOnly;
+  if (!loaded) return tokenizerOnly;
+  const [name] = JSON.parse(loaded.key) as [string];
+  return { model: name, tokenizer: loaded.tokenizer };
+}
+
+/**
+ * Loads `model`'s tokenizer alone (its tokenizer files, no weights): a built-in's from this site, a hub model's from
+ * the hub. A folder picked in the set-up is not kept between runs: it cannot be loaded here.
+ */
+export async function loadTokenizerOnly(model: string, remoteHost?: string): Promise<void> {
+  const source = resolveModelSource(model);
+  if (source.kind === "local") throw new Error(`'${model}' is a folder picked in the set-up: pick it again and run the scenario, its tokenizer loads with the model`);
+  configureEnv({ model, ...(remoteHost ? { remoteHost } : {}) }, source);
+  tokenizerOnly = { model, tokenizer: await AutoTokenizer.from_pretrained(source.id) };
 }
 
 /** Each token's text (nothing skipped) and whether it is special, in the loaded model's own vocabulary. */

@@ -4,6 +4,7 @@
  * tokens from there as text and the reason in words. Token texts are data: rendered as text, never as HTML.
  */
 
+import { useState } from "react";
 import type { SampleView } from "../../run/run-model.js";
 import { REASON_TEXT } from "../../../scenario/token-check.js";
 import type { PageCheck } from "../token-check-view.js";
@@ -14,6 +15,8 @@ export interface TokenCheckVerdictProps {
   sample: Pick<SampleView, "messages">;
   /** Scrolls to our side's chip at the divergence (null: none to show, ours ended first). */
   onReveal: (() => void) | null;
+  /** Loads the run's model's tokenizer alone in the worker (absent: the page cannot). */
+  onLoadTokenizer?: ((model: string) => Promise<void>) | undefined;
 }
 
 function TokenRow({ texts, mark, testId }: { texts: readonly string[]; mark: boolean; testId: string }) {
@@ -29,7 +32,36 @@ function TokenRow({ texts, mark, testId }: { texts: readonly string[]; mark: boo
   );
 }
 
-export function TokenCheckVerdict({ check, sample, onReveal }: TokenCheckVerdictProps) {
+/** The needs-model verdict's button: loads the tokenizer alone, says so while it loads, and why if it failed. */
+function LoadTokenizerButton({ model, load }: { model: string; load: (model: string) => Promise<void> }) {
+  const [state, setState] = useState<{ loading: boolean; error: string | null }>({ loading: false, error: null });
+  return (
+    <p>
+      <button
+        type="button"
+        data-testid="token-check-load"
+        disabled={state.loading}
+        onClick={() => {
+          setState({ loading: true, error: null });
+          load(model).then(
+            () => setState({ loading: false, error: null }),
+            (e: unknown) => setState({ loading: false, error: e instanceof Error ? e.message : String(e) }),
+          );
+        }}
+      >
+        {state.loading ? `loading the tokenizer of ${model}…` : `load the tokenizer of ${model} (its tokenizer files, not the model)`}
+      </button>
+      {state.error && (
+        <span className="tk-range-trained" data-testid="token-check-load-error">
+          {" "}
+          could not load it: {state.error}
+        </span>
+      )}
+    </p>
+  );
+}
+
+export function TokenCheckVerdict({ check, sample, onReveal, onLoadTokenizer }: TokenCheckVerdictProps) {
   if (check.state === "pending") {
     return (
       <p className="tk-check tx-muted" data-testid="token-check" data-state="pending">
@@ -44,8 +76,10 @@ export function TokenCheckVerdict({ check, sample, onReveal }: TokenCheckVerdict
           The token check needs the tokenizer of <code>{check.model}</code>, and this page has it only while that model is loaded in its rollout
           worker{check.loaded ? ` (it has ${check.loaded} loaded now)` : " (none is loaded now)"}. To check this run here, run its scenario in this
           page (its model loads with the run), then open this sample; or export it (JSONL) and run{" "}
-          <code>npm run tokens -- check &lt;export.jsonl&gt;</code>, which loads the model's tokenizer files itself.
+          <code>npm run tokens -- check &lt;export.jsonl&gt;</code>, which loads the model's tokenizer files itself
+          {onLoadTokenizer ? "; or load its tokenizer alone here" : ""}.
         </p>
+        {onLoadTokenizer && <LoadTokenizerButton model={check.model} load={onLoadTokenizer} />}
       </div>
     );
   }
