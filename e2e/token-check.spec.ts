@@ -1,4 +1,6 @@
+import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { promisify } from "node:util";
 import type { Page } from "@playwright/test";
 import { expect, setScenario, test } from "./fixtures.js";
 
@@ -113,7 +115,7 @@ test("only drifting samples: a mixed run shows only the drifting rows, and j/k m
   await expect(selected).toHaveAttribute("data-sample", "2");
 });
 
-test("a builtin:tiny-qwen3 run: the check runs in the worker with Qwen3's tokenizer and gives a verdict", async ({ page }) => {
+test("a builtin:tiny-qwen3 run: checked in the worker with Qwen3's tokenizer; exported and imported, its tokenizer loads alone; the CLI agrees", async ({ page }) => {
   test.setTimeout(240_000);
   const scenario = {
     mode: "sync",
@@ -131,4 +133,29 @@ test("a builtin:tiny-qwen3 run: the check runs in the worker with Qwen3's tokeni
   await expect(check).toHaveAttribute("data-state", /^(consistent|drift)$/, { timeout: 30_000 });
   await expect(check).toContainText("tokenizer builtin:tiny-qwen3");
   await expect(page.getByTestId("run-summary-drift")).toHaveText(/^[01] of 1 drift from the chat template$/);
+  const verdict = await check.getAttribute("data-state");
+
+  // The same run exported and imported into a fresh page: no model is loaded, so the check says what it needs and
+  // loads the tokenizer alone on asking; the verdict is the live run's.
+  const download = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Export JSONL" }).click();
+  const exported = (await (await download).path())!;
+  await page.goto("/");
+  await page.getByLabel("Import JSONL").setInputFiles({ name: "qwen3-run.jsonl", mimeType: "application/x-ndjson", buffer: await readFile(exported) });
+  await expect(page.getByTestId("sample-row")).toHaveCount(1, { timeout: 30_000 });
+  await expect(page.getByTestId("run-summary-drift")).toHaveAttribute("data-state", "needs_model");
+  await openTokens(page);
+  await expect(check).toHaveAttribute("data-state", "needs_model");
+  await expect(check).toContainText("needs the tokenizer of builtin:tiny-qwen3");
+  await page.getByTestId("token-check-load").click();
+  await expect(check).toHaveAttribute("data-state", verdict!, { timeout: 60_000 });
+  await expect(check).toContainText("tokenizer builtin:tiny-qwen3");
+  await expect(page.getByTestId("run-summary-drift")).toHaveText(/^[01] of 1 drift from the chat template$/);
+
+  // The CLI on the exported file (the same model's tokenizer, from its package) gives the same verdict and place.
+  const cli = await promisify(execFile)("npx", ["tsx", "src/cli/tokens.ts", "check", exported, "--json"]).catch((e: { stdout: string }) => e);
+  const report = JSON.parse(cli.stdout) as { samples: { consistent: boolean; first_divergence: { token_index: number } | null }[]; summary: { tokenizer: string } };
+  expect(report.summary.tokenizer).toBe("builtin:tiny-qwen3");
+  expect(report.samples[0]!.consistent ? "consistent" : "drift").toBe(verdict);
+  if (report.samples[0]!.first_divergence) await expect(check).toHaveAttribute("data-token-index", String(report.samples[0]!.first_divergence.token_index));
 });
