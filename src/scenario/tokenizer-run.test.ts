@@ -132,6 +132,17 @@ describe("raw datum messages rendered with the active template", () => {
   });
 });
 
+describe("the example scenario with raw messages on Qwen3 (examples/qwen3-calculator-messages.json)", () => {
+  it("renders its messages with Qwen3's template and solves the problem in Qwen3's tokens", async () => {
+    const scenario = parseScenario(JSON.parse(readFileSync(join(HERE, "examples/qwen3-calculator-messages.json"), "utf8")));
+    const result = await runScenario(scenario, { textTokenizer: loadPolicyTokenizer });
+    const [s] = result.samples;
+    expect(s!.total_reward).toBe(1);
+    expect(s!.message_log[0]!.content).toBe(check.applyChatTemplate(scenario.samples![0]!.messages!, { addGenerationPrompt: true }));
+    expectTokenIdsOfContent(result, true, false);
+  });
+});
+
 describe("built-in datasets through the real template", () => {
   it("each environment's prompt is the template's rendering of its raw messages (the workspace's session tools as tools)", async () => {
     const one = async (env: string) => {
