@@ -109,7 +109,8 @@ export async function loadTokenizerFor(load: TokenizerLoad, model: string): Prom
 
 /** Which tokenizer loads the page has seen (a dependency of the checks that ask the worker). */
 export function useTokenizerGeneration(): number {
-  return useSyncExternalStore(subscribeGeneration, () => tokenizerGeneration);
+  const current = () => tokenizerGeneration;
+  return useSyncExternalStore(subscribeGeneration, current, current);
 }
 
 /** The check as the token view shows it. */
