@@ -74,8 +74,9 @@ export interface PreparedScenario {
   taskToEnv: Record<string, EnvironmentInterface>;
   environments: Record<string, EnvironmentDefinition>;
   /**
-   * Whether prompts are rendered with the active tokenizer's own chat template (a real one: the scenario's
-   * `tokenizer`, or a model policy's model, other than the byte-level built-ins); the built-in ChatML otherwise.
+   * Whether prompts are rendered with the active tokenizer's own chat template: the scenario names a real
+   * `tokenizer` (not a byte-level built-in; beside a model policy, its own model). Otherwise the built-in ChatML, as
+   * before the key existed (a model policy without the key included, so its scenarios run as they did).
    */
   realTemplate?: boolean;
 }
@@ -83,9 +84,12 @@ export interface PreparedScenario {
 /** Tokenizer specs that are the byte-level tokenizer with the built-in ChatML template. */
 export const BYTE_LEVEL_TOKENIZERS: readonly string[] = ["builtin:tiny", "builtin:small", "builtin:byte-level"];
 
-/** The model id whose tokenizer and chat template a scenario uses, or null for the byte-level one. */
-export function activeTokenizerSpec(scenario: Pick<Scenario, "tokenizer" | "policy">): string | null {
-  const spec = scenario.tokenizer ?? (scenario.policy.kind === "model" ? scenario.policy.model : null);
+/**
+ * The model id whose chat template renders a scenario's prompts (its `tokenizer` key), or null for the built-in
+ * ChatML one (no key, or a byte-level built-in).
+ */
+export function activeTokenizerSpec(scenario: Pick<Scenario, "tokenizer">): string | null {
+  const spec = scenario.tokenizer ?? null;
   return spec === null || BYTE_LEVEL_TOKENIZERS.includes(spec) ? null : spec;
 }
 

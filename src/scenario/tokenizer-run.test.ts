@@ -275,3 +275,23 @@ describe("runs on the Qwen3 vocabulary", () => {
     expect(consistency(result).every((v) => v.consistent)).toBe(true);
   });
 });
+
+describe("a model policy's tokenizer renders the prompts only when the scenario names it", () => {
+  it("without the key the built-in ChatML (the puzzle's strip()), with its own model named the model's template", async () => {
+    const base = {
+      mode: "sync",
+      max_seq_len: 4000,
+      max_rollout_turns: 1,
+      envs: { p: { env: "sliding_puzzle", config: {} } },
+      dataset: { task_name: "p", size: 1, seed: 2 },
+      policy: { kind: "model", model: "builtin:tiny-qwen3" },
+    };
+    const plain = await prepareScenario(parseScenario(base));
+    expect(plain.realTemplate).toBe(false);
+    expect(plain.data[0]!.message_log![0]!.content.endsWith("<|im_start|>assistant")).toBe(true);
+    const named = await prepareScenario(parseScenario({ ...base, tokenizer: "builtin:tiny-qwen3" }));
+    expect(named.realTemplate).toBe(true);
+    expect(named.data[0]!.messages).toHaveLength(2);
+    expect(inputBatchFor(named, qwen3).rows()[0]!.message_log).toMatchObject([{ role: "user", content: expect.stringMatching(/<\|im_start\|>assistant\n$/) }]);
+  });
+});
