@@ -4,10 +4,11 @@
  * streams its events back, so the page stays responsive while tokens arrive one by one.
  */
 
-import { abortError, byteLevelTokenizer, LabError, PauseController, PendingCalls, requestIds, toWireError } from "../../core/index.js";
+import { abortError, LabError, PauseController, PendingCalls, requestIds, toWireError, type TokenizerInterface } from "../../core/index.js";
 import { environmentLookup } from "../../envs/index.js";
 import { environmentOverPort, type PortLike } from "../../envs/user/port.js";
 import { TextPolicy } from "../../policy/text-policy.js";
+import { browserPolicyTokenizer } from "../../policy/llm/browser-tokenizer.js";
 import { DeviceLossGuard, describeDeviceLoss, type DeviceLossInfo } from "../../policy/llm/device-loss.js";
 import { browserModelPolicy, describeTokens, injectDeviceLoss, loadedTokenizer, loadTokenizerOnly, onDeviceLost } from "../../policy/llm/worker.js";
 import { answerTokenCheck } from "./token-check-request.js";
@@ -44,9 +45,9 @@ interface ActiveRun {
 /** The human turns' request ids, unique across this worker's runs. */
 const humanRequestIds = requestIds();
 
-/** The human policy: each turn's text comes from the person at the page. */
-function humanPolicy(runId: number, active: ActiveRun): TextPolicy {
-  return new TextPolicy(byteLevelTokenizer, async ({ sampleId, turn, promptText, stopStrings }, signal) => {
+/** The human policy: each turn's text comes from the person at the page, tokenized with the scenario's tokenizer. */
+function humanPolicy(runId: number, active: ActiveRun, tokenizer: TokenizerInterface): TextPolicy {
+  return new TextPolicy(tokenizer, async ({ sampleId, turn, promptText, stopStrings }, signal) => {
     const { id: requestId, promise } = active.waiting.open(undefined);
     const cancelled = () => active.waiting.reject(requestId, abortError());
     if (signal?.aborted) cancelled();
@@ -212,7 +213,9 @@ async function run(runId: number, value: unknown, settings: ModelSettings, userE
         if (text === undefined) throw new Error(`no file named '${name}' was given to the lab (pick it in the set-up)`);
         return text;
       },
-      ...(settings.human ? { policyOverride: { generation: humanPolicy(runId, active), tokenizer: byteLevelTokenizer } } : {}),
+      ...(settings.human ? { policyOverride: (tokenizer: TokenizerInterface) => ({ generation: humanPolicy(runId, active, tokenizer), tokenizer }) } : {}),
+      // The scenario's `tokenizer` for the text policies: a built-in's from the site's models folder, a hub id's from the hub.
+      textTokenizer: (spec) => browserPolicyTokenizer({ tokenizer: spec, ...(settings.remoteHost ? { remoteHost: settings.remoteHost } : {}) }),
       ...(settings.fork ? { wrapPolicy: (policy) => forkPolicy(policy, settings.fork!) } : {}),
       modelPolicy: async (spec) => {
         const device = spec.device === "cpu" ? "wasm" : spec.device;
