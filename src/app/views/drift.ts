@@ -14,6 +14,11 @@ type Verdicts = WeakMap<object, boolean>;
 
 /** Per scenario (a run's settings decide the check), per message log (the array a finished sample keeps). */
 const verdictsByScenario = new WeakMap<object, Verdicts>();
+/**
+ * Logs the check cannot take (an imported file's token ids outside the byte-level vocabulary, say): not checked,
+ * counted as such, and not tried again. The Tokens view says why for the selected sample.
+ */
+const uncheckable = new WeakSet<object>();
 const NO_SCENARIO = {};
 
 function verdictsFor(scenario: CheckScenario): Verdicts {
@@ -58,13 +63,17 @@ export async function checkFinished(samples: readonly SampleView[], options: Dri
   const spec = tokenizerSpecOf(scenario);
   const local = isByteLevelSpec(spec);
   const next = options.nextSlice ?? idle;
-  const todo = samples.filter((s) => s.state === "done" && !verdicts.has(s.messages));
+  const todo = samples.filter((s) => s.state === "done" && !verdicts.has(s.messages) && !uncheckable.has(s.messages));
   for (let at = 0; at < todo.length; at += CHUNK) {
     if (at > 0 || !local) await next();
     if (signal.aborted) return;
     for (const s of todo.slice(at, at + CHUNK)) {
       if (local) {
-        verdicts.set(s.messages, !checkByteLevel(s, scenario).consistent);
+        try {
+          verdicts.set(s.messages, !checkByteLevel(s, scenario).consistent);
+        } catch {
+          uncheckable.add(s.messages);
+        }
         continue;
       }
       const answer = await (workerCheck ?? (() => Promise.resolve({ kind: "not_loaded" as const, loaded: null })))(checkInput(s, scenario), spec!).catch(() => null);

@@ -85,6 +85,15 @@ describe("the batch's drift count and filter", () => {
     }).then(() => ({ slices, needs }));
   };
 
+  it("a log the byte-level check cannot take (an imported token id outside its vocabulary) is left unchecked, the others checked", async () => {
+    const fork = await workspaceRun("fork");
+    const [first, ...rest] = fork.model.samples;
+    const foreign = { ...first!, messages: first!.messages.map((m, i) => (i === 0 ? { ...m, token_ids: [...m.token_ids, 7919] } : m)) } as SampleView;
+    await expect(run([foreign, ...rest], fork.scenario)).resolves.toBeDefined();
+    expect(driftOf(foreign, fork.scenario)).toBeNull();
+    expect(rest.map((s) => driftOf(s, fork.scenario))).toEqual(rest.map(() => true));
+  });
+
   it("counts the drifting finished samples as the CLI does; the filter keeps only them", async () => {
     const fork = await workspaceRun("fork");
     const template = await workspaceRun("template");
