@@ -136,6 +136,8 @@ test("export then import gives the same transcript", async ({ page }) => {
 test("finished runs survive a reload (IndexedDB)", async ({ page }) => {
   await runPreset(page, "Calculator · scripted · sync");
   const transcript = (await page.getByTestId("transcript").textContent())!;
+  // Saving ends a moment after the run does (one IndexedDB write): reloaded once it is saved.
+  await expect(page.getByText("Saved runs (1)")).toBeVisible({ timeout: 30_000 });
   await page.reload();
   await page.getByText(/Saved runs/).click();
   await page.getByTestId("saved-runs").getByRole("button").first().click();
