@@ -74,9 +74,8 @@ export interface PreparedScenario {
   taskToEnv: Record<string, EnvironmentInterface>;
   environments: Record<string, EnvironmentDefinition>;
   /**
-   * Whether prompts are rendered with the active tokenizer's own chat template: the scenario names a real
-   * `tokenizer` (not a byte-level built-in; beside a model policy, its own model). Otherwise the built-in ChatML, as
-   * before the key existed (a model policy without the key included, so its scenarios run as they did).
+   * Whether prompts are rendered with the active tokenizer's own chat template (`rendersOwnTemplate`): a real
+   * tokenizer's, the scenario's `tokenizer` or a model policy's own. The byte-level tokenizer uses the built-in ChatML.
    */
   realTemplate?: boolean;
 }
@@ -111,6 +110,7 @@ export async function prepareScenario(
   scenario: Scenario,
   lookup: EnvironmentLookup = findEnvironment,
   sampleLimit?: SampleLimit,
+  realTemplate: boolean = activeTokenizerSpec(scenario) !== null,
 ): Promise<PreparedScenario> {
   checkSampleCount(scenario, sampleLimit);
   // Keyed by the scenario's task names: objects without a prototype, so no task name ("constructor", "toString")
@@ -128,7 +128,6 @@ export async function prepareScenario(
     environments[task] = definition;
   }
 
-  const realTemplate = activeTokenizerSpec(scenario) !== null;
   let data: DatumSpec[];
   if (scenario.dataset) {
     const { task_name, size, seed, config } = scenario.dataset;
@@ -196,13 +195,14 @@ export function inputBatchFor(prepared: PreparedScenario, tokenizer: TokenizerIn
   return BatchedDataDict.fromRows(rows);
 }
 
+/** Builds the scenario's policy; a text policy with the tokenizer already loaded, a model policy before `prepared`. */
 async function buildPolicy(
   scenario: Scenario,
-  prepared: PreparedScenario,
+  prepared: PreparedScenario | null,
   options: RunScenarioOptions,
+  tokenizer: TokenizerInterface = byteLevelTokenizer,
 ): Promise<LoadedPolicy> {
   const policy = scenario.policy;
-  const tokenizer = await textPolicyTokenizer(scenario, options);
   switch (policy.kind) {
     case "scripted":
       return { generation: scriptedPolicy(policy.responses, tokenizer), tokenizer };
@@ -216,7 +216,7 @@ async function buildPolicy(
       } catch (e) {
         throw problem("policy.file", `cannot use '${policy.file}': ${(e as Error).message}`);
       }
-      const idxs = prepared.data.map((d, position) => d.idx ?? position);
+      const idxs = prepared!.data.map((d, position) => d.idx ?? position);
       return { generation: replayPolicy(saved, idxs, tokenizer), tokenizer };
     }
     case "model":
@@ -237,6 +237,20 @@ async function textPolicyTokenizer(scenario: Scenario, options: RunScenarioOptio
   }
 }
 
+/**
+ * Whether a loaded tokenizer renders prompts with its own chat template: every tokenizer but the byte-level one,
+ * which (as `scenario-format.md` says) uses the built-in ChatML template. A model folder of the lab's byte-level
+ * vocabulary (`builtin:tiny`, a copy of it in a local folder) tokenizes exactly as the built-in one does, and is
+ * told apart by that, not by its name.
+ */
+export function rendersOwnTemplate(tokenizer: TokenizerInterface): boolean {
+  if (tokenizer === byteLevelTokenizer || !tokenizer.applyChatTemplate) return false;
+  const probe = "Ab ç😀 <|im_start|><think>\n</think><tool_call><|im_end|>";
+  const ours = tokenizer.encode(probe);
+  const bytes = byteLevelTokenizer.encode(probe);
+  return ours.length !== bytes.length || ours.some((id, i) => id !== bytes[i]);
+}
+
 /** Runs one scenario to its result JSON. */
 export async function runScenario(scenario: Scenario, options: RunScenarioOptions = {}): Promise<RolloutResultJson> {
   let structuredCfg;
@@ -245,12 +259,27 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
   } catch (e) {
     throw problem("structured", (e as Error).message);
   }
-  const prepared = await prepareScenario(scenario, options.environments, options.sampleLimit);
   const override = options.policyOverride;
-  const built =
-    typeof override === "function"
-      ? override(await textPolicyTokenizer(scenario, options))
-      : (override ?? (await buildPolicy(scenario, prepared, options)));
+  // The tokenizer comes first: the prompts are rendered with its chat template (a model's own included).
+  let built: LoadedPolicy | null = null;
+  let prepared: PreparedScenario;
+  if (override !== undefined) {
+    built = typeof override === "function" ? override(await textPolicyTokenizer(scenario, options)) : override;
+    prepared = await prepareScenario(scenario, options.environments, options.sampleLimit, rendersOwnTemplate(built.tokenizer));
+  } else if (scenario.policy.kind === "model") {
+    checkSampleCount(scenario, options.sampleLimit);
+    built = await buildPolicy(scenario, null, options);
+    try {
+      prepared = await prepareScenario(scenario, options.environments, options.sampleLimit, rendersOwnTemplate(built.tokenizer));
+    } catch (e) {
+      await built.dispose?.();
+      throw e;
+    }
+  } else {
+    const tokenizer = await textPolicyTokenizer(scenario, options);
+    prepared = await prepareScenario(scenario, options.environments, options.sampleLimit, rendersOwnTemplate(tokenizer));
+    built = await buildPolicy(scenario, prepared, options, tokenizer);
+  }
   const { generation, tokenizer, dispose } = options.wrapPolicy ? options.wrapPolicy(built) : built;
   try {
     // The policy's tokenizer (a model's own, the scenario's `tokenizer`, or the byte-level one) tokenizes the prompts.

@@ -8,14 +8,15 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SESSION_TOOLS, type Message, type TokenizerInterface } from "../core/index.js";
+import { byteLevelTokenizer, SESSION_TOOLS, type Message, type TokenizerInterface } from "../core/index.js";
 import { calculatorUserText } from "../envs/calculator/index.js";
 import { PUZZLE_SYSTEM_PROMPT } from "../envs/sliding-puzzle/dataset.js";
 import { puzzleUserText } from "../envs/sliding-puzzle/index.js";
 import { WORKSPACE_SYSTEM_PROMPT, workspaceUserText } from "../envs/workspace/index.js";
+import { loadNodeModelPolicy } from "../policy/llm/node.js";
 import { loadPolicyTokenizer, loadTokenizerFolder, qwen3TokenizerFolder, type LoadedTokenizer } from "../policy/llm/tokenizer-load.js";
 import type { RolloutResultJson } from "./result.js";
-import { inputBatchFor, prepareScenario, runScenario } from "./run.js";
+import { inputBatchFor, prepareScenario, rendersOwnTemplate, runScenario, type LoadedPolicy } from "./run.js";
 import { parseScenario, ScenarioError } from "./schema.js";
 import { checkSample } from "./token-check.js";
 
@@ -276,22 +277,50 @@ describe("runs on the Qwen3 vocabulary", () => {
   });
 });
 
-describe("a model policy's tokenizer renders the prompts only when the scenario names it", () => {
-  it("without the key the built-in ChatML (the puzzle's strip()), with its own model named the model's template", async () => {
-    const base = {
+describe("a model policy's prompts are rendered with its own chat template", () => {
+  const modelPolicy = async (spec: Parameters<typeof loadNodeModelPolicy>[0]): Promise<LoadedPolicy> => {
+    const policy = await loadNodeModelPolicy(spec);
+    return { generation: policy, tokenizer: policy.tokenizer, dispose: () => policy.dispose() };
+  };
+  const base = (extra: Record<string, unknown>) =>
+    parseScenario({
       mode: "sync",
-      max_seq_len: 4000,
+      max_seq_len: 6000,
       max_rollout_turns: 1,
+      max_new_tokens: 4,
+      // The puzzle: its built-in ChatML prompt (the reference's strip()) differs from the template's rendering.
       envs: { p: { env: "sliding_puzzle", config: {} } },
       dataset: { task_name: "p", size: 1, seed: 2 },
-      policy: { kind: "model", model: "builtin:tiny-qwen3" },
-    };
-    const plain = await prepareScenario(parseScenario(base));
-    expect(plain.realTemplate).toBe(false);
-    expect(plain.data[0]!.message_log![0]!.content.endsWith("<|im_start|>assistant")).toBe(true);
-    const named = await prepareScenario(parseScenario({ ...base, tokenizer: "builtin:tiny-qwen3" }));
-    expect(named.realTemplate).toBe(true);
-    expect(named.data[0]!.messages).toHaveLength(2);
-    expect(inputBatchFor(named, qwen3).rows()[0]!.message_log).toMatchObject([{ role: "user", content: expect.stringMatching(/<\|im_start\|>assistant\n$/) }]);
+      ...extra,
+    });
+  const prompt = (result: RolloutResultJson) => result.samples[0]!.message_log[0]!;
+
+  it("tells the byte-level tokenizer from a real one by how it tokenizes, not by its name", async () => {
+    expect(rendersOwnTemplate(byteLevelTokenizer)).toBe(false);
+    expect(rendersOwnTemplate(qwen3)).toBe(true);
+    const tiny = await loadNodeModelPolicy({ model: "builtin:tiny" });
+    try {
+      expect(rendersOwnTemplate(tiny.tokenizer)).toBe(false); // its own folder's template is not asked for
+    } finally {
+      await tiny.dispose();
+    }
   });
+
+  it("builtin:tiny-qwen3 without the key: Qwen3's template, as a text policy naming it", async () => {
+    const model = await runScenario(base({ policy: { kind: "model", model: "builtin:tiny-qwen3" } }), { modelPolicy });
+    const scripted = await runScenario(
+      base({ tokenizer: "builtin:tiny-qwen3", policy: { kind: "scripted", responses: [["x"]] } }),
+      options(),
+    );
+    expect(prompt(model)).toEqual(prompt(scripted));
+    expect(prompt(model).content).toMatch(/<\|im_start\|>assistant\n$/);
+    expect(prompt(model).token_ids).toEqual(qwen3.encode(prompt(model).content));
+  }, 60_000);
+
+  it("builtin:tiny (the byte-level vocabulary): the built-in ChatML, as a text policy without the key", async () => {
+    const model = await runScenario(base({ policy: { kind: "model", model: "builtin:tiny" } }), { modelPolicy });
+    const scripted = await runScenario(base({ policy: { kind: "scripted", responses: [["x"]] } }));
+    expect(prompt(model)).toEqual(prompt(scripted));
+    expect(prompt(model).content).toMatch(/<\|im_start\|>assistant$/);
+  }, 60_000);
 });
