@@ -20,4 +20,13 @@ test("an oracle run with Qwen3's tokenizer runs in the page: its tokens are Qwen
   const total = Number(/^(\d+) tokens/.exec(counts ?? "")?.[1]);
   expect(total).toBeGreaterThan(100);
   expect(total).toBeLessThan(2000);
+  // The chips are Qwen3's tokens, named in its vocabulary (a whole word), not bytes nor `#id`.
+  const view = page.getByTestId("token-view");
+  await expect(view.locator(".tk-chip", { hasText: /^system$/ }).first()).toBeVisible();
+  await expect(view.locator(".tk-chip", { hasText: /^#\d+$/ })).toHaveCount(0);
+  // The template check uses the tokenizer the run loaded: no "load the tokenizer" step.
+  const check = page.getByTestId("token-check");
+  await expect(check).toHaveAttribute("data-state", "consistent");
+  await expect(check).toContainText("builtin:tiny-qwen3");
+  await expect(page.getByTestId("run-summary-drift")).toHaveText("0 of 3 drift from the chat template");
 });

@@ -22,6 +22,7 @@ import { SetupForm } from "./setup/SetupForm.js";
 import { OUTCOME_WORDS, sampleOutcome } from "./run/outcome.js";
 import { resultText } from "./run/result-text.js";
 import { formatNumber } from "./views/charts/bins.js";
+import { isByteLevelSpec, tokenizerSpecOf, type CheckScenario } from "./views/token-check-view.js";
 import type { Scenario } from "../scenario/schema.js";
 import type { RunModel, SampleView } from "./run/run-model.js";
 import { useRun, useShown } from "./session/hooks.js";
@@ -48,20 +49,21 @@ const byteLevelTexts = {
  * A model run's tokens are named by the model's own tokenizer (in the worker): the ids of the selected sample are
  * asked for, and shown as `#id` until their texts arrive.
  */
-function useTokenTexts(ids: number[], forModel: boolean) {
+/** The token texts of a run's vocabulary: a real one's asked of the worker, the byte-level one's computed here. */
+function useTokenTexts(ids: number[], vocabulary: string | null) {
   const texts = useLab((s) => s.tokens.texts);
   useEffect(() => {
-    if (forModel && ids.length) useLab.getState().tokens.request(ids);
-  }, [forModel, ids]);
+    if (vocabulary !== null && ids.length) useLab.getState().tokens.request(ids, vocabulary);
+  }, [vocabulary, ids]);
   return useMemo(
     () =>
-      forModel
+      vocabulary !== null
         ? {
             tokenText: (id: number) => texts.get(id)?.text ?? `#${id}`,
             isSpecial: (id: number) => texts.get(id)?.special ?? false,
           }
         : byteLevelTexts,
-    [forModel, texts],
+    [vocabulary, texts],
   );
 }
 
@@ -110,7 +112,8 @@ function SamplePanel({ model }: { model: RunModel }) {
   // Only the token view names tokens (a model run's texts come from the worker): no copy of the ids otherwise.
   const sampleIds = useMemo(() => (tab === "tokens" ? (run.model.samples[selected]?.messages.flatMap((m) => m.token_ids) ?? []) : []), [run, selected, tab]);
   const selectTurn = useCallback((turn: number) => select(selected, turn), [select, selected]);
-  const tokenTexts = useTokenTexts(sampleIds, runScenario?.policy.kind === "model");
+  const vocabulary = tokenizerSpecOf(runScenario as CheckScenario);
+  const tokenTexts = useTokenTexts(sampleIds, isByteLevelSpec(vocabulary) ? null : vocabulary);
   if (!sample) return null;
   const structured = runScenario?.structured?.enabled
     ? {

@@ -56,7 +56,7 @@ export function runSettings(form: FormSlice): ModelSettings {
 export const useLab: UseBoundStore<StoreApi<LabState>> = create<LabState>()((set, get) => ({
   form: createFormSlice(sliceSetter(set, "form"), () => get().form),
   selection: createSelectionSlice(sliceSetter(set, "selection"), () => get().selection, () => session.state.model),
-  tokens: createTokensSlice(sliceSetter(set, "tokens"), () => get().tokens, (ids) => client.describeTokens(ids)),
+  tokens: createTokensSlice(sliceSetter(set, "tokens"), () => get().tokens, (ids, model) => client.describeTokens(ids, model)),
   view: createViewSlice(sliceSetter(set, "view")),
   layout: createLayoutSlice(sliceSetter(set, "layout"), () => get().layout),
   compare: createCompareSlice(sliceSetter(set, "compare"), () => get().compare, () => ({ selected: get().selection.selected, samples: session.state.model?.samples.length ?? 0 })),
@@ -115,7 +115,7 @@ export function labPreview(name: string, controls: { stop(): void; replaced(): v
 export const claimShow = (): AbortSignal => session.claim();
 
 // Token texts the worker sent (a model run's token view asked for them).
-client.onTokens((ids, texts, special) => useLab.getState().tokens.add(ids, texts, special));
+client.onTokens((model, ids, texts, special) => useLab.getState().tokens.add(model, ids, texts, special));
 
 // The saved runs the comparison offers follow saves and deletes anywhere in the page.
 onSavedRunsChange(() => void useLab.getState().compare.refreshSaved());

@@ -1,4 +1,7 @@
-/** The token texts slice: a model run's token texts in its model's own vocabulary, asked of the worker as needed. */
+/**
+ * The token texts slice: a run's token texts in its own vocabulary (a model policy's model, or a text policy's
+ * `tokenizer`), asked of the worker as needed. The texts are one vocabulary's: asking in another starts afresh.
+ */
 
 import type { SliceSet } from "./slice.js";
 
@@ -8,28 +11,38 @@ export interface TokenText {
 }
 
 export interface TokensSlice {
+  /** The vocabulary `texts` are in (null: none asked yet). */
+  vocabulary: string | null;
   /** Replaced (a new map) whenever texts arrive, so a selector of it sees the change. */
   texts: ReadonlyMap<number, TokenText>;
-  request(ids: number[]): void;
-  /** Texts the worker sent. */
-  add(ids: number[], texts: string[], special: boolean[]): void;
-  /** A new run's model has a vocabulary of its own. */
+  /** Asks for the texts of `ids` in `vocabulary` that are not known yet. */
+  request(ids: number[], vocabulary: string): void;
+  /** Texts the worker sent (dropped when they are of a vocabulary no longer asked for). */
+  add(vocabulary: string, ids: number[], texts: string[], special: boolean[]): void;
+  /** A new run may load another tokenizer under the same name (a picked folder). */
   clear(): void;
 }
 
-export function createTokensSlice(set: SliceSet<TokensSlice>, get: () => TokensSlice, describe: (ids: number[]) => void): TokensSlice {
+export function createTokensSlice(
+  set: SliceSet<TokensSlice>,
+  get: () => TokensSlice,
+  describe: (ids: number[], vocabulary: string) => void,
+): TokensSlice {
   return {
+    vocabulary: null,
     texts: new Map(),
-    request(ids) {
+    request(ids, vocabulary) {
+      if (get().vocabulary !== vocabulary) set({ vocabulary, texts: new Map() });
       const known = get().texts;
       const missing = [...new Set(ids)].filter((id) => !known.has(id));
-      if (missing.length) describe(missing);
+      if (missing.length) describe(missing, vocabulary);
     },
-    add(ids, texts, special) {
+    add(vocabulary, ids, texts, special) {
+      if (get().vocabulary !== vocabulary) return;
       const next = new Map(get().texts);
       ids.forEach((id, i) => next.set(id, { text: texts[i]!, special: special[i]! }));
       set({ texts: next });
     },
-    clear: () => set({ texts: new Map() }),
+    clear: () => set({ vocabulary: null, texts: new Map() }),
   };
 }

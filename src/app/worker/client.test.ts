@@ -177,13 +177,14 @@ describe("requests and answers (PendingCalls)", () => {
   it("an answer is matched to its call by id, in whatever order the answers come; an unknown or repeated id changes nothing", async () => {
     const client = new RolloutWorkerClient();
     const seen: [number[], string[], boolean[]][] = [];
-    client.onTokens((ids, texts, special) => seen.push([ids, texts, special]));
+    client.onTokens((_model, ids, texts, special) => seen.push([ids, texts, special]));
     client.run({});
     const worker = FakeWorker.all[0]!;
-    client.describeTokens([1, 2]);
-    client.describeTokens([3]);
+    client.describeTokens([1, 2], "builtin:tiny-qwen3");
+    client.describeTokens([3], "builtin:tiny-qwen3");
     const [a, b] = worker.calls("describe_tokens");
     expect(a!.ids).toEqual([1, 2]);
+    expect(a!.model).toBe("builtin:tiny-qwen3");
     expect(b!.ids).toEqual([3]);
     expect(a!.id).not.toBe(b!.id);
     worker.answer({ type: "tokens_described", id: b!.id, texts: ["c"], special: [true] });
@@ -234,8 +235,8 @@ describe("requests and answers (PendingCalls)", () => {
       const runs = [client.run({}), client.run({})].map((h) => settled(h.result));
       const fault = client.injectFault("generation_held");
       const tokens: number[][] = [];
-      client.onTokens((ids) => tokens.push(ids));
-      client.describeTokens([7]);
+      client.onTokens((_model, ids) => tokens.push(ids));
+      client.describeTokens([7], "builtin:tiny");
       const worker = FakeWorker.all[0]!;
       kill(worker);
       expect(worker.terminated).toBe(true);

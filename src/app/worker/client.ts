@@ -150,7 +150,7 @@ export class RolloutWorkerClient {
   /** Runs waiting to start until the stopped runs of the current worker have ended (or it was terminated). */
   private waiting: (() => void)[] = [];
   readonly stopGraceMs: number;
-  private tokenListener: ((ids: number[], texts: string[], special: boolean[]) => void) | null = null;
+  private tokenListener: ((model: string, ids: number[], texts: string[], special: boolean[]) => void) | null = null;
 
   constructor(options: RolloutWorkerClientOptions = {}) {
     this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
@@ -181,14 +181,14 @@ export class RolloutWorkerClient {
   }
 
   /**
-   * Asks the worker for token texts in the loaded model's vocabulary; answers arrive through `onTokens` (none when
-   * no model is loaded, or the worker ends first).
+   * Asks the worker for token texts in `model`'s vocabulary; answers arrive through `onTokens` (none when that
+   * tokenizer is not loaded, or the worker ends first).
    */
-  describeTokens(ids: number[]): void {
+  describeTokens(ids: number[], model: string): void {
     const connection = this.connection;
     if (!connection) return;
-    connection.call("describe_tokens", (id) => ({ type: "describe_tokens", id, ids })).then(
-      (answer) => this.tokenListener?.(ids, answer.texts, answer.special),
+    connection.call("describe_tokens", (id) => ({ type: "describe_tokens", id, ids, model })).then(
+      (answer) => this.tokenListener?.(model, ids, answer.texts, answer.special),
       () => {},
     );
   }
@@ -210,7 +210,7 @@ export class RolloutWorkerClient {
       .call("load_tokenizer", (id) => ({ type: "load_tokenizer", id, model }))
       .then(() => undefined);
 
-  onTokens(listener: (ids: number[], texts: string[], special: boolean[]) => void): void {
+  onTokens(listener: (model: string, ids: number[], texts: string[], special: boolean[]) => void): void {
     this.tokenListener = listener;
   }
 

@@ -74,7 +74,8 @@ export type PageMessage =
   | { type: "stop"; runId: number }
   | { type: "human_response"; runId: number; requestId: number; text: string }
   /** A call: token texts in the loaded model's vocabulary (the token view of a model run). */
-  | { type: "describe_tokens"; id: number; ids: number[] }
+  /** `model`: the vocabulary the ids are in (a model policy's model, or a text policy's `tokenizer`). */
+  | { type: "describe_tokens"; id: number; ids: number[]; model: string }
   /** A call: the token consistency check of one sample with the tokenizer of `model`, if that is the model loaded. */
   | { type: "check_tokens"; id: number; sample: CheckSample; model: string }
   /** A call: load `model`'s tokenizer alone (no weights), for the check of a saved run of that model. */

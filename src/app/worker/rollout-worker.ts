@@ -112,8 +112,8 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
   }
   if (message.type === "describe_tokens") {
     answerCall(message.id, () => {
-      const described = describeTokens(message.ids);
-      if (!described) throw new LabError("no model is loaded in the rollout worker");
+      const described = describeTokens(message.ids, message.model);
+      if (!described) throw new LabError(`the tokenizer of '${message.model}' is not loaded in the rollout worker`);
       return { type: "tokens_described", ...described };
     });
     return;

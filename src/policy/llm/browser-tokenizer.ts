@@ -22,6 +22,13 @@ export interface BrowserTokenizerSpec {
 
 const BYTE_LEVEL = ["builtin:tiny", "builtin:small", "builtin:byte-level"];
 const loading = new Map<string, Promise<TokenizerInterface>>();
+/** The tokenizers loaded so far, by the spec that named them (the token view and check of the run that used one). */
+const loaded = new Map<string, ModelTokenizer>();
+
+/** The Hugging Face tokenizer `spec` names, if a run in this worker has loaded it. */
+export function loadedPolicyTokenizer(spec: string): ModelTokenizer["hf"] | null {
+  return loaded.get(spec)?.hf ?? null;
+}
 
 export function browserPolicyTokenizer(spec: BrowserTokenizerSpec): Promise<TokenizerInterface> {
   if (BYTE_LEVEL.includes(spec.tokenizer)) return Promise.resolve(byteLevelTokenizer);
@@ -60,5 +67,7 @@ async function load(spec: BrowserTokenizerSpec): Promise<TokenizerInterface> {
     throw new Error(`tokenizer '${spec.tokenizer}': could not load it: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (!hf.chat_template) throw new Error(`tokenizer '${spec.tokenizer}': its tokenizer_config.json has no chat_template`);
-  return new ModelTokenizer(hf);
+  const tokenizer = new ModelTokenizer(hf);
+  loaded.set(spec.tokenizer, tokenizer);
+  return tokenizer;
 }

@@ -16,6 +16,7 @@ import {
   type ProgressInfo,
 } from "@huggingface/transformers";
 import type { DeviceLossInfo } from "./device-loss.js";
+import { loadedPolicyTokenizer } from "./browser-tokenizer.js";
 import { ModelPolicy, type SamplingSettings } from "./model-policy.js";
 import {
   checkDtype,
@@ -275,6 +276,8 @@ let tokenizerOnly: { model: string; tokenizer: Transformers.PreTrainedTokenizer 
  */
 export function loadedTokenizer(model?: string): { model: string; tokenizer: Transformers.PreTrainedTokenizer } | null {
   if (tokenizerOnly && tokenizerOnly.model === model) return tokenizerOnly;
+  const policyTokenizer = model === undefined ? null : loadedPolicyTokenizer(model);
+  if (policyTokenizer) return { model: model!, tokenizer: policyTokenizer };
   if (!loaded) return tokenizerOnly;
   const [name] = JSON.parse(loaded.key) as [string];
   return { model: name, tokenizer: loaded.tokenizer };
@@ -291,10 +294,14 @@ export async function loadTokenizerOnly(model: string, remoteHost?: string): Pro
   tokenizerOnly = { model, tokenizer: await AutoTokenizer.from_pretrained(source.id) };
 }
 
-/** Each token's text (nothing skipped) and whether it is special, in the loaded model's own vocabulary. */
-export function describeTokens(ids: readonly number[]): { texts: string[]; special: boolean[] } | null {
-  const tokenizer = loaded?.tokenizer;
-  if (!tokenizer) return null;
+/**
+ * Each token's text (nothing skipped) and whether it is special, in the vocabulary of `model` (a run's model, or its
+ * text policy's `tokenizer`); null when that tokenizer is not loaded here.
+ */
+export function describeTokens(ids: readonly number[], model: string): { texts: string[]; special: boolean[] } | null {
+  const found = loadedTokenizer(model);
+  if (!found || found.model !== model) return null;
+  const tokenizer = found.tokenizer;
   const specialIds = new Set(tokenizer.all_special_ids.map(Number));
   return {
     texts: ids.map((id) => tokenizer.decode([id], { skip_special_tokens: false })),
