@@ -39,8 +39,9 @@ export function useKeyboardNavigation(): void {
       if (tab && /^[1-4]$/.test(e.key)) useLab.getState().view.setTab(tab);
       else if (e.key === "n" || e.key === "N") {
         const samples = session.state.model?.samples ?? [];
-        const { selected, select } = useLab.getState().selection;
-        const next = nextFailure(samples.map(sampleOutcome), selected, e.key === "N");
+        const { selected, select, shownRows } = useLab.getState().selection;
+        // Under a filter (only drifting samples) the next failure is among the rows shown.
+        const next = nextFailure(samples.map(sampleOutcome), selected, e.key === "N", shownRows);
         if (next !== null) {
           select(next, null);
           revealBatch();

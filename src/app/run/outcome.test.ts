@@ -94,4 +94,12 @@ describe("nextFailure (the n / N keys)", () => {
     expect(nextFailure(outcomes, 1, true)).toBe(4);
     expect(nextFailure(["solved", "solved"], 0)).toBeNull();
   });
+
+  it("under a filter, only the rows it shows (only drifting samples)", () => {
+    const outcomes = ["solved", "failed", "solved", "error", "cut", null] as const;
+    expect(nextFailure(outcomes, 0, false, [0, 3, 5])).toBe(3);
+    expect(nextFailure(outcomes, 3, false, [0, 3, 5])).toBe(3); // round the batch to itself: the only one shown
+    expect(nextFailure(outcomes, 3, true, [1, 3, 4])).toBe(1);
+    expect(nextFailure(outcomes, 0, false, [0, 2])).toBeNull();
+  });
 });

@@ -94,11 +94,16 @@ export function statusDetail(status: RunSummary["status"] | "idle" | "paused", o
   return parts.length ? `with ${parts.join(" and ")}` : null;
 }
 
-/** The next sample after `from` (before it, with `back`) that failed, errored or was cut off, round the batch; null if none. */
-export function nextFailure(outcomes: readonly (Outcome | null)[], from: number, back = false): number | null {
+/**
+ * The next sample after `from` (before it, with `back`) that failed, errored or was cut off, round the batch; null if
+ * none. With `shown` (the rows a filter shows), only those count.
+ */
+export function nextFailure(outcomes: readonly (Outcome | null)[], from: number, back = false, shown: readonly number[] | null = null): number | null {
   const n = outcomes.length;
+  const visible = shown ? new Set(shown) : null;
   for (let step = 1; step <= n; step++) {
     const i = (((from + (back ? -step : step)) % n) + n) % n;
+    if (visible && !visible.has(i)) continue;
     const o = outcomes[i];
     if (o === "failed" || o === "error" || o === "cut") return i;
   }
