@@ -6,7 +6,7 @@
  * Codes in use: `aborted`, `invalid_scenario`, `invalid_suite`, `invalid_golden`, `invalid_saved_run`,
  * `invalid_utf8`, `invalid_tool_schema`, `invalid_module`, `usage`, `generation_failed`, `rollout_failed`,
  * `remote_environment`, `step_timeout`, `step_return`, `deadline`, `device_lost`, `browser_setup`, `stop_timeout`,
- * `worker_gone`, `merge_failed`, `shell_syntax`, `conformance_adapter`, and the workspace file system's POSIX codes
+ * `worker_gone`, `merge_failed`, `shell_syntax`, `conformance_adapter`, `no_post_process`, and the workspace file system's POSIX codes
  * (`ENOENT`, …).
  */
 
@@ -28,4 +28,13 @@ export function abortError(message = "cancelled"): AbortError {
 /** Whether an error (ours, the platform's DOMException, onnxruntime's) means the operation was cancelled. */
 export function isAbortError(error: unknown, signal?: AbortSignal): boolean {
   return Boolean(signal?.aborted) || (error instanceof Error && error.name === "AbortError");
+}
+
+/**
+ * What an environment's `globalPostProcessAndMetrics` throws when it turns out to have none after all (a remote
+ * server without `/post_process`): the lab then shows no environment metrics for it, rather than an error.
+ */
+export class NoPostProcessError extends LabError {
+  override name = "NoPostProcessError";
+  override readonly code = "no_post_process";
 }

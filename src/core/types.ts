@@ -81,8 +81,13 @@ export interface StepContext {
 export interface EnvironmentInterface {
   /** Steps a group of samples of this task. May be synchronous or return a promise. */
   step(messageLogBatch: EnvMessage[][], metadata: Metadata[], context?: StepContext): EnvironmentReturn | Promise<EnvironmentReturn>;
-  /** Declared by the reference interface; no rollout calls it. */
-  globalPostProcessAndMetrics?(batch: Record<string, unknown[]>): [Record<string, unknown[]>, Record<string, number>];
+  /**
+   * Declared by the reference interface; no rollout calls it. The lab calls it after a run, with the samples of the
+   * environment's task, and shows its metrics beside the rollout's (src/scenario/environment-metrics.ts).
+   */
+  globalPostProcessAndMetrics?(
+    batch: Record<string, unknown[]>,
+  ): [Record<string, unknown[]>, Record<string, number>] | Promise<[Record<string, unknown[]>, Record<string, number>]>;
 }
 
 /**

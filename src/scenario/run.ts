@@ -23,6 +23,7 @@ import { findEnvironment, type EnvironmentDefinition, type EnvironmentLookup } f
 import { oraclePolicy } from "../policy/oracle/index.js";
 import { replayPolicy, type SavedSample } from "../policy/replay.js";
 import { scriptedPolicy } from "../policy/scripted.js";
+import { environmentMetrics, type EnvironmentMetrics } from "./environment-metrics.js";
 import { batchToResult, parseSavedRun, type RolloutResultJson } from "./result.js";
 import { parseGeneratedDataset, ScenarioError, type Scenario } from "./schema.js";
 
@@ -53,6 +54,11 @@ export interface RunScenarioOptions {
    * `size` (or a `samples` list) above it is refused before anything is generated, with `why` as the reason.
    */
   sampleLimit?: SampleLimit;
+  /**
+   * Asks each environment for its `global_post_process_and_metrics` after the rollout and hands over their metrics
+   * (src/scenario/environment-metrics.ts); they are never part of the result.
+   */
+  onEnvironmentMetrics?: (reports: EnvironmentMetrics[]) => void;
 }
 
 export interface SampleLimit {
@@ -283,7 +289,9 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
   const { generation, tokenizer, dispose } = options.wrapPolicy ? options.wrapPolicy(built) : built;
   try {
     // The policy's tokenizer (a model's own, the scenario's `tokenizer`, or the byte-level one) tokenizes the prompts.
-    return await rollout(scenario, prepared, inputBatchFor(prepared, tokenizer), generation, tokenizer, structuredCfg, options);
+    const result = await rollout(scenario, prepared, inputBatchFor(prepared, tokenizer), generation, tokenizer, structuredCfg, options);
+    if (options.onEnvironmentMetrics) options.onEnvironmentMetrics(await environmentMetrics(result, prepared.taskToEnv));
+    return result;
   } finally {
     await dispose?.();
   }

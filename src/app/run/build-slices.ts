@@ -3,7 +3,7 @@
  * slices of at most `sliceMs`, yielding to the page between them, so opening a large run is no long task.
  */
 
-import { runEvents, type JsonlReadResult } from "./jsonl.js";
+import { environmentMetricsOf, runEvents, type JsonlReadResult } from "./jsonl.js";
 import { yieldToPage } from "./export-slices.js";
 import { RunModel } from "./run-model.js";
 
@@ -36,5 +36,6 @@ export async function buildRunInSlices(read: Pick<JsonlReadResult, "samples" | "
       start = performance.now();
     }
   }
+  model.setEnvironmentMetrics(environmentMetricsOf(read.footer));
   return { model, scenario: read.footer?.scenario ?? null };
 }

@@ -42,6 +42,24 @@ describe("JSONL export and import", () => {
     });
   }
 
+  it("keeps the environments' metrics after the run in the last line, beside the rollout's, and reads them back", async () => {
+    const { model, scenario } = await liveModel(calculator);
+    const reports = [
+      { task: "multi_step_calculator_game", metrics: { success_rate: 0.5 } },
+      { task: "other", error: 'ValueError: bad\nTraceback (most recent call last):\n  File "env.py", line 3' },
+    ];
+    model.setEnvironmentMetrics(reports);
+    const text = exportJsonl(model, scenario);
+    const footer = JSON.parse(text.trim().split("\n").at(-1)!);
+    expect(footer["lab/environment_metrics"]).toEqual(reports);
+    expect(footer.metrics).toEqual(model.summary.metrics);
+    expect(importJsonl(text).model.summary.environmentMetrics).toEqual(reports);
+    // An odd entry (an edited file) is left out, the others kept.
+    footer["lab/environment_metrics"] = [...reports, { task: 3 }, { task: "t", metrics: { a: "x" } }];
+    const edited = [...text.trim().split("\n").slice(0, -1), JSON.stringify(footer)].join("\n");
+    expect(importJsonl(edited).model.summary.environmentMetrics).toEqual(reports);
+  });
+
   it("reads a runner result's samples too (no lab records)", async () => {
     const { result } = await liveModel(calculator);
     const text = result.samples.map((s) => JSON.stringify(s)).join("\n");

@@ -12,6 +12,7 @@
 import { LabError } from "../../core/index.js";
 import type { Message, Metadata, RolloutEvent, TerminationReason } from "../../core/index.js";
 import { formatProblem, JsonlAccumulator, type JsonlReadResult, type SampleLine } from "../../scenario/jsonl-reader.js";
+import type { EnvironmentMetrics } from "../../scenario/environment-metrics.js";
 import { RunModel } from "./run-model.js";
 
 export const JSONL_FORMAT = "rollout-lab-run/1";
@@ -98,8 +99,28 @@ export function exportFooter(model: RunModel, scenario: unknown): Record<string,
     max_seq_len: model.summary.maxSeqLen,
     partial: model.summary.partial,
     metrics: model.summary.metrics ?? {},
+    ...(model.summary.environmentMetrics ? { [ENVIRONMENT_METRICS_KEY]: model.summary.environmentMetrics } : {}),
     scenario,
   };
+}
+
+/** The footer's key for the environments' metrics after the run (beside the rollout's `metrics`, never in them). */
+export const ENVIRONMENT_METRICS_KEY = "lab/environment_metrics";
+
+/** The environments' metrics an export's footer kept: the well-formed entries (an odd one is left out, not fatal). */
+export function environmentMetricsOf(footer: JsonlReadResult["footer"]): EnvironmentMetrics[] | null {
+  const kept = (footer as Record<string, unknown> | null)?.[ENVIRONMENT_METRICS_KEY];
+  if (!Array.isArray(kept)) return null;
+  const reports: EnvironmentMetrics[] = [];
+  for (const r of kept as unknown[]) {
+    if (typeof r !== "object" || r === null || typeof (r as { task?: unknown }).task !== "string") continue;
+    const { task, metrics, error } = r as { task: string; metrics?: unknown; error?: unknown };
+    if (typeof error === "string") reports.push({ task, error });
+    else if (typeof metrics === "object" && metrics !== null && Object.values(metrics).every((v) => typeof v === "number")) {
+      reports.push({ task, metrics: metrics as Record<string, number> });
+    }
+  }
+  return reports.length ? reports : null;
 }
 
 export class ImportError extends LabError {
@@ -136,6 +157,7 @@ export function importJsonl(text: string): { model: RunModel; scenario: unknown 
 export function buildRun(read: Pick<JsonlReadResult, "samples" | "footer">): { model: RunModel; scenario: unknown } {
   const model = new RunModel();
   for (const e of runEvents(read)) model.apply(e);
+  model.setEnvironmentMetrics(environmentMetricsOf(read.footer));
   return { model, scenario: read.footer?.scenario ?? null };
 }
 

@@ -8,6 +8,7 @@
  * Readers that only count tokens use `tokenCount` (re-exported here).
  */
 
+import type { EnvironmentMetrics } from "../../scenario/environment-metrics.js";
 import type { Message, Metadata, RolloutEvent, RolloutMode, TerminationReason, TokenId, TokenIds, TokenStepDetail } from "../../core/index.js";
 import {
   compactMessage,
@@ -83,6 +84,8 @@ export interface RunSummary {
   partial: boolean;
   /** The rollout's own metrics, once it ended. */
   metrics: Record<string, unknown> | null;
+  /** The environments' own metrics after the run (their `global_post_process_and_metrics`), when they have any. */
+  environmentMetrics: EnvironmentMetrics[] | null;
   error: string | null;
   /** Wall time of the last event (ms since start). */
   lastT: number;
@@ -104,6 +107,7 @@ export class RunModel {
     status: "running",
     partial: false,
     metrics: null,
+    environmentMetrics: null,
     error: null,
     lastT: 0,
   };
@@ -196,6 +200,11 @@ export class RunModel {
         error: null,
       });
     }
+  }
+
+  /** The environments' metrics after the run (the worker's, or an export's footer); publish to show them. */
+  setEnvironmentMetrics(reports: readonly EnvironmentMetrics[] | null): void {
+    this.summary.environmentMetrics = reports?.length ? [...reports] : null;
   }
 
   /** Applies one event of the run (as the core emits it, or packed as the rollout worker sends it). */

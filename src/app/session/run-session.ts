@@ -213,6 +213,10 @@ export class RunSession {
         {
           onModel: (modelStatus) => this.updateShown(model, { modelStatus }),
           onHumanRequest: (request) => this.updateShown(model, (s) => ({ humanRequests: [...s.humanRequests, request] })),
+          onEnvironmentMetrics: (reports) => {
+            model.setEnvironmentMetrics(reports);
+            bump();
+          },
           onEvent: (event) => {
             run.apply(event);
             bump();

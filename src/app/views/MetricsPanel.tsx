@@ -7,6 +7,7 @@
 import { memo, useMemo } from "react";
 import { generatedTokens, liveMetrics, type MetricValue } from "../run/live-metrics.js";
 import type { RunModel, RunSnapshot } from "../run/run-model.js";
+import type { EnvironmentMetrics } from "../../scenario/environment-metrics.js";
 import { useRun } from "../session/hooks.js";
 import { BarChart, type Bar } from "./charts/BarChart.js";
 import { useThrottledValue } from "./useThrottled.js";
@@ -74,6 +75,7 @@ const MetricsBody = memo(function MetricsBody({ run, invalidActionEnabled }: { r
               )}
             </tbody>
           </table>
+          {model.summary.environmentMetrics && <EnvironmentMetricsTable reports={model.summary.environmentMetrics} />}
         </div>
         <div className="mx-charts">
           <BarChart title="Total reward per sample" bars={charts.rewards} xLabel="total reward" yLabel="samples" colour="#009E73" testId="chart-reward" />
@@ -91,6 +93,45 @@ const MetricsBody = memo(function MetricsBody({ run, invalidActionEnabled }: { r
     </div>
   );
 });
+
+/**
+ * The environments' own metrics after the run (`global_post_process_and_metrics`), one group per task, beside the
+ * rollout's; an environment's error (a Python traceback from the bridge) is shown as text where its metrics would be.
+ */
+function EnvironmentMetricsTable({ reports }: { reports: readonly EnvironmentMetrics[] }) {
+  return (
+    <table className="mx-table mx-env" data-testid="environment-metrics">
+      <caption className="hint">The environments&apos; own metrics (global_post_process_and_metrics), after the run</caption>
+      <thead>
+        <tr>
+          <th>key</th>
+          <th>value</th>
+        </tr>
+      </thead>
+      <tbody>
+        {reports.map((r) =>
+          "error" in r ? (
+            <tr key={r.task} data-task={r.task}>
+              <td className="mx-key">{r.task}</td>
+              <td>
+                <pre className="mx-env-error" data-testid="environment-metrics-error">
+                  {r.error}
+                </pre>
+              </td>
+            </tr>
+          ) : Object.keys(r.metrics).length === 0 ? (
+            <tr key={r.task} data-task={r.task}>
+              <td className="mx-key">{r.task}</td>
+              <td className="hint">no metrics</td>
+            </tr>
+          ) : (
+            Object.entries(r.metrics).map(([name, value]) => <MetricRow key={`${r.task}/${name}`} name={`${r.task}/${name}`} text={shortText(value)} value={value} />)
+          ),
+        )}
+      </tbody>
+    </table>
+  );
+}
 
 /** One key and its value; redrawn only when the shown text changed. */
 const MetricRow = memo(

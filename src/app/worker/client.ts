@@ -2,6 +2,7 @@
 
 import { fromWireError, LabError, PendingCalls, requestIds } from "../../core/index.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
+import type { EnvironmentMetrics } from "../../scenario/environment-metrics.js";
 import type { CheckSample } from "../../scenario/token-check.js";
 import type { PackedEvent } from "../run/compact-messages.js";
 import type { DeviceLossAction, DeviceLossInfo } from "../../policy/llm/device-loss.js";
@@ -31,6 +32,8 @@ export interface RunHandlers {
   onEvent?: (event: PackedEvent) => void;
   onModel?: (status: ModelStatus) => void;
   onHumanRequest?: (request: HumanRequest) => void;
+  /** The environments' metrics after the rollout (their `global_post_process_and_metrics`), before the result. */
+  onEnvironmentMetrics?: (reports: EnvironmentMetrics[]) => void;
   /** The run's WebGPU device was lost (the run stops, or goes on on WASM, as `action` says). */
   onDeviceLost?: (loss: DeviceLossInfo, action: DeviceLossAction) => void;
 }
@@ -384,6 +387,7 @@ export class RolloutWorkerClient {
     } else if (message.type === "model") handlers.onModel?.(message.status);
     else if (message.type === "stop_received") run.stopRead = true;
     else if (message.type === "human_request") handlers.onHumanRequest?.(message.request);
+    else if (message.type === "environment_metrics") handlers.onEnvironmentMetrics?.(message.reports);
     else {
       connection.retire = true;
       handlers.onDeviceLost?.(message.loss, message.action);

@@ -11,6 +11,7 @@ import type { PackedEvent, PackedResult } from "../run/compact-messages.js";
 import type { EnvironmentDescription } from "../../envs/user/port.js";
 import type { DeviceLossAction, DeviceLossInfo } from "../../policy/llm/device-loss.js";
 import type { ForkContinuation } from "../../policy/fork-policy.js";
+import type { EnvironmentMetrics } from "../../scenario/environment-metrics.js";
 import type { CheckResult, CheckSample } from "../../scenario/token-check.js";
 
 /**
@@ -130,6 +131,8 @@ export type WorkerMessage =
   | { type: "result"; runId: number; result: PackedResult; text?: string }
   /** The run's WebGPU device was lost; `action` is what the run does about it. */
   | { type: "device_lost"; runId: number; loss: DeviceLossInfo; action: DeviceLossAction }
+  /** The environments' metrics after the rollout (before its `result`). */
+  | { type: "environment_metrics"; runId: number; reports: EnvironmentMetrics[] }
   | { type: "lock_held"; id: number }
   /**
    * This worker should not run another model: a model failed to load or to generate, or its device was lost

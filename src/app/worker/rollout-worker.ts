@@ -208,6 +208,7 @@ async function run(runId: number, value: unknown, settings: ModelSettings, userE
       signal: active.controller.signal,
       pause: active.pause,
       onEvent: (event) => events.push(runId, event),
+      onEnvironmentMetrics: (reports) => post({ type: "environment_metrics", runId, reports }),
       loadFile: async (name) => {
         const text = settings.files?.[name];
         if (text === undefined) throw new Error(`no file named '${name}' was given to the lab (pick it in the set-up)`);

@@ -6,6 +6,7 @@
  * - `POST <url>/dataset` `{"task_name", "size", "seed", "config"}` → `{"data": [datum spec, ...]}`
  * - `POST <url>/step`    `{"message_log_batch", "metadata"}` → the fields of `EnvironmentReturn`
  *   (`observations`, `metadata`, `next_stop_strings`, `rewards`, `terminateds`, `answers`)
+ * - `POST <url>/post_process` `{"batch"}` → `{"metrics"}` (optional: after a run; a 404 means none)
  *
  * JSON in and out. A non-2xx answer is an error whose text (or JSON `error` field) the lab shows; a malformed
  * step answer fails its samples with the field named, like any environment's.
@@ -22,7 +23,7 @@
  * (src/core/json-value.ts).
  */
 
-import { LabError } from "../../core/index.js";
+import { LabError, NoPostProcessError } from "../../core/index.js";
 import { describeJsonValueProblem, findJsonValueProblem, MAX_TIMEOUT_MS, type EnvironmentReturn, type StepContext } from "../../core/index.js";
 import { checkConfigKeys } from "../config.js";
 import type { DatasetDatum, EnvironmentDefinition } from "../types.js";
@@ -71,6 +72,8 @@ export function remoteTimeoutMs(config: Record<string, unknown>, where = "http c
 export class RemoteEnvironmentError extends LabError {
   override name = "RemoteEnvironmentError";
   override readonly code = "remote_environment";
+  /** The HTTP status of a non-2xx answer (absent for other failures). */
+  status?: number;
 }
 
 /** Why the request was aborted at its deadline. */
@@ -144,10 +147,14 @@ async function callRemote(base: string, path: string, body: unknown, options: Ca
     if (!response.ok) {
       let detail = text.trim().slice(0, 2000);
       try {
-        const parsed = JSON.parse(text) as { error?: unknown };
+        const parsed = JSON.parse(text) as { error?: unknown; traceback?: unknown };
         if (typeof parsed.error === "string") detail = parsed.error;
+        // The server's own traceback (the Python bridge's): where in its code the error was, as a module's stack.
+        if (typeof parsed.traceback === "string" && parsed.traceback.trim()) detail = `${detail}\n${parsed.traceback.trimEnd()}`;
       } catch {}
-      throw new RemoteEnvironmentError(`${url} answered HTTP ${response.status}${detail ? `: ${detail}` : ""}`);
+      const error = new RemoteEnvironmentError(`${url} answered HTTP ${response.status}${detail ? `: ${detail}` : ""}`);
+      error.status = response.status;
+      throw error;
     }
     let parsed: unknown;
     try {
@@ -196,6 +203,21 @@ export const httpEnvironment: EnvironmentDefinition = {
             ? { signal: context.signal }
             : { timeoutMs: configured ?? REMOTE_STEP_TIMEOUT_MS, signal: context?.signal },
         )) as EnvironmentReturn,
+      // After the run: the server's global_post_process_and_metrics, if it has one (a 404 says it has none).
+      globalPostProcessAndMetrics: async (batch: Record<string, unknown[]>) => {
+        let answer: unknown;
+        try {
+          answer = await callRemote(base, "/post_process", { batch }, { timeoutMs: configured ?? REMOTE_STEP_TIMEOUT_MS });
+        } catch (e) {
+          if (e instanceof RemoteEnvironmentError && e.status === 404) throw new NoPostProcessError(`${base}/post_process: none`);
+          throw e;
+        }
+        const metrics = (answer as { metrics?: unknown } | null)?.metrics;
+        if (typeof metrics !== "object" || metrics === null || Array.isArray(metrics)) {
+          throw new RemoteEnvironmentError(`${base}/post_process: expected {"metrics": {name: number, ...}}, got ${JSON.stringify(answer)?.slice(0, 200)}`);
+        }
+        return [batch, metrics as Record<string, number>] as [Record<string, unknown[]>, Record<string, number>];
+      },
     };
   },
   async generateDataset({ size, seed, config, taskName, envConfig }) {
