@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { HEAP_BYTES_PER_SAMPLE, nodeSampleLimit } from "./node-run.js";
 import { main, writeResult } from "./rollout.js";
+import { withoutTiming } from "../scenario/result.js";
 
 const examples = join(import.meta.dirname, "../scenario/examples");
 
@@ -46,6 +47,21 @@ describe("the result, written in pieces", () => {
     const printed = await run([join(examples, "calculator-scripted.json")]);
     expect(printed.code).toBe(0);
     expect(printed.stdout).toBe(`${JSON.stringify(JSON.parse(printed.stdout), null, 2)}\n`);
+  }, 60_000);
+
+  it("--env-metrics writes the environments' own metrics after the run, and leaves the result as it was", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "rollout-cli-"));
+    const [plain, withMetrics, metrics] = [join(dir, "a.json"), join(dir, "b.json"), join(dir, "m.json")];
+    expect((await run([join(examples, "calculator-scripted.json"), "--out", plain])).code).toBe(0);
+    expect((await run([join(examples, "calculator-scripted.json"), "--out", withMetrics, "--env-metrics", metrics])).code).toBe(0);
+    const strip = (text: string) => JSON.stringify(withoutTiming(JSON.parse(text)));
+    expect(strip(await readFile(withMetrics, "utf8"))).toBe(strip(await readFile(plain, "utf8")));
+    const result = JSON.parse(await readFile(plain, "utf8")) as { samples: { total_reward: number }[] };
+    const solved = result.samples.filter((s) => s.total_reward === 1).length / result.samples.length;
+    expect(JSON.parse(await readFile(metrics, "utf8"))).toEqual({
+      environment_metrics: [{ task: "multi_step_calculator_game", metrics: { success_rate: solved } }],
+    });
+    expect((await run([join(examples, "calculator-scripted.json"), "--env-metrics"])).stderr).toContain("--env-metrics needs a file path");
   }, 60_000);
 
   it("writeResult writes many MB in pieces (waiting whenever the stream is full) and reports a path it cannot write", async () => {

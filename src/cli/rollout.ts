@@ -1,7 +1,8 @@
 /**
- * `rollout-lab rollout <scenario.json> [--out <result.json>] [--environments <dir>]` (`npm run rollout -- …` in
- * the checkout): runs one scenario headless in Node and writes the result JSON (to stdout without --out). Exit
- * status 1 on a bad scenario or a failed rollout, 2 on bad usage.
+ * `rollout-lab rollout <scenario.json> [--out <result.json>] [--env-metrics <metrics.json>] [--environments <dir>]`
+ * (`npm run rollout -- …` in the checkout): runs one scenario headless in Node and writes the result JSON (to stdout
+ * without --out). `--env-metrics` also asks each environment for its `global_post_process_and_metrics` after the run
+ * and writes them there (never into the result). Exit status 1 on a bad scenario or a failed rollout, 2 on bad usage.
  *
  * The result is written as it is serialised, a sample at a time (`jsonTextChunks`), never as one string: the text
  * is byte for byte `JSON.stringify(result, null, 2)` and a newline, as before, but a run too big for one string
@@ -11,9 +12,10 @@
  */
 
 import { createWriteStream } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { finished } from "node:stream/promises";
+import type { EnvironmentMetrics } from "../scenario/environment-metrics.js";
 import { jsonTextChunks } from "../scenario/result.js";
 import { runScenario } from "../scenario/run.js";
 import { chooseEnvironmentsDir } from "./checkout-environments.js";
@@ -21,16 +23,26 @@ import { isEntryPoint } from "./entry.js";
 import { nodeRunOptions, UsageError } from "./node-run.js";
 import { parseScenarioText, ScenarioError } from "../scenario/schema.js";
 
-const USAGE = "usage: rollout-lab rollout <scenario.json> [--out <result.json>] [--environments <dir>]";
+const USAGE = "usage: rollout-lab rollout <scenario.json> [--out <result.json>] [--env-metrics <metrics.json>] [--environments <dir>]";
 
-function parseArgs(argv: string[]): { scenario: string; out?: string } {
+interface Args {
+  scenario: string;
+  out?: string;
+  envMetrics?: string;
+}
+
+function parseArgs(argv: string[]): Args {
   const positional: string[] = [];
   let out: string | undefined;
+  let envMetrics: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--out") {
       out = argv[++i];
       if (!out) throw new UsageError("--out needs a file path", USAGE);
+    } else if (arg === "--env-metrics") {
+      envMetrics = argv[++i];
+      if (!envMetrics) throw new UsageError("--env-metrics needs a file path", USAGE);
     } else if (arg === "--environments") {
       const dir = argv[++i];
       if (!dir) throw new UsageError("--environments needs a folder", USAGE);
@@ -46,12 +58,12 @@ function parseArgs(argv: string[]): { scenario: string; out?: string } {
     } else positional.push(arg);
   }
   if (positional.length !== 1) throw new UsageError("expected exactly one scenario file", USAGE);
-  return { scenario: positional[0]!, ...(out ? { out } : {}) };
+  return { scenario: positional[0]!, ...(out ? { out } : {}), ...(envMetrics ? { envMetrics } : {}) };
 }
 
 
 export async function main(argv: string[]): Promise<number> {
-  let args: { scenario: string; out?: string };
+  let args: Args;
   try {
     args = parseArgs(argv);
   } catch (e) {
@@ -69,12 +81,25 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     const scenario = parseScenarioText(bytes, args.scenario);
-    const result = await runScenario(scenario, await nodeRunOptions(path));
+    const asked: { reports: EnvironmentMetrics[] } = { reports: [] };
+    const onEnvironmentMetrics = (reports: EnvironmentMetrics[]) => void (asked.reports = reports);
+    const result = await runScenario(scenario, { ...(await nodeRunOptions(path)), ...(args.envMetrics ? { onEnvironmentMetrics } : {}) });
     try {
       await writeResult(result, args.out);
     } catch (e) {
       process.stderr.write(`error: cannot write the result${args.out ? ` to ${args.out}` : ""}: ${(e as Error).message}\n`);
       return 1;
+    }
+    if (args.envMetrics) {
+      const written = asked.reports;
+      // An environment's failure is its own: the run and the other metrics are kept, and it is said here too.
+      for (const r of written) if ("error" in r) process.stderr.write(`warning: global_post_process_and_metrics of '${r.task}' failed: ${r.error}\n`);
+      try {
+        await writeFile(args.envMetrics, `${JSON.stringify({ environment_metrics: written }, null, 2)}\n`);
+      } catch (e) {
+        process.stderr.write(`error: cannot write the environment metrics to ${args.envMetrics}: ${(e as Error).message}\n`);
+        return 1;
+      }
     }
     return 0;
   } catch (e) {
