@@ -42,6 +42,10 @@ export interface RemoteEnvironmentInfo {
   title?: string;
   description?: string;
   default_task_name?: string;
+  /** Whether the server answers `/post_process` (its `global_post_process_and_metrics`). */
+  post_process?: boolean;
+  /** Set by the Python bridge (`python -m rollout_lab_bridge`): what it serves, and how. */
+  bridge?: { version?: string; target?: string; ray?: "ray" | "stand-in" | null; torch?: boolean };
 }
 
 /** The environment's base URL from its config, checked. */
