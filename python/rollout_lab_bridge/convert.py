@@ -30,7 +30,8 @@ def key_path(path, key):
     """``path.key``, or ``path["odd key"]`` for a key that is not an identifier."""
     if isinstance(key, str) and _IDENTIFIER.match(key):
         return f"{path}.{key}" if path else key
-    return f"{path}[{json.dumps(key) if isinstance(key, str) else key!r}]"
+    shown = json.dumps(key) if isinstance(key, str) else repr(key)
+    return f"{path}[{shown}]"
 
 
 def _describe(value):
