@@ -98,6 +98,7 @@ class Bridge:
                 if not check(body[key]):
                     raise _bad_request(f"/dataset: {key} is {json.dumps(body[key])}, expected {expected}")
                 available[key] = body[key]
+        available.setdefault("task_name", self.name)
         arguments = loader.dataset_arguments(self.dataset, available)
         function_name = getattr(self.dataset, "__name__", self.dataset_target or "the dataset function")
         with self.lock:

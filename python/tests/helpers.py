@@ -33,7 +33,7 @@ class Running:
         function = loader.load_dataset_function(dataset) if dataset else None
         self.bridge = server.Bridge(environment, function, dataset, task_name)
         self.server = server.make_server(self.bridge, "127.0.0.1", 0, allow_origins)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
         self.url = self.server.url
 

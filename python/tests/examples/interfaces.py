@@ -16,6 +16,3 @@ except ImportError:
     class EnvironmentInterface:
         def step(self, message_log_batch, metadata):
             raise NotImplementedError
-
-        def global_post_process_and_metrics(self, batch):
-            raise NotImplementedError
