@@ -119,6 +119,9 @@ def user_class(value):
     cls = getattr(getattr(value, "__ray_metadata__", None), "modified_class", None)
     if not isinstance(cls, type):
         return None
+    original = cls.__dict__.get("__ray_actor_class__")  # Ray's modified class names the user's
+    if isinstance(original, type):
+        return original
     bases = cls.__bases__
     if "__doc__" not in cls.__dict__ or cls.__dict__["__doc__"] is None:
         if len(bases) == 1 and bases[0].__name__ == cls.__name__:
@@ -140,7 +143,8 @@ def constructor_args(cls, config, have_config):
 
 
 def snake_case(name):
-    text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
+    """``MathEnvironment`` -> ``math_environment``, ``HTTPGame`` -> ``http_game``, ``Game2D`` -> ``game2d``."""
+    text = re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[0-9])(?=[A-Z][a-z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
     return text.lower()
 
 

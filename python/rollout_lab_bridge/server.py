@@ -107,7 +107,7 @@ class Bridge:
             except Exception as error:
                 message, text = loader.describe_exception(error)
                 raise Answer(500, {"error": message, "traceback": text}) from None
-        if not isinstance(data, (list, tuple)):
+        if not isinstance(data, list):
             raise Answer(500, {"error": f"{function_name} (--dataset {self.dataset_target}) returned "
                                         f"{convert._describe(data)}, expected a list of datum dicts"})
         task_name = body.get("task_name") if isinstance(body.get("task_name"), str) else self.name

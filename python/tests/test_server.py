@@ -41,7 +41,9 @@ class Info(BridgeCase):
     def test_snake_case(self):
         self.assertEqual(loader.snake_case("MathEnvironment"), "math_environment")
         self.assertEqual(loader.snake_case("HTTPGame"), "http_game")
-        self.assertEqual(loader.snake_case("Game2D"), "game2_d")
+        self.assertEqual(loader.snake_case("Game2D"), "game2d")
+        self.assertEqual(loader.snake_case("Env2Game"), "env2_game")
+        self.assertEqual(loader.snake_case("already_snake"), "already_snake")
 
 
 class Step(BridgeCase):
