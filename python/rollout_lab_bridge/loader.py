@@ -163,8 +163,7 @@ def describe_exception(error):
         text = getattr(error, "traceback_str", None)
         if not isinstance(text, str) or not text:
             text = str(error)
-        outer = "".join(traceback.format_exception(type(error), error, error.__traceback__, chain=False))
-        return f"{type(cause).__name__}: {cause}", f"{text.rstrip()}\n\n(raised through ray.get:)\n{outer}"
+        return f"{type(cause).__name__}: {cause}", text.rstrip() + "\n"
     return (f"{type(error).__name__}: {error}",
             "".join(traceback.format_exception(type(error), error, error.__traceback__)))
 

@@ -318,3 +318,63 @@ class Dataset(BridgeCase):
         status, _, body = running.call("/dataset", dict(self.REQUEST, size=-1))
         self.assertEqual(status, 400)
         self.assertIn("size is -1", body["error"])
+
+
+class Shaped:
+    """Shaped like a Ray actor's user class.
+
+    Second paragraph."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def step(self, message_log_batch, metadata):
+        n = len(metadata)
+        return ([{"role": "environment", "content": str(self.cfg)}] * n, metadata, None, [2.0] * n, [True] * n)
+
+
+class RayShapedActorClass:
+    """What real Ray's ray.remote(Shaped) looks like to the bridge: ``remote``, ``__ray_metadata__`` whose
+    ``modified_class`` is Ray's subclass of Shaped (same name, ``__ray_actor_class__``), a direct call TypeError."""
+
+    def __init__(self):
+        class Modified(Shaped):
+            __ray_actor_class__ = Shaped
+
+            def __ray_ready__(self):
+                return True
+
+        Modified.__name__ = "Shaped"
+        self.__ray_metadata__ = type("Meta", (), {"modified_class": Modified})()
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError("Actors cannot be instantiated directly.")
+
+    def remote(self, *args):
+        from rollout_lab_bridge import ray_standin
+        instance = self.__ray_metadata__.modified_class(*args)
+
+        class Handle:
+            def __getattr__(self, name):
+                method = getattr(instance, name)
+                return type("Method", (), {"remote": staticmethod(lambda *a: ray_standin.put(method(*a)))})()
+
+        return Handle()
+
+
+@unittest.skipIf(HAS_RAY, "real Ray is installed")
+class DuckTypedActorClass(unittest.TestCase):
+    def test_detected_and_called_through_get(self):
+        from rollout_lab_bridge import server
+        value = RayShapedActorClass()
+        self.assertTrue(loader.is_actor_class(value))
+        self.assertFalse(loader.is_actor_class(Shaped))
+        self.assertIs(loader.user_class(value), Shaped)
+        environment = loader.Environment("somewhere:Shaped", value, {"k": 1}, True)
+        bridge = server.Bridge(environment)
+        info = bridge.info()
+        self.assertEqual((info["title"], info["name"], info["description"], info["bridge"]["ray"]),
+                         ("Shaped", "shaped", "Shaped like a Ray actor's user class.", "stand-in"))
+        body = bridge.step({"message_log_batch": message_logs("a"), "metadata": [{"m": 1}]})
+        self.assertEqual((body["observations"][0]["content"], body["rewards"], body["metadata"]),
+                         ("{'k': 1}", [2.0], [{"m": 1}]))
