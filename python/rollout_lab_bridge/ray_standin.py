@@ -269,12 +269,17 @@ class ActorClass:
 
     @classmethod
     def _make(cls, modified_class, options):
-        derived = type(modified_class.__name__, (ActorClass,), {
+        namespace = {
             "__module__": modified_class.__module__,
             "__qualname__": getattr(modified_class, "__qualname__", modified_class.__name__),
             "__doc__": modified_class.__doc__,
-        })
-        actor_class = object.__new__(derived)
+        }
+        try:  # as Ray's: the actor class also inherits the user's class, so its class attributes show through
+            derived = type(modified_class.__name__, (ActorClass, modified_class), namespace)
+            actor_class = object.__new__(derived)
+        except TypeError:  # a metaclass conflict, abstract methods, slots: without the user's class
+            derived = type(modified_class.__name__, (ActorClass,), namespace)
+            actor_class = object.__new__(derived)
         actor_class.__ray_metadata__ = _ActorClassMetadata(modified_class, options)
         actor_class.__name__ = modified_class.__name__
         actor_class.__qualname__ = getattr(modified_class, "__qualname__", modified_class.__name__)

@@ -53,6 +53,7 @@ class StandIn(unittest.TestCase):
             self.assertIs(Actor.__ray_metadata__.modified_class, Board)
             self.assertEqual(Actor.__name__, "Board")
             self.assertTrue(callable(Actor.remote))
+            self.assertTrue(callable(Actor.add))  # class attributes show through, as in Ray
             self.assertTrue(callable(Actor.options(num_gpus=0).remote))
             with self.assertRaisesRegex(TypeError, r"Actors cannot be instantiated directly.*Board\.remote\(\)"):
                 Actor()
