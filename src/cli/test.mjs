@@ -1,6 +1,7 @@
 // `npm test`: every test. Installs what a fresh machine lacks, then: typecheck, lint (ESLint, zero warnings), unit and conformance tests
-// (vitest), the conformance runner, the sample regression suite against its goldens, the static build, the sample
+// (vitest), the Python bridge's own tests (unittest, where there is a python3), the conformance runner, the sample regression suite against its goldens, the static build, the sample
 // suite again in the built app (--backend wasm), and the end-to-end tests in headless Chromium.
+import { spawnSync } from "node:child_process";
 import { ensureChromium, ensureDependencies, mustRun } from "./setup.mjs";
 
 ensureDependencies();
@@ -8,6 +9,9 @@ const chromium = ensureChromium();
 mustRun("npm", ["run", "typecheck"]);
 mustRun("npm", ["run", "lint"]);
 mustRun("npx", ["vitest", "run"]);
+// The Python environment bridge (python/): its unittest suite, with whatever python3 this machine has.
+if (spawnSync("python3", ["--version"]).status === 0) mustRun("python3", ["-m", "unittest", "discover", "-s", "python/tests", "-t", "python"]);
+else console.log("python3 is not on the PATH: the Python bridge's tests (python/tests) are skipped");
 mustRun("npm", ["run", "conformance"]);
 mustRun("npm", ["run", "regress", "--", "regress/sample-suite.json"]);
 mustRun("npm", ["run", "build"]);

@@ -94,10 +94,10 @@ describe("a remote environment's /post_process", () => {
       samples: [0, 1].map(() => ({ task_name: "r", message_log: [{ role: "user", content: "hi" }] })),
       policy: { kind: "scripted", responses: [["a"], ["b"]] },
     });
-  const run = async () => {
-    let reports: EnvironmentMetrics[] | null = null;
-    await runScenario(remote(), { onEnvironmentMetrics: (r) => (reports = r) });
-    return reports;
+  const run = async (): Promise<EnvironmentMetrics[]> => {
+    const asked: { reports: EnvironmentMetrics[] | null } = { reports: null };
+    await runScenario(remote(), { onEnvironmentMetrics: (r) => void (asked.reports = r) });
+    return asked.reports!;
   };
 
   it("a 404 says the server has none: no metrics, no error", async () => {
@@ -116,7 +116,7 @@ describe("a remote environment's /post_process", () => {
 
   it("a failure carries the server's error and traceback", async () => {
     answer = () => ({ status: 500, body: { error: "ZeroDivisionError: division by zero", traceback: 'Traceback (most recent call last):\n  File "envs.py", line 9, in global_post_process_and_metrics\nZeroDivisionError: division by zero\n' } });
-    const [report] = (await run())!;
+    const [report] = await run();
     expect(report).toEqual({
       task: "r",
       error: `${url}/post_process answered HTTP 500: ZeroDivisionError: division by zero\nTraceback (most recent call last):\n  File "envs.py", line 9, in global_post_process_and_metrics\nZeroDivisionError: division by zero`,

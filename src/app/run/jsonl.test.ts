@@ -77,3 +77,16 @@ describe("JSONL export and import", () => {
     expect(() => importJsonl('{"metrics": {}}')).toThrow("no sample lines");
   });
 });
+
+describe("environment metrics on a live run", () => {
+  it("setting them is a change the next publish announces (the views redraw)", () => {
+    const model = new RunModel();
+    const seen: number[] = [];
+    model.subscribe(() => seen.push(model.snapshot.version));
+    model.publish();
+    model.setEnvironmentMetrics([{ task: "t", metrics: { a: 1 } }]);
+    model.publish();
+    expect(seen).toHaveLength(1);
+    expect(model.snapshot.model.summary.environmentMetrics).toEqual([{ task: "t", metrics: { a: 1 } }]);
+  });
+});

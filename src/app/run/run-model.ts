@@ -205,6 +205,7 @@ export class RunModel {
   /** The environments' metrics after the run (the worker's, or an export's footer); publish to show them. */
   setEnvironmentMetrics(reports: readonly EnvironmentMetrics[] | null): void {
     this.summary.environmentMetrics = reports?.length ? [...reports] : null;
+    this.version += 1; // a change the next publish announces
   }
 
   /** Applies one event of the run (as the core emits it, or packed as the rollout worker sends it). */
