@@ -20,6 +20,7 @@
 import { z } from "zod";
 import { findJsonValueProblem, formatJsonPath, type Message, type Metadata, type TerminationReason } from "../core/index.js";
 import { jsonErrorOffset, jsonErrorWhat } from "./json-text.js";
+import { detectFormat, dumpFormat, FORMAT_NAMES, knownFormats, RecordProblem, type DumpFormat } from "./imports/index.js";
 import { JsonlLineSplitter, readJsonlStream } from "./jsonl-lines.js";
 
 /** `expected …`, or `missing (expected …)` when the key is absent. */
@@ -151,6 +152,13 @@ export interface ImportProblem {
 export const formatProblem = (p: ImportProblem): string => `line ${p.line}: ${p.path ? `${p.path}: ` : ""}${p.message}`;
 
 export interface JsonlReadOptions {
+  /**
+   * What the lines are: `auto` (default: the lab's own lines, or a known rollout dump, ./imports/, decided by the
+   * first record), `lab`, or a dump format's name (`nemo-rl`, `verl`, …).
+   */
+  format?: string;
+  /** The file's name (a dump's step number may be in it: `train_data_step12.jsonl`). */
+  fileName?: string;
   /** How many problems to keep (all are counted). Default 20. */
   maxProblems?: number;
   /** How many problems of one line to keep (a line with a broken list can have thousands). Default 3. */
@@ -247,7 +255,7 @@ export function checkValue<T>(
 }
 
 /** What the accumulator takes a line for, besides its limits. */
-export interface JsonlLineOptions<S> extends Pick<JsonlReadOptions, "maxProblems" | "maxProblemsPerLine" | "maxLineLength"> {
+export interface JsonlLineOptions<S> extends Pick<JsonlReadOptions, "maxProblems" | "maxProblemsPerLine" | "maxLineLength" | "format" | "fileName"> {
   /**
    * What a sample line must be. Default: the lab's sample line (`sampleLineSchema`). Another schema may check a
    * message's `token_ids` and `generation_logprobs` only as `tokenIdsSchema` and a list of finite numbers do (a line
@@ -283,6 +291,14 @@ export class JsonlAccumulator<S = SampleLine> {
   private readonly skipOtherLines: boolean;
   private readonly checkSample: JsonlLineOptions<S>["checkSample"];
   private ended = false;
+  private readonly format: string;
+  private readonly fileName: string | undefined;
+  /** The dump format the lines are in (named, or found in the first record); null: the lab's own lines. */
+  private dump: DumpFormat | null;
+  /** Whether the first record decided already (`auto`). */
+  private decided = false;
+  /** How many records of a dump were converted (a record's position, for its `idx` where it has none). */
+  private converted = 0;
   readonly result: JsonlReadResult<S> = {
     samples: [],
     footer: null,
@@ -298,6 +314,11 @@ export class JsonlAccumulator<S = SampleLine> {
   readonly lines: JsonlLineSplitter;
 
   constructor(options: JsonlLineOptions<S> = {}) {
+    const format = options.format ?? "auto";
+    if (format !== "auto" && format !== "lab" && !dumpFormat(format)) throw new Error(`unknown format '${format}' (expected ${FORMAT_NAMES.join(", ")})`);
+    this.format = format;
+    this.dump = dumpFormat(format) ?? null;
+    this.fileName = options.fileName;
     this.maxProblems = options.maxProblems ?? DEFAULT_MAX_PROBLEMS;
     this.maxPerLine = options.maxProblemsPerLine ?? 3;
     this.sampleSchema = options.sampleSchema ?? (sampleLineSchema as unknown as z.ZodType<S>);
@@ -325,6 +346,33 @@ export class JsonlAccumulator<S = SampleLine> {
     this.ended = true;
     this.lines.end();
     return this.result;
+  }
+
+  /**
+   * A dump's record as the lab's sample line (null: the line is the lab's own; false: a problem was reported). In
+   * `auto`, the first record decides whether the lines are the lab's or which dump's.
+   */
+  private fromDump(record: Record<string, unknown>, lineNo: number): Record<string, unknown> | null | false {
+    if (this.format === "lab") return null;
+    if (!this.decided && !this.dump) {
+      this.decided = true;
+      if (isLabRecord(record)) return null;
+      this.dump = detectFormat(record);
+      if (!this.dump) {
+        const keys = Object.keys(record).slice(0, 12).join(", ");
+        this.problem([{ line: lineNo, path: null, message: `not a run the lab reads (its keys: ${keys || "none"}); expected one of: ${knownFormats()}` }]);
+        return false;
+      }
+    }
+    this.decided = true;
+    if (!this.dump) return null;
+    try {
+      return this.dump.convert(record, { position: this.converted++, ...(this.fileName ? { fileName: this.fileName } : {}) }) as unknown as Record<string, unknown>;
+    } catch (e) {
+      if (!(e instanceof RecordProblem)) throw e;
+      this.problem([{ line: lineNo, path: e.path, message: `${e.message} (${this.dump.name})` }]);
+      return false;
+    }
   }
 
   private problem(problems: ImportProblem[], total = problems.length): void {
@@ -357,7 +405,10 @@ export class JsonlAccumulator<S = SampleLine> {
       this.problem([{ line: lineNo, path: null, message: `expected an object (a sample or the metrics line), got ${jsonType(value)}` }]);
       return;
     }
-    const record = value as Record<string, unknown>;
+    let record = value as Record<string, unknown>;
+    const foreign = this.fromDump(record, lineNo);
+    if (foreign === false) return;
+    if (foreign) record = foreign;
     const isSample = SAMPLE_KEYS.some((k) => Object.prototype.hasOwnProperty.call(record, k));
     if (!isSample && this.skipOtherLines) return;
     const isFooter = !isSample && FOOTER_KEYS.some((k) => Object.prototype.hasOwnProperty.call(record, k));
@@ -396,6 +447,10 @@ export class JsonlAccumulator<S = SampleLine> {
     else this.result.footer = checked.value as FooterLine;
   }
 }
+
+/** A lab line: a sample's keys (but `idx`, which NeMo RL's dumps have too) or the metrics line's. */
+const isLabRecord = (record: Record<string, unknown>) =>
+  ["message_log", "task_name", ...FOOTER_KEYS].some((k) => Object.prototype.hasOwnProperty.call(record, k));
 
 const isTokenIdList = (v: unknown[]) => {
   for (let i = 0; i < v.length; i++) if (!isTokenId(v[i])) return false;

@@ -1,0 +1,106 @@
+/**
+ * `rollout-lab import <dump…> [--format auto|lab|nemo-rl|verl] --out <export.jsonl>`: rollout dumps of other RL
+ * libraries (src/scenario/imports/) converted to the lab's JSONL export, which the page imports and `npm run
+ * tokens -- check` and the replay policy read. Files are streamed. Several files (a run's steps) make one run: their
+ * samples are numbered in order and each keeps its file and original `idx` (`imported.fields.source`). Lines with
+ * problems are named with their file and line; the other lines are still written, and the exit status is 1. Exit 2
+ * on bad usage.
+ */
+
+import { createReadStream, createWriteStream } from "node:fs";
+import { basename } from "node:path";
+import { finished } from "node:stream/promises";
+import { exportFooterLine, exportSampleLine, buildRun } from "../app/run/jsonl.js";
+import { FORMAT_NAMES } from "../scenario/imports/index.js";
+import { formatProblem, JsonlAccumulator, type SampleLine } from "../scenario/jsonl-reader.js";
+import { isEntryPoint } from "./entry.js";
+import { UsageError } from "./node-run.js";
+
+const USAGE = `usage: rollout-lab import <dump.jsonl…> [--format ${FORMAT_NAMES.join("|")}] --out <export.jsonl>`;
+
+interface Args {
+  files: string[];
+  format: string;
+  out: string;
+}
+
+function parseArgs(argv: string[]): Args {
+  const files: string[] = [];
+  let format = "auto";
+  let out: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--out") {
+      out = argv[++i];
+      if (!out) throw new UsageError("--out needs a file path", USAGE);
+    } else if (arg === "--format") {
+      const name = argv[++i];
+      if (!name || !(FORMAT_NAMES as readonly string[]).includes(name)) throw new UsageError(`--format needs one of ${FORMAT_NAMES.join(", ")}`, USAGE);
+      format = name;
+    } else if (arg === "--help" || arg === "-h") throw new UsageError(null, USAGE);
+    else if (arg.startsWith("-")) throw new UsageError(`unknown option ${arg}`, USAGE);
+    else files.push(arg);
+  }
+  if (files.length === 0) throw new UsageError("expected at least one dump file", USAGE);
+  if (!out) throw new UsageError("--out is needed (the lab's JSONL export to write)", USAGE);
+  return { files, format, out };
+}
+
+/** One file's samples and problems, streamed. */
+async function readDump(file: string, format: string): Promise<{ samples: SampleLine[]; problems: string[]; problemCount: number }> {
+  const acc = new JsonlAccumulator({ format, fileName: basename(file), maxProblems: 20 });
+  for await (const chunk of createReadStream(file)) acc.lines.pushBytes(chunk as Buffer);
+  const read = acc.end();
+  return { samples: read.samples, problems: read.problems.map((p) => `${file}: ${formatProblem(p)}`), problemCount: read.problemCount };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let args: Args;
+  try {
+    args = parseArgs(argv);
+  } catch (e) {
+    const detail = (e as UsageError).detail;
+    process.stderr.write(`${detail ? `error: ${detail}\n` : ""}${USAGE}\n`);
+    return detail ? 2 : 0;
+  }
+  const samples: SampleLine[] = [];
+  const problems: string[] = [];
+  let problemCount = 0;
+  for (const file of args.files) {
+    let read;
+    try {
+      read = await readDump(file, args.format);
+    } catch (e) {
+      process.stderr.write(`error: cannot read ${file}: ${(e as Error).message}\n`);
+      return 1;
+    }
+    problems.push(...read.problems);
+    problemCount += read.problemCount;
+    for (const s of read.samples) {
+      if (args.files.length > 1) {
+        // One run of several files: unique idx in order, each sample keeping where it came from.
+        const imported = (s as { imported?: { fields?: Record<string, unknown> } }).imported;
+        if (imported?.fields) imported.fields.source = { file: basename(file), idx: s.idx };
+        s.idx = samples.length;
+      }
+      samples.push(s);
+    }
+  }
+  if (samples.length === 0) {
+    process.stderr.write(`${problems.join("\n")}\nerror: no sample could be read${problemCount ? ` (${problemCount} problems)` : ""}\n`);
+    return 1;
+  }
+  const { model } = buildRun({ samples, footer: null });
+  const sink = createWriteStream(args.out);
+  for (let i = 0; i < model.samples.length; i++) sink.write(`${exportSampleLine(model, i)}\n`);
+  sink.end(`${exportFooterLine(model, null)}\n`);
+  await finished(sink);
+  process.stderr.write(`wrote ${samples.length} samples to ${args.out}\n`);
+  if (problemCount) {
+    process.stderr.write(`${problems.join("\n")}\n${problemCount} problem(s) in the input: those lines were left out\n`);
+    return 1;
+  }
+  return 0;
+}
+
+if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));
