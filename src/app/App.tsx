@@ -125,6 +125,7 @@ function SamplePanel({ model }: { model: RunModel }) {
   return (
     <section className="panel sample-panel" aria-label={`Sample ${selected}`}>
       <SampleHead sample={sample} />
+      <ImportedFields model={model} sample={selected} />
       <div className="tabs" role="tablist">
         {(["transcript", "tokens", "environment", "compare"] as const).map((t) => (
           <button
@@ -179,6 +180,27 @@ function SampleHead({ sample }: { sample: SampleView }) {
         </p>
       )}
     </div>
+  );
+}
+
+/**
+ * What a run imported from another library's dump kept of the selected sample that the lab has no place for (its
+ * advantages, the trainer's log-probabilities, ground truths, …): shown as JSON text, never as markup.
+ */
+function ImportedFields({ model, sample }: { model: RunModel; sample: number }) {
+  const column = model.finalBatch?.imported;
+  const entry = Array.isArray(column) ? (column[sample] as { format?: unknown; fields?: unknown } | null | undefined) : undefined;
+  if (!entry || typeof entry !== "object" || !entry.fields || typeof entry.fields !== "object") return null;
+  const fields = entry.fields as Record<string, unknown>;
+  return (
+    <details className="imported-fields" data-testid="imported-fields">
+      <summary>
+        Imported from {String(entry.format ?? "a dump")}: {Object.keys(fields).length} more field{Object.keys(fields).length === 1 ? "" : "s"} (
+        {Object.keys(fields).slice(0, 6).join(", ")}
+        {Object.keys(fields).length > 6 ? ", …" : ""})
+      </summary>
+      <pre>{JSON.stringify(fields, null, 2)}</pre>
+    </details>
   );
 }
 

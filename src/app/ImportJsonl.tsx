@@ -155,6 +155,8 @@ export function useJsonlImport(
     try {
       read = await readJsonlOffThread(file, {
         signal: abort.signal,
+        // A dump's step number may be in its name (NeMo RL's train_data_step12.jsonl).
+        fileName: file.name,
         onProgress: (p) => {
           const now = performance.now();
           if (now - last < 100) return;
