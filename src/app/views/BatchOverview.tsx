@@ -7,7 +7,8 @@
  */
 
 import { memo, useEffect, useMemo, useRef, useState } from "react";
-import { driftingFilter, filterRows, useDrift, type DriftSummary, type RowFilter } from "./drift.js";
+import { compileFilter, type FilterError } from "../run/sample-filter.js";
+import { driftingFilter, driftOf, filterRows, useDrift, type DriftSummary, type RowFilter } from "./drift.js";
 import type { CheckScenario, WorkerCheck } from "./token-check-view.js";
 import { useMasterHeight } from "../layout/pane-context.js";
 import { VirtualRows } from "./VirtualRows.js";
@@ -50,7 +51,18 @@ export function BatchOverview(props: BatchOverviewProps) {
   const run = useRun(model);
   const drift = useDrift(run, scenario, workerCheck);
   const [onlyDrifting, setOnlyDrifting] = useState(false);
-  const filters = useMemo(() => (onlyDrifting ? [driftingFilter(scenario)] : NO_FILTERS), [onlyDrifting, scenario]);
+  const [expression, setExpression] = useState("");
+  // The expression reads the final batch's columns (an import's fields), present once the run ended.
+  const finalBatch = run.model.finalBatch;
+  const compiled = useMemo(
+    () => compileFilter(expression, { batch: finalBatch as Record<string, unknown[]> | null, drift: (s) => driftOf(s, scenario) }),
+    [expression, finalBatch, scenario],
+  );
+  const filters = useMemo(() => {
+    const list: RowFilter[] = onlyDrifting ? [driftingFilter(scenario)] : [];
+    if ("test" in compiled && compiled.test) list.push({ id: `expr:${expression}`, test: compiled.test });
+    return list.length ? list : NO_FILTERS;
+  }, [onlyDrifting, scenario, compiled, expression]);
   // The rows by sample number while a filter is on (recomputed as verdicts arrive); null: every sample, in order.
   const rows = useMemo(() => (filters.length && drift.checked >= 0 ? filterRows(run.model.samples, filters) : null), [filters, run, drift]);
   useEffect(() => onShownRows?.(rows), [rows, onShownRows]);
@@ -82,6 +94,7 @@ export function BatchOverview(props: BatchOverviewProps) {
     <div className="ov" data-testid="batch-overview">
       <OutcomeSummary outcomes={outcomes} />
       <DriftLine drift={drift} only={onlyDrifting} onOnly={setOnlyDrifting} shown={rows?.length ?? null} />
+      <FilterBox text={expression} onText={setExpression} error={"error" in compiled ? compiled.error : null} shown={rows?.length ?? null} total={samples.length} />
       <Legend counts={counts} total={samples.length} />
       <div className="ov-head" role="presentation">
         <span>#</span>
@@ -106,11 +119,16 @@ export function BatchOverview(props: BatchOverviewProps) {
           samples.length === 0 ? (
             <p className="hint ov-none">No samples yet.</p>
           ) : (
-            rows?.length === 0 && (
+            rows?.length === 0 &&
+            (onlyDrifting && !expression.trim() ? (
               <p className="hint ov-none" data-testid="no-drifting">
                 No drifting samples{drift.checked < drift.finished ? " so far" : ""}.
               </p>
-            )
+            ) : (
+              <p className="hint ov-none" data-testid="no-match">
+                No sample matches the filter.
+              </p>
+            ))
           )
         }
         className="ov-scroll"
@@ -248,6 +266,50 @@ const DriftLine = memo(function DriftLine(props: { drift: DriftSummary; only: bo
         {only && shown !== null && <span className="hint"> ({shown} shown)</span>}
       </label>
     </p>
+  );
+});
+
+/**
+ * The filter expression over the samples (../run/sample-filter.ts): `reward < 0.5 and turns > 3`, `text ~
+ * "Traceback"`, `drift`, any imported field. An expression that cannot be read says why, with its offending part
+ * marked, and filters nothing.
+ */
+const FilterBox = memo(function FilterBox(props: { text: string; onText(text: string): void; error: FilterError | null; shown: number | null; total: number }) {
+  const { text, onText, error, shown, total } = props;
+  return (
+    <div className="ov-filter-box">
+      <label>
+        <span className="hint">filter </span>
+        <input
+          type="search"
+          data-testid="sample-filter"
+          aria-label="Filter the samples"
+          aria-invalid={error ? true : undefined}
+          placeholder={'reward < 0.5 and turns > 3 · termination == "error" · text ~ "Traceback" · drift'}
+          value={text}
+          spellCheck={false}
+          onChange={(e) => onText(e.currentTarget.value)}
+        />
+      </label>
+      {error ? (
+        <p className="ov-filter-error" data-testid="sample-filter-error" role="status">
+          {error.message}:{" "}
+          <code>
+            {text.slice(0, error.start)}
+            <mark>{text.slice(error.start, Math.max(error.end, error.start)) || "␣"}</mark>
+            {text.slice(Math.max(error.end, error.start))}
+          </code>
+        </p>
+      ) : (
+        text.trim() &&
+        shown !== null && (
+          <span className="hint" data-testid="sample-filter-count">
+            {" "}
+            {shown} of {total} shown
+          </span>
+        )
+      )}
+    </div>
   );
 });
 
