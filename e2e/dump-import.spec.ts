@@ -24,6 +24,13 @@ test("a NeMo RL training dump opens as a run: roles and tokens from its loss mas
   await expect(fields.locator("pre")).toContainText('"prev_logprobs"');
   await page.getByRole("tab", { name: "Tokens" }).click();
   await expect(page.getByTestId("token-counts")).toContainText("12 tokens");
+  // The trainer's log-probabilities against the engine's: per sample, with a strip of its trained tokens, and the run's.
+  await expect(page.getByTestId("sample-mismatch")).toContainText("over 5 trained tokens: mean |Δ| 0.15 · max 0.5 (token #10)");
+  await expect(page.getByTestId("sample-mismatch").locator(".mismatch-chip")).toHaveCount(5);
+  await expect(page.getByTestId("run-mismatch")).toContainText("over 8 trained tokens of 2 samples");
+  await expect(page.getByTestId("run-mismatch")).toContainText("1 with a sequence ratio outside [0.5, 2]");
+  await page.getByTestId("sample-filter").fill("mismatch > 0.1");
+  await expect(page.getByTestId("sample-row")).toHaveCount(1);
 });
 
 test("a verl rollout dump opens as a run: prompt and response, score as the reward, ground truth kept", async ({ page }) => {

@@ -23,6 +23,7 @@ import { OUTCOME_WORDS, sampleOutcome } from "./run/outcome.js";
 import { resultText } from "./run/result-text.js";
 import { formatNumber } from "./views/charts/bins.js";
 import { isByteLevelSpec, tokenizerSpecOf, type CheckScenario } from "./views/token-check-view.js";
+import { MISMATCH_THRESHOLD, sampleMismatch, type SampleMismatch } from "./run/mismatch.js";
 import type { Scenario } from "../scenario/schema.js";
 import type { RunModel, SampleView } from "./run/run-model.js";
 import { useRun, useShown } from "./session/hooks.js";
@@ -192,15 +193,50 @@ function ImportedFields({ model, sample }: { model: RunModel; sample: number }) 
   const entry = Array.isArray(column) ? (column[sample] as { format?: unknown; fields?: unknown } | null | undefined) : undefined;
   if (!entry || typeof entry !== "object" || !entry.fields || typeof entry.fields !== "object") return null;
   const fields = entry.fields as Record<string, unknown>;
+  const sampleView = model.samples[sample];
+  const mismatch = sampleView ? sampleMismatch(sampleView, entry) : null;
   return (
-    <details className="imported-fields" data-testid="imported-fields">
-      <summary>
-        Imported from {String(entry.format ?? "a dump")}: {Object.keys(fields).length} more field{Object.keys(fields).length === 1 ? "" : "s"} (
-        {Object.keys(fields).slice(0, 6).join(", ")}
-        {Object.keys(fields).length > 6 ? ", …" : ""})
-      </summary>
-      <pre>{JSON.stringify(fields, null, 2)}</pre>
-    </details>
+    <>
+      {mismatch && <MismatchStrip mismatch={mismatch} />}
+      <details className="imported-fields" data-testid="imported-fields">
+        <summary>
+          Imported from {String(entry.format ?? "a dump")}: {Object.keys(fields).length} more field{Object.keys(fields).length === 1 ? "" : "s"} (
+          {Object.keys(fields).slice(0, 6).join(", ")}
+          {Object.keys(fields).length > 6 ? ", …" : ""})
+        </summary>
+        <pre>{JSON.stringify(fields, null, 2)}</pre>
+      </details>
+    </>
+  );
+}
+
+/** Most compared tokens drawn in the per-token strip (a long generation's first ones; the numbers cover all). */
+const MISMATCH_CHIPS = 400;
+
+/**
+ * The sample's trainer-against-engine log-probabilities: its numbers, and a strip of its trained tokens, each shaded
+ * by |Δ| (its title: the token's place, Δ), the largest marked.
+ */
+function MismatchStrip({ mismatch }: { mismatch: SampleMismatch }) {
+  const compared = mismatch.deltas.flatMap((d, i) => (d === null ? [] : [[i, d] as const]));
+  return (
+    <div className="mismatch" data-testid="sample-mismatch">
+      <p className="hint">
+        trainer vs engine log-probs over {mismatch.tokens} trained tokens: mean |Δ| {formatNumber(mismatch.meanAbs, 4)} · max{" "}
+        {formatNumber(mismatch.maxAbs, 4)} (token #{mismatch.maxAt}) · {formatNumber(mismatch.overThreshold * 100, 3)}% over {MISMATCH_THRESHOLD} ·
+        sequence ratio {formatNumber(mismatch.sequenceRatio, 4)}
+      </p>
+      <div className="mismatch-strip" aria-label="Δ per trained token">
+        {compared.slice(0, MISMATCH_CHIPS).map(([i, d]) => (
+          <span
+            key={i}
+            className={i === mismatch.maxAt ? "mismatch-chip max" : "mismatch-chip"}
+            style={{ opacity: 0.15 + 0.85 * Math.min(1, Math.abs(d) / Math.max(MISMATCH_THRESHOLD, mismatch.maxAbs)) }}
+            title={`token #${i}: Δ = prev − generation = ${d.toFixed(4)}`}
+          />
+        ))}
+      </div>
+    </div>
   );
 }
 

@@ -15,6 +15,7 @@
  */
 
 import type { SampleView } from "./run-model.js";
+import { sampleMismatch } from "./mismatch.js";
 import { sampleOutcome } from "./outcome.js";
 
 export interface FilterError {
@@ -50,6 +51,7 @@ const FIELDS: Record<string, { about: string; get: (s: SampleView, c: FilterCont
   sample: { about: "its number in the run", get: (s) => s.sample },
   text: { about: "every message's text", get: (s) => s.messages.map((m) => m.content).join("\n") },
   drift: { about: "drifts from the chat template", get: (s, c) => c.drift?.(s) ?? null },
+  mismatch: { about: "mean |Δ| of the trainer's and the engine's log-probabilities", get: (s, c) => sampleMismatch(s, c.batch?.imported?.[s.sample])?.meanAbs ?? null },
 };
 
 export const FILTER_FIELDS: readonly string[] = Object.keys(FIELDS);

@@ -8,6 +8,7 @@
 
 import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { compileFilter, type FilterError } from "../run/sample-filter.js";
+import { MISMATCH_THRESHOLD, runMismatch, type RunMismatch } from "../run/mismatch.js";
 import { driftingFilter, driftOf, filterRows, useDrift, type DriftSummary, type RowFilter } from "./drift.js";
 import type { CheckScenario, WorkerCheck } from "./token-check-view.js";
 import { useMasterHeight } from "../layout/pane-context.js";
@@ -58,6 +59,7 @@ export function BatchOverview(props: BatchOverviewProps) {
     () => compileFilter(expression, { batch: finalBatch as Record<string, unknown[]> | null, drift: (s) => driftOf(s, scenario) }),
     [expression, finalBatch, scenario],
   );
+  const mismatch = useMemo(() => runMismatch(run.model.samples, finalBatch?.imported), [run, finalBatch]);
   const filters = useMemo(() => {
     const list: RowFilter[] = onlyDrifting ? [driftingFilter(scenario)] : [];
     if ("test" in compiled && compiled.test) list.push({ id: `expr:${expression}`, test: compiled.test });
@@ -94,6 +96,7 @@ export function BatchOverview(props: BatchOverviewProps) {
     <div className="ov" data-testid="batch-overview">
       <OutcomeSummary outcomes={outcomes} />
       <DriftLine drift={drift} only={onlyDrifting} onOnly={setOnlyDrifting} shown={rows?.length ?? null} />
+      <RunMismatchLine mismatch={mismatch} />
       <FilterBox text={expression} onText={setExpression} error={"error" in compiled ? compiled.error : null} shown={rows?.length ?? null} total={samples.length} />
       <Legend counts={counts} total={samples.length} />
       <div className="ov-head" role="presentation">
@@ -265,6 +268,21 @@ const DriftLine = memo(function DriftLine(props: { drift: DriftSummary; only: bo
         <input type="checkbox" data-testid="only-drifting" checked={only} onChange={(e) => onOnly(e.currentTarget.checked)} /> only drifting samples
         {only && shown !== null && <span className="hint"> ({shown} shown)</span>}
       </label>
+    </p>
+  );
+});
+
+/** The run's training–inference mismatch, where its dump has the trainer's log-probabilities (../run/mismatch.ts). */
+const RunMismatchLine = memo(function RunMismatchLine({ mismatch }: { mismatch: RunMismatch | null }) {
+  if (!mismatch) return null;
+  return (
+    <p className="ov-summary" data-testid="run-mismatch">
+      trainer vs engine log-probs: mean |Δ| {formatNumber(mismatch.meanAbs, 4)} over {mismatch.tokens} trained tokens of {mismatch.samples} samples · max{" "}
+      {formatNumber(mismatch.maxAbs, 4)} · {formatNumber(mismatch.overThreshold * 100, 3)}% over {MISMATCH_THRESHOLD} ·{" "}
+      <span className={mismatch.ratioOutliers ? "has-problems" : undefined}>
+        {mismatch.ratioOutliers} with a sequence ratio outside [0.5, 2]
+      </span>{" "}
+      <span className="hint">(filter: mismatch &gt; 0.1)</span>
     </p>
   );
 });
