@@ -1,5 +1,5 @@
 /**
- * `rollout-lab import <dump…> [--format auto|lab|nemo-rl|verl] --out <export.jsonl>`: rollout dumps of other RL
+ * `rollout-lab import <dump…> [--format auto|lab|nemo-rl|nemo-gym|verl|verifiers|skyrl] --out <export.jsonl>`: rollout dumps of other RL
  * libraries (src/scenario/imports/) converted to the lab's JSONL export, which the page imports and `npm run
  * tokens -- check` and the replay policy read. Files are streamed. Several files (a run's steps) make one run: their
  * samples are numbered in order and each keeps its file and original `idx` (`imported.fields.source`). Lines with

@@ -7,7 +7,7 @@ import { isEntryPoint } from "./entry.js";
 
 const COMMANDS = {
   rollout: { about: "run one scenario headless; the result JSON", load: () => import("./rollout.js") },
-  import: { about: "convert rollout dumps of other RL libraries (NeMo RL, verl) to the lab's JSONL export", load: () => import("./import.js") },
+  import: { about: "convert rollout dumps of other RL libraries (NeMo RL, NeMo Gym, verl, verifiers, SkyRL) to the lab's JSONL export", load: () => import("./import.js") },
   regress: { about: "run a suite against its goldens (or merge shard reports)", load: () => import("./regress.js") },
   conformance: { about: "run the reference's conformance cases", load: () => import("./conformance.js") },
   "build-model": { about: "write the built-in models and onnxruntime-web's wasm files", load: () => import("./build-model.js") },

@@ -358,6 +358,8 @@ export class JsonlAccumulator<S = SampleLine> {
       this.decided = true;
       if (isLabRecord(record)) return null;
       this.dump = detectFormat(record);
+      // A metrics line of the lab's that no dump format claims (a hand-written one first): the lab's lines.
+      if (!this.dump && FOOTER_KEYS.some((k) => Object.prototype.hasOwnProperty.call(record, k))) return null;
       if (!this.dump) {
         const keys = Object.keys(record).slice(0, 12).join(", ");
         this.problem([{ line: lineNo, path: null, message: `not a run the lab reads (its keys: ${keys || "none"}); expected one of: ${knownFormats()}` }]);
@@ -448,9 +450,12 @@ export class JsonlAccumulator<S = SampleLine> {
   }
 }
 
-/** A lab line: a sample's keys (but `idx`, which NeMo RL's dumps have too) or the metrics line's. */
+/**
+ * Surely a lab line: a sample's keys (but `idx`, which NeMo RL's dumps have too) or the export's last line's own
+ * (`lab/format`, `scenario`). `metrics` and `mode` alone are not: other writers use those names (verifiers' results).
+ */
 const isLabRecord = (record: Record<string, unknown>) =>
-  ["message_log", "task_name", ...FOOTER_KEYS].some((k) => Object.prototype.hasOwnProperty.call(record, k));
+  ["message_log", "task_name", "lab/format", "scenario"].some((k) => Object.prototype.hasOwnProperty.call(record, k));
 
 const isTokenIdList = (v: unknown[]) => {
   for (let i = 0; i < v.length; i++) if (!isTokenId(v[i])) return false;

@@ -102,16 +102,20 @@ describe("every fixture's format is found from its first record", () => {
     "5.jsonl": "verl",
     "train_data_step3.jsonl": "nemo-rl",
     "val_data_step3.jsonl": "nemo-rl",
+    "results.jsonl": "verifiers",
   };
-  it.each(readdirSync(dir).filter((f) => f.endsWith(".jsonl") && f !== "results.jsonl"))("%s", (name) => {
+  it.each(readdirSync(dir).filter((f) => f.endsWith(".jsonl")))("%s", (name) => {
     const run = read(fixture(name));
     expect(run.problems).toEqual([]);
     expect(run.samples.length).toBeGreaterThan(0);
     expect(run.samples.map((s) => imported(s).format)).toEqual(run.samples.map(() => expected[name]));
   });
 
-  it("verifiers results.jsonl is not found: its `metrics` key makes the reader take its lines for the lab's metrics line; named, it is read", () => {
-    expect(read(fixture("results.jsonl")).samples).toEqual([]);
-    expect(read(fixture("results.jsonl"), { format: "verifiers" }).samples).toHaveLength(2);
+  it("a lab export is still the lab's own (its first line a sample, its last the metrics line)", () => {
+    const lab = [JSON.stringify({ idx: 0, task_name: "t", message_log: [{ role: "user", content: "x" }] }), JSON.stringify({ "lab/format": "rollout-lab-run/1", metrics: { a: 1 } })].join("\n");
+    const run = read(lab);
+    expect(run.problems).toEqual([]);
+    expect([run.samples.length, run.footer?.metrics]).toEqual([1, { a: 1 }]);
+    expect((run.samples[0] as unknown as { imported?: unknown }).imported).toBeUndefined();
   });
 });

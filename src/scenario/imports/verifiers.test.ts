@@ -53,8 +53,8 @@ describe("verifiers traces.jsonl (v1 Episode)", () => {
 });
 
 describe("verifiers results.jsonl (legacy RolloutOutput)", () => {
-  // Named: its lines carry `metrics`, which the reader's auto-detection takes for the lab's own metrics line.
-  const run = read(fixture("results.jsonl"), { format: "verifiers" });
+  // Found from its first record (its `metrics` key is not the lab's metrics line: it has no `lab/format`).
+  const run = read(fixture("results.jsonl"));
 
   it("prompt then completion as messages; the trajectory's tokens on the assistant messages they line up with", () => {
     expect(run.problems).toEqual([]);
