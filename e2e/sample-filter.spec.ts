@@ -39,3 +39,23 @@ test("the same filters on the lab's own run", async ({ page }) => {
   await page.getByTestId("sample-filter").fill("not solved");
   await expect(rows(page)).toHaveCount(total - solved);
 });
+
+test("GRPO groups: a dump's uid groups its samples, side by side; a zero-variance group is counted and a click away", async ({ page }) => {
+  const lines = (await readFile(join(fixtures, "5.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  // Two groups: a1b2 as written (rewards 1 and 0), and c3 whose two samples both scored 1 (no gradient).
+  const dump = [...lines, { ...lines[0], uid: "c3" }, { ...lines[0], uid: "c3", output: "\\boxed{4}" }].map((l) => JSON.stringify(l)).join("\n");
+  await page.goto("/");
+  await page.getByLabel("Import JSONL").setInputFiles({ name: "6.jsonl", mimeType: "application/x-ndjson", buffer: Buffer.from(`${dump}\n`) });
+  await expect(rows(page)).toHaveCount(4, { timeout: 30_000 });
+  await expect(page.getByTestId("run-groups")).toContainText("2 groups of 2 samples (by uid) · mean reward std 0.25 · 1 with zero reward variance (no gradient)");
+  const panel = page.getByTestId("group-panel");
+  await expect(panel.locator("summary")).toContainText("its group: 2 samples (the same uid) · mean reward 0.5 · std 0.5");
+  await panel.locator("summary").click();
+  await panel.locator('[data-group-sample="1"]').click();
+  await expect(page.locator('[data-testid="sample-row"][aria-selected="true"]')).toHaveAttribute("data-sample", "1");
+  await page.getByTestId("show-zero-variance").click();
+  await expect(page.getByTestId("sample-filter")).toHaveValue("zero_variance");
+  await expect(rows(page)).toHaveCount(2);
+  await rows(page).first().click();
+  await expect(page.getByTestId("group-panel").locator("summary")).toContainText("zero variance: no gradient");
+});

@@ -24,6 +24,7 @@ import { resultText } from "./run/result-text.js";
 import { formatNumber } from "./views/charts/bins.js";
 import { isByteLevelSpec, tokenizerSpecOf, type CheckScenario } from "./views/token-check-view.js";
 import { MISMATCH_THRESHOLD, sampleMismatch, type SampleMismatch } from "./run/mismatch.js";
+import { runGroups } from "./run/groups.js";
 import type { Scenario } from "../scenario/schema.js";
 import type { RunModel, SampleView } from "./run/run-model.js";
 import { useRun, useShown } from "./session/hooks.js";
@@ -127,6 +128,7 @@ function SamplePanel({ model }: { model: RunModel }) {
     <section className="panel sample-panel" aria-label={`Sample ${selected}`}>
       <SampleHead sample={sample} />
       <ImportedFields model={model} sample={selected} />
+      <GroupPanel model={model} sample={selected} />
       <div className="tabs" role="tablist">
         {(["transcript", "tokens", "environment", "compare"] as const).map((t) => (
           <button
@@ -207,6 +209,63 @@ function ImportedFields({ model, sample }: { model: RunModel; sample: number }) 
         <pre>{JSON.stringify(fields, null, 2)}</pre>
       </details>
     </>
+  );
+}
+
+/**
+ * The selected sample's GRPO group side by side (../run/groups.ts): each member's reward, advantage (where the dump
+ * has one), length and ending; a row selects its sample. Only for a group of more than one.
+ */
+function GroupPanel({ model, sample }: { model: RunModel; sample: number }) {
+  const run = useRun(model);
+  const groups = useMemo(() => runGroups(run.model.samples, run.model.finalBatch), [run]);
+  const group = groups.of.get(sample);
+  if (!group || group.samples.length < 2) return null;
+  const imported = model.finalBatch?.imported;
+  const advantage = (n: number) => {
+    const fields = (imported?.[n] as { fields?: Record<string, unknown> } | null | undefined)?.fields;
+    const a = fields?.advantage ?? fields?.advantages;
+    if (typeof a === "number") return formatNumber(a, 4);
+    if (Array.isArray(a)) {
+      const nums = a.filter((x): x is number => typeof x === "number" && x !== 0);
+      return nums.length ? formatNumber(nums[0]!, 4) : "0";
+    }
+    return "";
+  };
+  const zero = group.min === group.max;
+  return (
+    <details className="group-panel" data-testid="group-panel">
+      <summary>
+        its group: {group.samples.length} samples ({group.by === "prompt" ? "the same prompt" : `the same ${group.by}`}) · mean reward {formatNumber(group.meanReward, 4)} · std{" "}
+        {formatNumber(group.std, 4)}
+        {zero && <span className="has-problems"> · zero variance: no gradient</span>}
+      </summary>
+      <table className="mx-table">
+        <thead>
+          <tr>
+            <th>sample</th>
+            <th>reward</th>
+            <th>advantage</th>
+            <th>tokens</th>
+            <th>ended</th>
+          </tr>
+        </thead>
+        <tbody>
+          {group.samples.map((n) => {
+            const s = model.samples[n]!;
+            return (
+              <tr key={n} data-group-sample={n} aria-selected={n === sample} className={n === sample ? "selected" : undefined} onClick={() => useLab.getState().selection.select(n, null)}>
+                <td>{n}</td>
+                <td>{formatNumber(s.totalReward, 4)}</td>
+                <td>{advantage(n)}</td>
+                <td>{s.messages.reduce((t, m) => t + m.token_ids.length, 0)}</td>
+                <td>{s.termination ?? s.state}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </details>
   );
 }
 

@@ -15,6 +15,7 @@
  */
 
 import type { SampleView } from "./run-model.js";
+import type { RunGroups } from "./groups.js";
 import { sampleMismatch } from "./mismatch.js";
 import { sampleOutcome } from "./outcome.js";
 
@@ -31,6 +32,8 @@ export interface FilterContext {
   batch?: Record<string, unknown[]> | null;
   /** Whether a sample drifts from its chat template (null: not checked). */
   drift?: (sample: SampleView) => boolean | null;
+  /** The run's GRPO groups (./groups.ts), for the group fields. */
+  groups?: RunGroups;
 }
 
 type Value = number | string | boolean | null | undefined | RegExp | object;
@@ -51,6 +54,16 @@ const FIELDS: Record<string, { about: string; get: (s: SampleView, c: FilterCont
   sample: { about: "its number in the run", get: (s) => s.sample },
   text: { about: "every message's text", get: (s) => s.messages.map((m) => m.content).join("\n") },
   drift: { about: "drifts from the chat template", get: (s, c) => c.drift?.(s) ?? null },
+  group: { about: "its group's key (a dump's group id, else its prompt)", get: (s, c) => c.groups?.of.get(s.sample)?.key ?? null },
+  group_size: { about: "samples in its group", get: (s, c) => c.groups?.of.get(s.sample)?.samples.length ?? null },
+  group_std: { about: "its group's reward standard deviation", get: (s, c) => c.groups?.of.get(s.sample)?.std ?? null },
+  zero_variance: {
+    about: "its group's rewards are all equal (no gradient)",
+    get: (s, c) => {
+      const g = c.groups?.of.get(s.sample);
+      return g ? g.samples.length > 1 && g.min === g.max : null;
+    },
+  },
   mismatch: { about: "mean |Δ| of the trainer's and the engine's log-probabilities", get: (s, c) => sampleMismatch(s, c.batch?.imported?.[s.sample])?.meanAbs ?? null },
 };
 

@@ -9,6 +9,7 @@
 import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { compileFilter, type FilterError } from "../run/sample-filter.js";
 import { MISMATCH_THRESHOLD, runMismatch, type RunMismatch } from "../run/mismatch.js";
+import { runGroups, type RunGroups } from "../run/groups.js";
 import { driftingFilter, driftOf, filterRows, useDrift, type DriftSummary, type RowFilter } from "./drift.js";
 import type { CheckScenario, WorkerCheck } from "./token-check-view.js";
 import { useMasterHeight } from "../layout/pane-context.js";
@@ -55,9 +56,10 @@ export function BatchOverview(props: BatchOverviewProps) {
   const [expression, setExpression] = useState("");
   // The expression reads the final batch's columns (an import's fields), present once the run ended.
   const finalBatch = run.model.finalBatch;
+  const groups = useMemo(() => runGroups(run.model.samples, finalBatch), [run, finalBatch]);
   const compiled = useMemo(
-    () => compileFilter(expression, { batch: finalBatch as Record<string, unknown[]> | null, drift: (s) => driftOf(s, scenario) }),
-    [expression, finalBatch, scenario],
+    () => compileFilter(expression, { batch: finalBatch as Record<string, unknown[]> | null, drift: (s) => driftOf(s, scenario), groups }),
+    [expression, finalBatch, scenario, groups],
   );
   const mismatch = useMemo(() => runMismatch(run.model.samples, finalBatch?.imported), [run, finalBatch]);
   const filters = useMemo(() => {
@@ -97,6 +99,7 @@ export function BatchOverview(props: BatchOverviewProps) {
       <OutcomeSummary outcomes={outcomes} />
       <DriftLine drift={drift} only={onlyDrifting} onOnly={setOnlyDrifting} shown={rows?.length ?? null} />
       <RunMismatchLine mismatch={mismatch} />
+      <GroupsLine groups={groups} onShow={setExpression} />
       <FilterBox text={expression} onText={setExpression} error={"error" in compiled ? compiled.error : null} shown={rows?.length ?? null} total={samples.length} />
       <Legend counts={counts} total={samples.length} />
       <div className="ov-head" role="presentation">
@@ -268,6 +271,32 @@ const DriftLine = memo(function DriftLine(props: { drift: DriftSummary; only: bo
         <input type="checkbox" data-testid="only-drifting" checked={only} onChange={(e) => onOnly(e.currentTarget.checked)} /> only drifting samples
         {only && shown !== null && <span className="hint"> ({shown} shown)</span>}
       </label>
+    </p>
+  );
+});
+
+/** The run's GRPO groups: how many, their sizes, and the ones with zero reward variance (a filter away). */
+const GroupsLine = memo(function GroupsLine({ groups, onShow }: { groups: RunGroups; onShow(expression: string): void }) {
+  const multi = groups.groups.filter((g) => g.samples.length > 1);
+  if (multi.length === 0) return null;
+  const sizes = multi.map((g) => g.samples.length);
+  const [lo, hi] = [Math.min(...sizes), Math.max(...sizes)];
+  const by = [...new Set(multi.map((g) => g.by))].join(", ");
+  const meanStd = multi.reduce((a, g) => a + g.std, 0) / multi.length;
+  return (
+    <p className="ov-summary" data-testid="run-groups">
+      {multi.length} group{multi.length === 1 ? "" : "s"} of {lo === hi ? lo : `${lo}–${hi}`} samples (by {by}) · mean reward std {formatNumber(meanStd, 4)} ·{" "}
+      <span className={groups.zeroVariance ? "has-problems" : undefined}>
+        {groups.zeroVariance} with zero reward variance (no gradient)
+      </span>
+      {groups.zeroVariance > 0 && (
+        <>
+          {" "}
+          <button type="button" className="link" data-testid="show-zero-variance" onClick={() => onShow("zero_variance")}>
+            show them
+          </button>
+        </>
+      )}
     </p>
   );
 });
