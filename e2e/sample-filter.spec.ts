@@ -59,3 +59,24 @@ test("GRPO groups: a dump's uid groups its samples, side by side; a zero-varianc
   await rows(page).first().click();
   await expect(page.getByTestId("group-panel").locator("summary")).toContainText("zero variance: no gradient");
 });
+
+test("sort the rows by a field, up or down; j / k follow the order shown", async ({ page }) => {
+  await page.goto("/");
+  await page.getByLabel("Import JSONL").setInputFiles({ name: "train_data_step3.jsonl", mimeType: "application/x-ndjson", buffer: await readFile(join(fixtures, "train_data_step3.jsonl")) });
+  await expect(rows(page)).toHaveCount(2, { timeout: 30_000 });
+  const order = () => rows(page).evaluateAll((r) => r.map((e) => e.getAttribute("data-sample")));
+  await page.getByTestId("sample-sort").selectOption("tokens");
+  await expect.poll(order).toEqual(["0", "1"]);
+  await page.getByTestId("sample-sort-direction").click();
+  await expect.poll(order).toEqual(["1", "0"]);
+  // Lowest first still: the mismatch of sample 1 (0.017) before sample 0's (0.15).
+  await page.getByTestId("sample-sort").selectOption("mismatch");
+  await expect.poll(order).toEqual(["1", "0"]);
+  await page.getByTestId("sample-sort-direction").click();
+  await expect.poll(order).toEqual(["0", "1"]);
+  await page.getByTestId("sample-sort-direction").click();
+  await rows(page).first().click();
+  await expect(page.locator('[data-testid="sample-row"][aria-selected="true"]')).toHaveAttribute("data-sample", "1");
+  await page.keyboard.press("j");
+  await expect(page.locator('[data-testid="sample-row"][aria-selected="true"]')).toHaveAttribute("data-sample", "0");
+});

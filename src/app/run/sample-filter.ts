@@ -333,6 +333,29 @@ function equal(a: Value, b: Value): boolean {
   return a === b;
 }
 
+/** The value of a field (or any operand) per sample, for sorting by it; or why the text names none. */
+export function compileValue(text: string, context: FilterContext = {}): { get: (s: SampleView) => unknown } | { error: FilterError } {
+  try {
+    const node = new Parser(tokenize(text), context).parse();
+    return { get: (s) => node(s) };
+  } catch (e) {
+    if (e instanceof Parse) return { error: { message: e.message, start: e.start, end: e.end } };
+    throw e;
+  }
+}
+
+/** The fields a run's samples can be sorted by: the numeric built-ins, the final batch's number columns, the imported numbers. */
+export function sortableFields(context: FilterContext): string[] {
+  const numeric = ["reward", "turns", "tokens", "messages", "idx", "mismatch", "group_size", "group_std"];
+  const batch = context.batch ?? {};
+  const columns = Object.keys(batch).filter((k) => k !== "imported" && batch[k]!.some((v) => typeof v === "number"));
+  const imported = importedKeys(context).filter((k) => {
+    const column = batch.imported ?? [];
+    return column.slice(0, 200).some((e) => typeof (e as { fields?: Record<string, unknown> } | null)?.fields?.[k] === "number");
+  });
+  return [...numeric, ...columns.filter((c) => !numeric.includes(c)), ...imported.map((k) => `imported.${k}`)];
+}
+
 /** The expression's test of a sample, or where and why it cannot be read. Empty text: no filter (null). */
 export function compileFilter(text: string, context: FilterContext = {}): { test: ((s: SampleView) => boolean) | null } | { error: FilterError } {
   if (!text.trim()) return { test: null };

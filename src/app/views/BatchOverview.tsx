@@ -7,7 +7,7 @@
  */
 
 import { memo, useEffect, useMemo, useRef, useState } from "react";
-import { compileFilter, type FilterError } from "../run/sample-filter.js";
+import { compileFilter, compileValue, sortableFields, type FilterError } from "../run/sample-filter.js";
 import { MISMATCH_THRESHOLD, runMismatch, type RunMismatch } from "../run/mismatch.js";
 import { runGroups, type RunGroups } from "../run/groups.js";
 import { driftingFilter, driftOf, filterRows, useDrift, type DriftSummary, type RowFilter } from "./drift.js";
@@ -68,7 +68,17 @@ export function BatchOverview(props: BatchOverviewProps) {
     return list.length ? list : NO_FILTERS;
   }, [onlyDrifting, scenario, compiled, expression]);
   // The rows by sample number while a filter is on (recomputed as verdicts arrive); null: every sample, in order.
-  const rows = useMemo(() => (filters.length && drift.checked >= 0 ? filterRows(run.model.samples, filters) : null), [filters, run, drift]);
+  const [sortKey, setSortKey] = useState("");
+  const sortFields = useMemo(() => sortableFields({ batch: finalBatch as Record<string, unknown[]> | null }), [finalBatch]);
+  const [sortDown, setSortDown] = useState(true);
+  const filterContext = useMemo(() => ({ batch: finalBatch as Record<string, unknown[]> | null, groups }), [finalBatch, groups]);
+  const rows = useMemo(() => {
+    const kept = filters.length && drift.checked >= 0 ? filterRows(run.model.samples, filters) : null;
+    if (!sortKey) return kept;
+    const value = compileValue(sortKey, filterContext);
+    if ("error" in value) return kept;
+    return sortRows(kept ?? run.model.samples.map((s) => s.sample), run.model.samples, value.get, sortDown);
+  }, [filters, run, drift, sortKey, sortDown, filterContext]);
   useEffect(() => onShownRows?.(rows), [rows, onShownRows]);
   useEffect(() => () => onShownRows?.(null), [onShownRows]);
   const masterHeight = useMasterHeight();
@@ -100,6 +110,7 @@ export function BatchOverview(props: BatchOverviewProps) {
       <DriftLine drift={drift} only={onlyDrifting} onOnly={setOnlyDrifting} shown={rows?.length ?? null} />
       <RunMismatchLine mismatch={mismatch} />
       <GroupsLine groups={groups} onShow={setExpression} />
+      <SortBox fields={sortFields} value={sortKey} down={sortDown} onValue={setSortKey} onDown={setSortDown} />
       <FilterBox text={expression} onText={setExpression} error={"error" in compiled ? compiled.error : null} shown={rows?.length ?? null} total={samples.length} />
       <Legend counts={counts} total={samples.length} />
       <div className="ov-head" role="presentation">
@@ -272,6 +283,42 @@ const DriftLine = memo(function DriftLine(props: { drift: DriftSummary; only: bo
         {only && shown !== null && <span className="hint"> ({shown} shown)</span>}
       </label>
     </p>
+  );
+});
+
+/** Sample numbers in the order of `get`'s value (numbers before the rest; ties and missing values by sample number). */
+function sortRows(rows: number[], samples: readonly SampleView[], get: (s: SampleView) => unknown, down: boolean): number[] {
+  const keyed = rows.map((n) => {
+    const v = get(samples[n]!);
+    return { n, v: typeof v === "number" && Number.isFinite(v) ? v : typeof v === "boolean" ? Number(v) : null };
+  });
+  keyed.sort((a, b) => {
+    if (a.v === null || b.v === null) return a.v === b.v ? a.n - b.n : a.v === null ? 1 : -1;
+    return a.v === b.v ? a.n - b.n : down ? b.v - a.v : a.v - b.v;
+  });
+  return keyed.map((k) => k.n);
+}
+
+/** Sorting the rows by a field: the sample order, or a field's value up or down (j / k follow the order shown). */
+const SortBox = memo(function SortBox(props: { fields: string[]; value: string; down: boolean; onValue(v: string): void; onDown(down: boolean): void }) {
+  const { fields, value, down, onValue, onDown } = props;
+  return (
+    <label className="ov-sort">
+      <span className="hint">sort </span>
+      <select data-testid="sample-sort" aria-label="Sort the samples by" value={value} onChange={(e) => onValue(e.currentTarget.value)}>
+        <option value="">by sample</option>
+        {fields.map((f) => (
+          <option key={f} value={f}>
+            by {f}
+          </option>
+        ))}
+      </select>
+      {value && (
+        <button type="button" className="link" data-testid="sample-sort-direction" onClick={() => onDown(!down)} aria-label={down ? "highest first: show lowest first" : "lowest first: show highest first"}>
+          {down ? "highest first" : "lowest first"}
+        </button>
+      )}
+    </label>
   );
 });
 
