@@ -344,6 +344,19 @@ export function compileValue(text: string, context: FilterContext = {}): { get: 
   }
 }
 
+/** Sample numbers in the order of `get`'s value (numbers before the rest; ties and missing values by sample number). */
+export function sortRows(rows: readonly number[], samples: readonly SampleView[], get: (s: SampleView) => unknown, down: boolean): number[] {
+  const keyed = rows.map((n) => {
+    const v = get(samples[n]!);
+    return { n, v: typeof v === "number" && Number.isFinite(v) ? v : typeof v === "boolean" ? Number(v) : null };
+  });
+  keyed.sort((a, b) => {
+    if (a.v === null || b.v === null) return a.v === b.v ? a.n - b.n : a.v === null ? 1 : -1;
+    return a.v === b.v ? a.n - b.n : down ? b.v - a.v : a.v - b.v;
+  });
+  return keyed.map((k) => k.n);
+}
+
 /** The fields a run's samples can be sorted by: the numeric built-ins, the final batch's number columns, the imported numbers. */
 export function sortableFields(context: FilterContext): string[] {
   const numeric = ["reward", "turns", "tokens", "messages", "idx", "mismatch", "group_size", "group_std"];

@@ -7,7 +7,7 @@
  */
 
 import { memo, useEffect, useMemo, useRef, useState } from "react";
-import { compileFilter, compileValue, sortableFields, type FilterError } from "../run/sample-filter.js";
+import { compileFilter, compileValue, sortableFields, sortRows, type FilterError } from "../run/sample-filter.js";
 import { MISMATCH_THRESHOLD, runMismatch, type RunMismatch } from "../run/mismatch.js";
 import { runGroups, type RunGroups } from "../run/groups.js";
 import { driftingFilter, driftOf, filterRows, useDrift, type DriftSummary, type RowFilter } from "./drift.js";
@@ -285,19 +285,6 @@ const DriftLine = memo(function DriftLine(props: { drift: DriftSummary; only: bo
     </p>
   );
 });
-
-/** Sample numbers in the order of `get`'s value (numbers before the rest; ties and missing values by sample number). */
-function sortRows(rows: number[], samples: readonly SampleView[], get: (s: SampleView) => unknown, down: boolean): number[] {
-  const keyed = rows.map((n) => {
-    const v = get(samples[n]!);
-    return { n, v: typeof v === "number" && Number.isFinite(v) ? v : typeof v === "boolean" ? Number(v) : null };
-  });
-  keyed.sort((a, b) => {
-    if (a.v === null || b.v === null) return a.v === b.v ? a.n - b.n : a.v === null ? 1 : -1;
-    return a.v === b.v ? a.n - b.n : down ? b.v - a.v : a.v - b.v;
-  });
-  return keyed.map((k) => k.n);
-}
 
 /** Sorting the rows by a field: the sample order, or a field's value up or down (j / k follow the order shown). */
 const SortBox = memo(function SortBox(props: { fields: string[]; value: string; down: boolean; onValue(v: string): void; onDown(down: boolean): void }) {
