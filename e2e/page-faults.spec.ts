@@ -325,7 +325,7 @@ test.describe("links", () => {
       };
       await page.goto(`/${linkHash(remote)}`);
       const confirm = page.getByTestId("link-confirm");
-      await expect(confirm.getByTestId("link-contact")).toHaveText([`${env.origin} — remote environment 't' (${env.origin}): its dataset and every step are sent there`]);
+      await expect(confirm.getByTestId("link-contact")).toHaveText([`${env.origin} — remote environment 't' (${env.origin}): its dataset, every step and, after the run, its samples (for its metrics) are sent there`]);
       await expect(status(page)).toHaveText("idle");
       expect(page.url()).not.toContain("run=1");
       expect(env.requests).toEqual([]);
@@ -343,7 +343,7 @@ test.describe("links", () => {
       expect(env.requests).toEqual([]);
       await page.getByTestId("link-confirm").getByRole("button", { name: "Run it" }).click();
       await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
-      expect(env.requests.filter((r) => r !== "OPTIONS")).toEqual(["POST /dataset", "POST /step"]);
+      expect(env.requests.filter((r) => r !== "OPTIONS")).toEqual(["POST /dataset", "POST /step", "POST /post_process"]);
     } finally {
       env.close();
     }

@@ -28,7 +28,7 @@ describe("linkContacts", () => {
 
   it("a remote environment's server, unless it is the page's own origin", () => {
     const remote = scenario({ t: { env: "http", config: { url: "http://localhost:8765/" } }, u: { env: "http", config: { url: `${origin}/env` } } }, { kind: "oracle" });
-    expect(linkContacts(remote, { origin })).toEqual([{ host: "http://localhost:8765", what: "remote environment 't' (http://localhost:8765/): its dataset and every step are sent there" }]);
+    expect(linkContacts(remote, { origin })).toEqual([{ host: "http://localhost:8765", what: "remote environment 't' (http://localhost:8765/): its dataset, every step and, after the run, its samples (for its metrics) are sent there" }]);
   });
 
   it("the hub for a hub model id: the default hub, or the hub address the page is set to", () => {

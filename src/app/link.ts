@@ -62,7 +62,7 @@ export function linkContacts(
     if (spec.env === "http") {
       const url = (spec.config as { url?: unknown } | undefined)?.url;
       // A URL that does not parse fails the run before anything is sent.
-      if (typeof url === "string") add(originOf(url), `remote environment '${task}' (${url}): its dataset and every step are sent there`);
+      if (typeof url === "string") add(originOf(url), `remote environment '${task}' (${url}): its dataset, every step and, after the run, its samples (for its metrics) are sent there`);
       continue;
     }
     const module = context.userEnvironments?.find((e) => e.status === "ready" && e.description?.name === spec.env);
