@@ -2,19 +2,10 @@
 // (fixtures/make_fixtures.py says which file and function), every field is mapped or kept, the format is found from
 // the first record, and bad records are named with their line and field.
 
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { JsonlAccumulator, type SampleLine } from "../jsonl-reader.js";
+import { fixture, imported, read } from "./read-dump.fixture.js";
 
-const fixture = (name: string) => readFileSync(join(import.meta.dirname, "fixtures", name), "utf8");
 
-function read(text: string, options: { format?: string; fileName?: string } = {}) {
-  const acc = new JsonlAccumulator(options);
-  acc.push(text);
-  return acc.end();
-}
-const imported = (s: SampleLine) => (s as unknown as { imported: { format: string; fields: Record<string, unknown> } }).imported;
 
 describe("NeMo RL train_data_step{N}.jsonl (grpo.py through Logger.log_batched_dict_as_jsonl)", () => {
   const run = read(fixture("train_data_step3.jsonl"), { fileName: "train_data_step3.jsonl" });

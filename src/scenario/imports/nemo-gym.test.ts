@@ -2,19 +2,11 @@
 // nemo_gym/rollout_collection.py RolloutCollectionHelper.run_from_config (the agent's /run result with the row's
 // indices and agent_ref, orjson.dumps; failures to <output>_failures.jsonl) — fixtures/make_more_fixtures.py.
 
-import { readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { JsonlAccumulator, type SampleLine } from "../jsonl-reader.js";
+import { fixture, FIXTURES, imported, read } from "./read-dump.fixture.js";
 
-const dir = join(import.meta.dirname, "fixtures");
-const fixture = (name: string) => readFileSync(join(dir, name), "utf8");
-function read(text: string, options: { format?: string } = {}) {
-  const acc = new JsonlAccumulator(options);
-  acc.push(text);
-  return acc.end();
-}
-const imported = (s: SampleLine) => (s as unknown as { imported: { format: string; fields: Record<string, unknown> } }).imported;
+const dir = FIXTURES;
 
 describe("NeMo Gym rollouts.jsonl (rollout collection)", () => {
   const run = read(fixture("rollouts.jsonl"));

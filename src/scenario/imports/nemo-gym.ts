@@ -35,19 +35,9 @@
  */
 
 import { RecordProblem, type ConvertedSample, type DumpFormat, type RecordSource } from "./types.js";
+import { isNumberRow, isObj, isTokenRow, omit, type Obj } from "./values.js";
 
-type Obj = Record<string, unknown>;
 type LabMessage = ConvertedSample["message_log"][number];
-
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-const isTokenRow = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => Number.isInteger(x) && (x as number) >= 0);
-const isNumberRow = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => typeof x === "number");
-
-function omit(o: Obj, keys: readonly string[]): Obj {
-  const out: Obj = {};
-  for (const [k, v] of Object.entries(o)) if (!keys.includes(k)) out[k] = v;
-  return out;
-}
 
 /** The text of a content: a string, or parts whose texts are joined (another part reads `[type]`). */
 function contentText(content: unknown, path: string): { text: string; rest: unknown } {

@@ -17,6 +17,7 @@
  */
 
 import { RecordProblem, type ConvertedSample, type DumpFormat, type RecordSource } from "./types.js";
+import { isNumberRow } from "./values.js";
 
 /** The value of a one-sample slice: its only element. */
 function one(record: Record<string, unknown>, key: string): unknown {
@@ -24,7 +25,6 @@ function one(record: Record<string, unknown>, key: string): unknown {
   return Array.isArray(v) && v.length === 1 ? v[0] : v;
 }
 
-const isNumberRow = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => typeof x === "number");
 
 function numberRow(record: Record<string, unknown>, key: string): number[] | null {
   if (!(key in record)) return null;

@@ -2,18 +2,9 @@
 // dump_per_dataset_eval_results (dumped_evals/global_step_{N}_evals/{data_source}.jsonl) —
 // fixtures/make_more_fixtures.py.
 
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { JsonlAccumulator, type SampleLine } from "../jsonl-reader.js";
+import { fixture, imported, read } from "./read-dump.fixture.js";
 
-const fixture = (name: string) => readFileSync(join(import.meta.dirname, "fixtures", name), "utf8");
-function read(text: string, options: { format?: string } = {}) {
-  const acc = new JsonlAccumulator(options);
-  acc.push(text);
-  return acc.end();
-}
-const imported = (s: SampleLine) => (s as unknown as { imported: { format: string; fields: Record<string, unknown> } }).imported;
 
 describe("SkyRL {data_source}.jsonl (dump_per_dataset_eval_results)", () => {
   const run = read(fixture("skyrl_eval.jsonl"));

@@ -19,8 +19,8 @@
  */
 
 import { RecordProblem, type ConvertedSample, type DumpFormat, type RecordSource } from "./types.js";
+import { isNumberRow } from "./values.js";
 
-const isNumberRow = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => typeof x === "number");
 
 function convert(record: Record<string, unknown>, source: RecordSource): ConvertedSample {
   const { input_prompt: prompt, output_response: response, score, stop_reason: stop, env_class: env } = record;

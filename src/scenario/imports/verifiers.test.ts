@@ -3,18 +3,9 @@
 // it; results.jsonl follows verifiers/legacy/utils/save_utils.py state_to_output / save_outputs —
 // fixtures/make_more_fixtures.py.
 
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { JsonlAccumulator, type SampleLine } from "../jsonl-reader.js";
+import { fixture, imported, read } from "./read-dump.fixture.js";
 
-const fixture = (name: string) => readFileSync(join(import.meta.dirname, "fixtures", name), "utf8");
-function read(text: string, options: { format?: string } = {}) {
-  const acc = new JsonlAccumulator(options);
-  acc.push(text);
-  return acc.end();
-}
-const imported = (s: SampleLine) => (s as unknown as { imported: { format: string; fields: Record<string, unknown> } }).imported;
 
 describe("verifiers traces.jsonl (v1 Episode)", () => {
   const run = read(fixture("traces.jsonl"));
