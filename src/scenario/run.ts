@@ -244,13 +244,19 @@ async function textPolicyTokenizer(scenario: Scenario, options: RunScenarioOptio
 }
 
 /**
- * Whether a loaded tokenizer renders prompts with its own chat template: every tokenizer but the byte-level one,
- * which (as `scenario-format.md` says) uses the built-in ChatML template. A model folder of the lab's byte-level
+ * Whether a loaded tokenizer renders prompts with its own chat template: every tokenizer that has one but the
+ * byte-level one, which (as `scenario-format.md` says) uses the built-in ChatML template. A model folder of the lab's byte-level
  * vocabulary (`builtin:tiny`, a copy of it in a local folder) tokenizes exactly as the built-in one does, and is
  * told apart by that, not by its name.
  */
 export function rendersOwnTemplate(tokenizer: TokenizerInterface): boolean {
   if (tokenizer === byteLevelTokenizer || !tokenizer.applyChatTemplate) return false;
+  // A model without a chat template (a base model's tokenizer_config.json has none) keeps the built-in ChatML.
+  try {
+    tokenizer.applyChatTemplate([{ role: "user", content: "x" }], { addGenerationPrompt: true });
+  } catch {
+    return false;
+  }
   const probe = "Ab ç😀 <|im_start|><think>\n</think><tool_call><|im_end|>";
   const ours = tokenizer.encode(probe);
   const bytes = byteLevelTokenizer.encode(probe);

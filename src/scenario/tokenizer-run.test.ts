@@ -323,6 +323,17 @@ describe("a model policy's prompts are rendered with its own chat template", () 
   it("tells the byte-level tokenizer from a real one by how it tokenizes, not by its name", async () => {
     expect(rendersOwnTemplate(byteLevelTokenizer)).toBe(false);
     expect(rendersOwnTemplate(qwen3)).toBe(true);
+    // A tokenizer whose template cannot render (a base model's, without one) keeps the built-in ChatML.
+    const noTemplate: TokenizerInterface = {
+      encode: (t) => qwen3.encode(t),
+      decode: (ids, o) => qwen3.decode(ids, o),
+      padTokenId: qwen3.padTokenId,
+      eosTokenId: qwen3.eosTokenId,
+      applyChatTemplate: () => {
+        throw new Error("Cannot use chat template functions because tokenizer.chat_template is not set");
+      },
+    };
+    expect(rendersOwnTemplate(noTemplate)).toBe(false);
     const tiny = await loadNodeModelPolicy({ model: "builtin:tiny" });
     try {
       expect(rendersOwnTemplate(tiny.tokenizer)).toBe(false); // its own folder's template is not asked for
