@@ -22,7 +22,9 @@ import { SetupForm } from "./setup/SetupForm.js";
 import { OUTCOME_WORDS, sampleOutcome } from "./run/outcome.js";
 import { resultText } from "./run/result-text.js";
 import { formatNumber } from "./views/charts/bins.js";
-import { isByteLevelSpec, tokenizerSpecOf, type CheckScenario } from "./views/token-check-view.js";
+import { isByteLevelSpec, loadTokenizerFor, tokenizerSpecOf, withRunTokenizer, type CheckScenario } from "./views/token-check-view.js";
+import { RunTokenizerPicker } from "./views/tokens/RunTokenizerPicker.js";
+import type { TokenizerFiles } from "./worker/protocol.js";
 import { MISMATCH_THRESHOLD, sampleMismatch, type SampleMismatch } from "./run/mismatch.js";
 import { runGroups } from "./run/groups.js";
 import type { Scenario } from "../scenario/schema.js";
@@ -114,7 +116,8 @@ function SamplePanel({ model }: { model: RunModel }) {
   // Only the token view names tokens (a model run's texts come from the worker): no copy of the ids otherwise.
   const sampleIds = useMemo(() => (tab === "tokens" ? (run.model.samples[selected]?.messages.flatMap((m) => m.token_ids) ?? []) : []), [run, selected, tab]);
   const selectTurn = useCallback((turn: number) => select(selected, turn), [select, selected]);
-  const vocabulary = tokenizerSpecOf(runScenario as CheckScenario);
+  const tokensScenario = useTokensScenario(model, runScenario as CheckScenario);
+  const vocabulary = tokenizerSpecOf(tokensScenario);
   const tokenTexts = useTokenTexts(sampleIds, isByteLevelSpec(vocabulary) ? null : vocabulary);
   if (!sample) return null;
   const structured = runScenario?.structured?.enabled
@@ -155,7 +158,8 @@ function SamplePanel({ model }: { model: RunModel }) {
           turnNotes={turnNotes}
         />
       )}
-      {tab === "tokens" && <TokenView sample={sample} tokenizer={tokenTexts} sampled={sampledPolicy(runScenario, sample)} scenario={runScenario} workerCheck={client.checkTokens} loadTokenizer={client.loadTokenizer} />}
+      {tab === "tokens" && tokenizerSpecOf(runScenario as CheckScenario) === null && <RunTokenizerChoice model={model} />}
+      {tab === "tokens" && <TokenView sample={sample} tokenizer={tokenTexts} sampled={sampledPolicy(runScenario, sample)} scenario={tokensScenario} workerCheck={client.checkTokens} loadTokenizer={loadTokenizerAlone} />}
       {tab === "environment" && <EnvView model={model} sample={selected} turn={selectedTurn} envName={envName} />}
       {tab === "compare" && <CompareView />}
     </section>
@@ -299,12 +303,44 @@ function MismatchStrip({ mismatch }: { mismatch: SampleMismatch }) {
   );
 }
 
+/** The scenario a run's tokens are read with: its own, or with the tokenizer chosen in the page for it. */
+function useTokensScenario(model: RunModel, scenario: CheckScenario): CheckScenario {
+  const chosen = useLab((s) => (s.view.runTokenizer?.run === model ? s.view.runTokenizer.spec : null));
+  return useMemo(() => withRunTokenizer(scenario, chosen), [scenario, chosen]);
+}
+
+/** Loads a tokenizer alone in the rollout worker: a hub id's from the set-up's Hub address. */
+function loadTokenizerAlone(spec: string, from: TokenizerFiles = {}): Promise<void> {
+  const host = useLab.getState().form.remoteHost.trim();
+  return client.loadTokenizer(spec, from.localFiles || !host ? from : { remoteHost: host.replace(/\/?$/, "/") });
+}
+
+/** The tokenizer chosen for a run that names none (./views/tokens/RunTokenizerPicker.tsx). */
+function RunTokenizerChoice({ model }: { model: RunModel }) {
+  const chosen = useLab((s) => (s.view.runTokenizer?.run === model ? s.view.runTokenizer.spec : null));
+  const hubAddress = useLab((s) => s.form.remoteHost);
+  const { setRunTokenizer } = useLab.getState().view;
+  return (
+    <RunTokenizerPicker
+      chosen={chosen}
+      hubAddress={hubAddress}
+      load={async (spec, from) => {
+        await loadTokenizerFor((m) => loadTokenizerAlone(m, from), spec);
+        // A folder picked again may hold another tokenizer under the same name: its texts are asked afresh.
+        useLab.getState().tokens.clear();
+        setRunTokenizer({ run: model, spec });
+      }}
+      clear={() => setRunTokenizer(null)}
+    />
+  );
+}
+
 /** The batch overview at the selection. */
 function BatchOverviewPanel({ model }: { model: RunModel }) {
   const selected = useLab((s) => s.selection.selected);
   const selectedTurn = useLab((s) => s.selection.selectedTurn);
   const closingOnly = useShown((s) => s.scenario?.structured?.enabled === true && s.scenario.structured.thinking_style === "closing_only");
-  const scenario = useShown((s) => s.scenario);
+  const scenario = useTokensScenario(model, useShown((s) => s.scenario) as CheckScenario);
   return (
     <BatchOverview
       model={model}

@@ -146,6 +146,17 @@ function promptConversation(sample: CheckSample, prompt: readonly Pick<Message, 
   return { messages, tools: null, prefill };
 }
 
+/**
+ * An observation whose text is a ChatML rendering of its turns, read back, or null. Such a text follows the
+ * assistant's end-of-turn token: it may start with the newline the template writes after it (or with that token
+ * itself, where the generation stopped without writing it).
+ */
+function renderedObservation(text: string): ReturnType<typeof parseChatMl> {
+  const start = /^(?:<\|im_end\|>)?\n?/.exec(text)![0].length;
+  const parsed = parseChatMl(text.slice(start));
+  return parsed && (parsed.messages.length > 0 || parsed.open) ? parsed : null;
+}
+
 /** The reference conversation, its rendering and its ids. */
 export function referenceFor(sample: CheckSample, tokenizer: CheckTokenizer): { messages: TemplateMessage[]; tools: readonly unknown[] | null; text: string; ids: number[] } {
   const log = sample.messageLog;
@@ -158,6 +169,13 @@ export function referenceFor(sample: CheckSample, tokenizer: CheckTokenizer): { 
       messages.push({ role: "assistant", content: pendingPrefill + assistantText(m, tokenizer) });
       pendingPrefill = "";
     } else {
+      const rendered = renderedObservation(m.content);
+      if (rendered) {
+        // Its content is already the template's text (NeMo RL's environments write their own envelope): its turns.
+        messages.push(...rendered.messages);
+        if (rendered.open) pendingPrefill = rendered.open.prefill;
+        continue;
+      }
       messages.push({ role: sample.structured ? "tool" : "user", content: m.content });
       // The template envelope ends with the generation prompt, its prefill included: that prefills the next turn.
       if (prefill && tokenizer.decode(m.token_ids).endsWith(`${IM_START}assistant\n${prefill}`)) pendingPrefill = prefill;

@@ -15,10 +15,11 @@ type Verdicts = WeakMap<object, boolean>;
 /** Per scenario (a run's settings decide the check), per message log (the array a finished sample keeps). */
 const verdictsByScenario = new WeakMap<object, Verdicts>();
 /**
- * Logs the check cannot take (an imported file's token ids outside the byte-level vocabulary, say): not checked,
- * counted as such, and not tried again. The Tokens view says why for the selected sample.
+ * Logs the check cannot take with a scenario's tokenizer (an imported file's token ids outside the byte-level
+ * vocabulary, say): not checked, counted as such, and not tried again with that tokenizer (another one chosen for
+ * the run may take them). The Tokens view says why for the selected sample.
  */
-const uncheckable = new WeakSet<object>();
+const uncheckableByScenario = new WeakMap<object, WeakSet<object>>();
 const NO_SCENARIO = {};
 
 function verdictsFor(scenario: CheckScenario): Verdicts {
@@ -26,6 +27,13 @@ function verdictsFor(scenario: CheckScenario): Verdicts {
   let verdicts = verdictsByScenario.get(key);
   if (!verdicts) verdictsByScenario.set(key, (verdicts = new WeakMap()));
   return verdicts;
+}
+
+function uncheckableFor(scenario: CheckScenario): WeakSet<object> {
+  const key = scenario ?? NO_SCENARIO;
+  let logs = uncheckableByScenario.get(key);
+  if (!logs) uncheckableByScenario.set(key, (logs = new WeakSet()));
+  return logs;
 }
 
 /** Whether a finished sample drifts (null: not finished, or not checked yet). */
@@ -60,6 +68,7 @@ const idle = () =>
 export async function checkFinished(samples: readonly SampleView[], options: DriftCheckOptions): Promise<void> {
   const { scenario, workerCheck, signal } = options;
   const verdicts = verdictsFor(scenario);
+  const uncheckable = uncheckableFor(scenario);
   const spec = tokenizerSpecOf(scenario);
   const local = isByteLevelSpec(spec);
   const next = options.nextSlice ?? idle;

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 import { main as rollout } from "../../cli/rollout.js";
 import { main as tokens } from "../../cli/tokens.js";
 import { importJsonl } from "../run/jsonl.js";
-import { checkByteLevel, checkInput, isByteLevelSpec, tokenizerSpecOf, type WorkerCheck } from "./token-check-view.js";
+import { checkByteLevel, checkInput, isByteLevelSpec, tokenizerSpecOf, withRunTokenizer, type WorkerCheck } from "./token-check-view.js";
 import { checkFinished, CHUNK, driftingFilter, driftOf, filterRows } from "./drift.js";
 import type { SampleView } from "../run/run-model.js";
 import { checkSample } from "../../scenario/token-check.js";
@@ -134,5 +134,20 @@ describe("the batch's drift count and filter", () => {
     const other = { ...scenario, tokenizer: "org/model" };
     expect((await run(model.samples, other)).needs).toBe("org/model");
     expect(model.samples.map((s) => driftOf(s, other))).toEqual([null, null, null]);
+  });
+});
+
+describe("withRunTokenizer: the tokenizer chosen in the page for a run that names none", () => {
+  it("reads a run without a scenario (an imported dump) with the chosen tokenizer", () => {
+    expect(tokenizerSpecOf(withRunTokenizer(null, "builtin:tiny-qwen3"))).toBe("builtin:tiny-qwen3");
+  });
+  it("keeps a scenario's own tokenizer or model over the choice, and the scenario itself when nothing is chosen", () => {
+    const own = { tokenizer: "Qwen/Qwen3-0.6B" };
+    expect(withRunTokenizer(own, "builtin:tiny-qwen3")).toBe(own);
+    const model = { policy: { kind: "model", model: "builtin:tiny" } };
+    expect(withRunTokenizer(model, "builtin:tiny-qwen3")).toBe(model);
+    const scripted = { policy: { kind: "scripted" }, structured: { enabled: true } };
+    expect(withRunTokenizer(scripted, null)).toBe(scripted);
+    expect(withRunTokenizer(scripted, "builtin:tiny-qwen3")).toEqual({ ...scripted, tokenizer: "builtin:tiny-qwen3" });
   });
 });

@@ -159,3 +159,12 @@ export function useTokenCheck(sample: SampleView, messageCount: number, scenario
   if (localCheck) return localCheck;
   return remote && remote.of === input && remote.generation === generation ? remote.check : { state: "pending", tokenizer: spec ?? BYTE_LEVEL_NAME };
 }
+
+/**
+ * The scenario a run's tokens are read with: its own, or — where it names no tokenizer (an imported dump, a text
+ * policy's run without the key) — with the tokenizer chosen in the page for this run (`chosen`, null: none).
+ */
+export function withRunTokenizer(scenario: CheckScenario, chosen: string | null): CheckScenario {
+  if (chosen === null || tokenizerSpecOf(scenario) !== null) return scenario;
+  return { ...(scenario ?? {}), tokenizer: chosen };
+}

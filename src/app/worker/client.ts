@@ -17,6 +17,7 @@ import type {
   ModelStatus,
   PageMessage,
   TokenCheckAnswer,
+  TokenizerFiles,
   UserEnvironmentPort,
   WorkerCalls,
   WorkerMessage,
@@ -207,10 +208,13 @@ export class RolloutWorkerClient {
     return connection.call("check_tokens", (id) => ({ type: "check_tokens", id, sample, model })).then((answer) => answer.answer);
   };
 
-  /** Loads `model`'s tokenizer alone in the worker (starting one if there is none), for `checkTokens`. A bound function. */
-  readonly loadTokenizer = (model: string): Promise<void> =>
+  /**
+   * Loads `model`'s tokenizer alone in the worker (starting one if there is none), for `checkTokens` and
+   * `describeTokens`; `from`: the hub to ask, or the picked folder's files. A bound function.
+   */
+  readonly loadTokenizer = (model: string, from: TokenizerFiles = {}): Promise<void> =>
     this.ensureConnection()
-      .call("load_tokenizer", (id) => ({ type: "load_tokenizer", id, model }))
+      .call("load_tokenizer", (id) => ({ type: "load_tokenizer", id, model, ...from }))
       .then(() => undefined);
 
   onTokens(listener: (model: string, ids: number[], texts: string[], special: boolean[]) => void): void {

@@ -79,8 +79,11 @@ export type PageMessage =
   | { type: "describe_tokens"; id: number; ids: number[]; model: string }
   /** A call: the token consistency check of one sample with the tokenizer of `model`, if that is the model loaded. */
   | { type: "check_tokens"; id: number; sample: CheckSample; model: string }
-  /** A call: load `model`'s tokenizer alone (no weights), for the check of a saved run of that model. */
-  | { type: "load_tokenizer"; id: number; model: string }
+  /**
+   * A call: load `model`'s tokenizer alone (no weights), for the check and the token texts of a saved or imported run:
+   * a hub model's from `remoteHost` (else huggingface.co), a picked folder's (`local:<name>`) from `localFiles`.
+   */
+  | ({ type: "load_tokenizer"; id: number; model: string } & TokenizerFiles)
   /**
    * A call, answered once the worker holds this Web Lock, which it holds for as long as it lives: the page learns
    * of a worker that stopped silently.
@@ -90,6 +93,12 @@ export type PageMessage =
   | { type: "debug_fault"; id: number; fault: Exclude<InjectedFault, UnansweredFault>; ms?: number }
   /** The faults the worker does not answer (it crashes, closes, or is busy in one long loop). */
   | { type: "debug_fault"; fault: UnansweredFault; ms?: number };
+
+/** Where a tokenizer loaded alone comes from, beside this site's built-ins: a hub, or a picked folder's files. */
+export interface TokenizerFiles {
+  remoteHost?: string;
+  localFiles?: Map<string, Blob>;
+}
 
 /** The test hook's faults the worker cannot answer: the page does not wait for them. */
 export type UnansweredFault = "crash" | "close" | "hang";

@@ -123,7 +123,7 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
     return;
   }
   if (message.type === "load_tokenizer") {
-    answerCall(message.id, () => loadTokenizerOnly(message.model).then(() => ({ type: "tokenizer_loaded" as const })));
+    answerCall(message.id, () => loadTokenizerOnly(message.model, message).then(() => ({ type: "tokenizer_loaded" as const })));
     return;
   }
   const active = runs.get(message.runId);

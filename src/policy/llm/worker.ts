@@ -285,12 +285,12 @@ export function loadedTokenizer(model?: string): { model: string; tokenizer: Tra
 
 /**
  * Loads `model`'s tokenizer alone (its tokenizer files, no weights): a built-in's from this site, a hub model's from
- * the hub. A folder picked in the set-up is not kept between runs: it cannot be loaded here.
+ * the hub (`remoteHost`, else huggingface.co), a picked folder's from its files (`localFiles`).
  */
-export async function loadTokenizerOnly(model: string, remoteHost?: string): Promise<void> {
+export async function loadTokenizerOnly(model: string, from: { remoteHost?: string; localFiles?: Map<string, Blob> } = {}): Promise<void> {
   const source = resolveModelSource(model);
-  if (source.kind === "local") throw new Error(`'${model}' is a folder picked in the set-up: pick it again and run the scenario, its tokenizer loads with the model`);
-  configureEnv({ model, ...(remoteHost ? { remoteHost } : {}) }, source);
+  if (source.kind === "local" && !from.localFiles) throw new Error(`'${model}' is a folder picked in the set-up: pick it again to load its tokenizer`);
+  configureEnv({ model, ...from }, source);
   tokenizerOnly = { model, tokenizer: await AutoTokenizer.from_pretrained(source.id) };
 }
 
