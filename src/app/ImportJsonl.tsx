@@ -13,7 +13,7 @@
 
 import { useEffect, useRef, useState, type ReactNode } from "react";
 import { formatProblem, type JsonlReadResult } from "./run/jsonl.js";
-import { readJsonlOffThread, warmJsonlReader } from "./run/jsonl-offthread.js";
+import { readFilesOffThread, warmJsonlReader } from "./run/jsonl-offthread.js";
 import { importHold } from "./run/import-hold.js";
 import { PREVIEW_MIN_BYTES, PreviewImport, type PreviewTarget } from "./run/preview-import.js";
 import type { RunModel } from "./run/run-model.js";
@@ -77,7 +77,7 @@ export function useJsonlImport(
   accept: AcceptRead,
   onError: (message: string) => void,
   options: JsonlImportOptions = {},
-): { importFile: (file: File, how?: ImportCall) => Promise<void>; panel: ReactNode } {
+): { importFile: (file: File, how?: ImportCall) => Promise<void>; importFiles: (files: readonly File[], how?: ImportCall) => Promise<void>; panel: ReactNode } {
   const [state, setState] = useState<ImportState | null>(null);
   /** The import under way (reading, or its problems on show): a new one ends it. */
   const active = useRef<ActiveImport | null>(null);
@@ -107,7 +107,11 @@ export function useJsonlImport(
     }
   };
 
-  const importFile = async (file: File, how: ImportCall = {}) => {
+  /** Several files are one run's (its steps), read in the order given. */
+  const importFiles = async (files: readonly File[], how: ImportCall = {}) => {
+    if (files.length === 0) return;
+    const name = files.length === 1 ? files[0]!.name : `${files[0]!.name} and ${files.length - 1} more`;
+    const size = files.reduce((n, f) => n + f.size, 0);
     if (how.signal?.aborted) return;
     const previous = active.current;
     deactivate();
@@ -119,9 +123,9 @@ export function useJsonlImport(
     const abort = new AbortController();
     const me: ActiveImport = { abort, preview: null, release: () => undefined };
     active.current = me;
-    if (options.preview && file.size >= (options.previewMinBytes ?? PREVIEW_MIN_BYTES)) {
+    if (options.preview && size >= (options.previewMinBytes ?? PREVIEW_MIN_BYTES)) {
       me.preview = new PreviewImport(
-        options.preview(file.name, {
+        options.preview(name, {
           stop: () => abort.abort(),
           replaced: () => {
             if (active.current !== me) return;
@@ -150,18 +154,17 @@ export function useJsonlImport(
       me.release = () => signal.removeEventListener("abort", superseded);
     }
     let last = 0;
-    setState({ phase: "reading", name: file.name, linesRead: 0, bytesRead: 0, totalBytes: file.size, abort });
+    setState({ phase: "reading", name, linesRead: 0, bytesRead: 0, totalBytes: size, abort });
     let read: JsonlReadResult;
     try {
-      read = await readJsonlOffThread(file, {
+      // A dump's step number may be in its file's name (NeMo RL's train_data_step12.jsonl): each file is read with it.
+      read = await readFilesOffThread(files, {
         signal: abort.signal,
-        // A dump's step number may be in its name (NeMo RL's train_data_step12.jsonl).
-        fileName: file.name,
         onProgress: (p) => {
           const now = performance.now();
           if (now - last < 100) return;
           last = now;
-          setState({ phase: "reading", name: file.name, ...p, abort });
+          setState({ phase: "reading", name, ...p, abort });
           preview?.progress({ ...p, phase: "reading", badLines: 0 });
         },
         // The test hook's hold (./run/import-hold.ts, `?faults=1` only; null on any other page): the read waits
@@ -176,19 +179,21 @@ export function useJsonlImport(
       deactivate();
       preview?.discard();
       setState(null);
-      onError(abort.signal.aborted ? `stopped reading ${file.name}` : `could not read ${file.name}: ${(e as Error).message}`);
+      onError(abort.signal.aborted ? `stopped reading ${name}` : `could not read ${name}: ${(e as Error).message}`);
       return;
     }
     if (active.current !== me) return;
     if (read.problemCount === 0) {
       deactivate();
       setState(null);
-      hand(read, file.name, 0, () => preview?.keep(read));
+      hand(read, name, 0, () => preview?.keep(read));
     } else {
-      preview?.progress({ linesRead: read.linesRead, bytesRead: read.bytesRead, totalBytes: file.size, phase: "problems", badLines: read.badLines });
-      setState({ phase: "problems", name: file.name, read, abort, preview, verb: how.verb ?? "import" });
+      preview?.progress({ linesRead: read.linesRead, bytesRead: read.bytesRead, totalBytes: size, phase: "problems", badLines: read.badLines });
+      setState({ phase: "problems", name, read, abort, preview, verb: how.verb ?? "import" });
     }
   };
+
+  const importFile = (file: File, how: ImportCall = {}) => importFiles([file], how);
 
   let panel: ReactNode = null;
   if (state?.phase === "reading") {
@@ -256,22 +261,27 @@ export function useJsonlImport(
       </div>
     );
   }
-  return { importFile, panel };
+  return { importFile, importFiles, panel };
 }
 
-/** A file picker for a run export (JSONL or result JSON); picking the same file again picks it again. */
-export function JsonlFileButton(props: { label: string; ariaLabel: string; className?: string; onFile(file: File): void }) {
+/**
+ * A file picker for a run export (JSONL or result JSON) or a dump; picking the same file again picks it again. With
+ * `onFiles`, several files can be picked at once (one run's steps).
+ */
+export function JsonlFileButton(props: { label: string; ariaLabel: string; className?: string; onFile?(file: File): void; onFiles?(files: File[]): void }) {
   return (
     <label className={props.className ? `file-button ${props.className}` : "file-button"}>
       {props.label}
       <input
         aria-label={props.ariaLabel}
         type="file"
-        accept=".jsonl,.json,application/x-ndjson"
+        multiple={Boolean(props.onFiles)}
+        accept=".jsonl,.json,.parquet,application/x-ndjson"
         onChange={(e) => {
-          const file = e.target.files?.[0];
+          const files = [...(e.target.files ?? [])];
           e.target.value = "";
-          if (file) props.onFile(file);
+          if (files.length && props.onFiles) props.onFiles(files);
+          else if (files[0]) props.onFile?.(files[0]);
         }}
       />
     </label>

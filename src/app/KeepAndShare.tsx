@@ -47,7 +47,7 @@ export function KeepAndShare() {
   // The file is streamed and checked; one with problems imports nothing until the user asks for its valid lines. A big
   // one is shown as a preview while it is read (the run model it builds is the import's, once there is one). Each
   // import or open claims what the page shows next (`claimShow`): a newer one, or a run started, supersedes it.
-  const { importFile, panel: importPanel } = useJsonlImport(
+  const { importFile, importFiles, panel: importPanel } = useJsonlImport(
     () => undefined, // every call brings its own `accept`, with its claim
     setMessage,
     { preview: labPreview },
@@ -62,10 +62,12 @@ export function KeepAndShare() {
       setMessage(`imported ${name}: ${imported.samples.length} samples${skipped ? ` (${skipped} ${skipped === 1 ? "line" : "lines"} with problems left out)` : ""}`);
     };
 
-  const importPicked = (file: File) => {
+  /** Several files picked together are one run's (its steps), in their names' order (step 2 before step 10). */
+  const importPicked = (files: File[]) => {
     setMessage(null);
     const claim = claimShow();
-    importFile(file, { accept: acceptImport(claim), signal: claim }).catch((e: Error) => setMessage(`could not import ${file.name}: ${e.message}`));
+    const ordered = [...files].sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true }));
+    importFiles(ordered, { accept: acceptImport(claim), signal: claim }).catch((e: Error) => setMessage(`could not import ${ordered[0]!.name}: ${e.message}`));
   };
 
   const openSaved = async (run: SavedRunSummary) => {
@@ -143,7 +145,7 @@ export function KeepAndShare() {
         <button className="secondary" onClick={download} disabled={!model || status === "running" || preview !== null} title={preview ? "A preview is no run yet: export it once it is imported" : undefined}>
           Export JSONL
         </button>
-        <JsonlFileButton label="Import JSONL" ariaLabel="Import JSONL" onFile={importPicked} />
+        <JsonlFileButton label="Import JSONL" ariaLabel="Import JSONL" onFiles={importPicked} />
       </div>
       {importPanel}
       {shared && "tooLong" in shared && (

@@ -141,6 +141,8 @@ export interface SampleLine {
 export type FooterLine = z.infer<typeof footerLineSchema>;
 
 export interface ImportProblem {
+  /** The file it is in, when several were read as one run. */
+  file?: string;
   /** 1-based line number in the file. */
   line: number;
   /** The field path inside the line's object (`message_log[2].content`), null for the line as a whole. */
@@ -149,7 +151,7 @@ export interface ImportProblem {
 }
 
 /** `line 12: message_log[0].content: expected a string`. */
-export const formatProblem = (p: ImportProblem): string => `line ${p.line}: ${p.path ? `${p.path}: ` : ""}${p.message}`;
+export const formatProblem = (p: ImportProblem): string => `${p.file ? `${p.file} ` : ""}line ${p.line}: ${p.path ? `${p.path}: ` : ""}${p.message}`;
 
 export interface JsonlReadOptions {
   /**
@@ -407,7 +409,21 @@ export class JsonlAccumulator<S = SampleLine> {
       this.problem([{ line: lineNo, path: null, message: `expected an object (a sample or the metrics line), got ${jsonType(value)}` }]);
       return;
     }
-    let record = value as Record<string, unknown>;
+    this.checkRecord(value as Record<string, unknown>, lineNo);
+  }
+
+  /**
+   * A record read from a file that is not JSONL (a Parquet row: ./imports/parquet.ts), checked as a line's object
+   * is: `lineNo` is its 1-based row number, which its problems name as their line.
+   */
+  pushRecord(record: Record<string, unknown>, lineNo: number): void {
+    if (this.ended) throw new Error("JsonlAccumulator: push after end");
+    this.result.linesRead += 1;
+    this.checkRecord(record, lineNo);
+  }
+
+  private checkRecord(parsed: Record<string, unknown>, lineNo: number): void {
+    let record = parsed;
     const foreign = this.fromDump(record, lineNo);
     if (foreign === false) return;
     if (foreign) record = foreign;

@@ -10,6 +10,7 @@
 import { compactLog } from "./compact-messages.js";
 import { readJsonl, type JsonlReadOptions, type JsonlReadResult, type JsonlSource, type SampleLine } from "../../scenario/jsonl-reader.js";
 import type { JsonlWorkerAck, JsonlWorkerMessage, JsonlWorkerRequest } from "./jsonl-worker.js";
+import { adoptSample, mergeReads } from "../../scenario/imports/steps.js";
 
 const startWorker = () => new Worker(new URL("./jsonl-worker.ts", import.meta.url), { type: "module" });
 let spare: Worker | null = null;
@@ -90,4 +91,40 @@ export async function readJsonlOffThread(source: JsonlSource, options: OffThread
     if (onAbort) signal?.removeEventListener("abort", onAbort);
     worker.terminate();
   }
+}
+
+/**
+ * Several files of one run (its steps) read one after another as `readJsonlOffThread` reads one, as one run: the
+ * samples handed to `onSamples` already numbered in the run (../../scenario/imports/steps.ts), the progress over all
+ * the files' bytes. One file: `readJsonlOffThread` itself.
+ */
+export async function readFilesOffThread(files: readonly File[], options: OffThreadReadOptions = {}): Promise<JsonlReadResult> {
+  if (files.length === 1) return readJsonlOffThread(files[0]!, { ...options, fileName: files[0]!.name });
+  const { onSamples, onProgress, holdAfterFirstSamples, ...rest } = options;
+  const totalBytes = files.reduce((n, f) => n + f.size, 0);
+  const reads: { fileName: string; read: JsonlReadResult }[] = [];
+  let lines = 0;
+  let bytes = 0;
+  let numbered = 0;
+  for (const file of files) {
+    let handed = 0;
+    const read = await readJsonlOffThread(file, {
+      ...rest,
+      fileName: file.name,
+      onSamples: (samples) => {
+        for (const s of samples) adoptSample(s, file.name, numbered++);
+        handed += samples.length;
+        onSamples?.(samples);
+      },
+      onProgress: (p) => onProgress?.({ linesRead: lines + p.linesRead, bytesRead: bytes + p.bytesRead, totalBytes }),
+      // Only the first file's first samples are held (the test hook's hold).
+      ...(reads.length === 0 && holdAfterFirstSamples ? { holdAfterFirstSamples } : {}),
+    });
+    // Samples not handed on as they came are numbered now.
+    for (const s of read.samples.slice(handed)) adoptSample(s, file.name, numbered++);
+    reads.push({ fileName: file.name, read });
+    lines += read.linesRead;
+    bytes += read.bytesRead;
+  }
+  return mergeReads(reads);
 }

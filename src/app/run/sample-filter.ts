@@ -18,6 +18,7 @@ import type { SampleView } from "./run-model.js";
 import type { RunGroups } from "./groups.js";
 import { sampleMismatch } from "./mismatch.js";
 import { sampleOutcome } from "./outcome.js";
+import { sampleFile } from "./run-steps.js";
 
 export interface FilterError {
   message: string;
@@ -65,6 +66,7 @@ const FIELDS: Record<string, { about: string; get: (s: SampleView, c: FilterCont
     },
   },
   mismatch: { about: "mean |Δ| of the trainer's and the engine's log-probabilities", get: (s, c) => sampleMismatch(s, c.batch?.imported?.[s.sample])?.meanAbs ?? null },
+  file: { about: "the file it was read from (a run of several files)", get: (s, c) => sampleFile(c.batch?.imported?.[s.sample]) },
 };
 
 export const FILTER_FIELDS: readonly string[] = Object.keys(FIELDS);

@@ -8,6 +8,8 @@
 
 import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { compileFilter, compileValue, sortableFields, sortRows, type FilterError } from "../run/sample-filter.js";
+import { runSteps } from "../run/run-steps.js";
+import { StepSelect } from "./StepSelect.js";
 import { MISMATCH_THRESHOLD, runMismatch, type RunMismatch } from "../run/mismatch.js";
 import { runGroups, type RunGroups } from "../run/groups.js";
 import { driftingFilter, driftOf, filterRows, useDrift, type DriftSummary, type RowFilter } from "./drift.js";
@@ -62,6 +64,7 @@ export function BatchOverview(props: BatchOverviewProps) {
     [expression, finalBatch, scenario, groups],
   );
   const mismatch = useMemo(() => runMismatch(run.model.samples, finalBatch?.imported), [run, finalBatch]);
+  const steps = useMemo(() => runSteps(finalBatch?.imported), [finalBatch]);
   const filters = useMemo(() => {
     const list: RowFilter[] = onlyDrifting ? [driftingFilter(scenario)] : [];
     if ("test" in compiled && compiled.test) list.push({ id: `expr:${expression}`, test: compiled.test });
@@ -110,6 +113,7 @@ export function BatchOverview(props: BatchOverviewProps) {
       <DriftLine drift={drift} only={onlyDrifting} onOnly={setOnlyDrifting} shown={rows?.length ?? null} />
       <RunMismatchLine mismatch={mismatch} />
       <GroupsLine groups={groups} onShow={setExpression} />
+      {steps && <StepSelect steps={steps} expression={expression} onExpression={setExpression} />}
       <SortBox fields={sortFields} value={sortKey} down={sortDown} onValue={setSortKey} onDown={setSortDown} />
       <FilterBox text={expression} onText={setExpression} error={"error" in compiled ? compiled.error : null} shown={rows?.length ?? null} total={samples.length} />
       <Legend counts={counts} total={samples.length} />

@@ -94,6 +94,7 @@ describe("every fixture's format is found from its first record", () => {
     "5.jsonl": "verl",
     "train_data_step3.jsonl": "nemo-rl",
     "val_data_step3.jsonl": "nemo-rl",
+    "train_data_step7.jsonl": "nemo-rl",
     "results.jsonl": "verifiers",
   };
   it.each(readdirSync(dir).filter((f) => f.endsWith(".jsonl")))("%s", (name) => {
