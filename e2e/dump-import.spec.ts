@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { expect, test } from "./fixtures.js";
 
 /**
- * Runs from clusters in the page (issue 19): a NeMo RL train_data_step{N}.jsonl and a verl {step}.jsonl, picked as
+ * Runs from clusters in the page (issue 19): a NeMo RL train_data_step{N}.jsonl, a verl {step}.jsonl and a TRL
+ * completions_{step}.parquet, picked as
  * the lab's own exports are, open as runs: the format found from the content, the turns with their roles and
  * tokens, and the fields the lab has no place for shown with the sample.
  */
@@ -46,4 +47,15 @@ test("a file of no known shape: the import names its keys and what the lab reads
   await page.getByLabel("Import JSONL").setInputFiles({ name: "other.jsonl", mimeType: "application/x-ndjson", buffer: Buffer.from('{"question": "q", "answer": "a"}\n') });
   await expect(page.getByText(/not a run the lab reads \(its keys: question, answer\)/)).toBeVisible({ timeout: 30_000 });
   guard.consoleErrors.length = 0;
+});
+
+test("a TRL completions_{step}.parquet opens as a run: its rows as samples, rewards summed, its columns with the sample", async ({ page }) => {
+  await page.goto("/");
+  await page.getByLabel("Import JSONL").setInputFiles({ name: "completions_00010.parquet", mimeType: "application/vnd.apache.parquet", buffer: await readFile(join(fixtures, "completions_00010.parquet")) });
+  await expect(page.getByTestId("sample-row")).toHaveCount(4, { timeout: 30_000 });
+  await expect(page.getByTestId("sample-task").first()).toHaveText("trl");
+  const transcript = page.getByTestId("transcript");
+  await expect(transcript).toContainText("Solve: what is 2+2?");
+  await expect(transcript).toContainText("The answer is \\boxed{4}.");
+  await expect(page.getByTestId("imported-fields").locator("summary")).toContainText("Imported from trl: 5 more fields (step, accuracy_reward, format_reward, parsed_answer, advantage)");
 });

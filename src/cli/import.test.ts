@@ -56,6 +56,33 @@ describe("rollout-lab import", () => {
     expect(none.stderr).toContain("error: no sample could be read");
   });
 
+  it("a TRL completions_{step}.parquet (found by its PAR1 magic): its rows as samples; a broken Parquet file: exit 1", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "import-cli-"));
+    const out = join(dir, "run.jsonl");
+    const { code, stderr } = await run([join(fixtures, "completions_00010.parquet"), "--out", out]);
+    expect([code, stderr]).toEqual([0, `wrote 4 samples to ${out}\n`]);
+    const { model } = importJsonl(await readFile(out, "utf8"));
+    expect(model.samples.map((s) => [s.idx, s.task, s.totalReward])).toEqual([
+      [0, "trl", 2],
+      [1, "trl", 0],
+      [2, "trl", 2],
+      [3, "trl", 1],
+    ]);
+    expect(model.samples[0]!.messages.map((m) => [m.role, m.content])).toEqual([
+      ["user", "Solve: what is 2+2? Put the answer in \\boxed{}."],
+      ["assistant", "<think>2 plus 2.</think> The answer is \\boxed{4}."],
+    ]);
+    const imported = model.finalBatch!.imported as { format: string; fields: Record<string, unknown> }[];
+    expect(imported[3]).toEqual({ format: "trl", fields: { step: 10, accuracy_reward: 1, format_reward: null, parsed_answer: "15", advantage: 0 } });
+
+    const broken = join(dir, "completions_00011.parquet");
+    const bytes = await readFile(join(fixtures, "completions_00010.parquet"));
+    await writeFile(broken, bytes.subarray(0, 40));
+    const bad = await run([broken, "--out", join(dir, "bad.jsonl")]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(`error: cannot read ${broken}: not a readable Parquet file`);
+  });
+
   it("bad usage: exit 2 with the usage", async () => {
     expect((await run([join(fixtures, "5.jsonl")])).stderr).toContain("--out is needed");
     const bad = await run([join(fixtures, "5.jsonl"), "--format", "csv", "--out", "x"]);

@@ -1,22 +1,27 @@
 /**
- * `rollout-lab import <dump…> [--format auto|lab|nemo-rl|nemo-gym|verl|verifiers|skyrl] --out <export.jsonl>`: rollout dumps of other RL
- * libraries (src/scenario/imports/) converted to the lab's JSONL export, which the page imports and `npm run
+ * `rollout-lab import <dump…> [--format auto|lab|nemo-rl|nemo-gym|verl|verifiers|skyrl|trl] --out <export.jsonl>`: rollout dumps of
+ * other RL libraries (src/scenario/imports/) converted to the lab's JSONL export, which the page imports and `npm run
  * tokens -- check` and the replay policy read. Files are streamed. Several files (a run's steps) make one run: their
  * samples are numbered in order and each keeps its file and original `idx` (`imported.fields.source`). Lines with
  * problems are named with their file and line; the other lines are still written, and the exit status is 1. Exit 2
- * on bad usage.
+ * on bad usage. A Parquet file (TRL's completions_{step}.parquet; found by its `PAR1` magic bytes) is read by row
+ * groups (src/scenario/imports/parquet.ts), its rows checked as lines are, a row's problems named `line N` (row N).
  */
 
 import { createReadStream, createWriteStream } from "node:fs";
+import { open } from "node:fs/promises";
 import { basename } from "node:path";
 import { finished } from "node:stream/promises";
 import { exportFooterLine, exportSampleLine, buildRun } from "../app/run/jsonl.js";
+import { asyncBufferFromFile } from "hyparquet";
 import { FORMAT_NAMES } from "../scenario/imports/index.js";
+import { isParquet, readParquetInto } from "../scenario/imports/parquet.js";
+import { adoptSample } from "../scenario/imports/steps.js";
 import { formatProblem, JsonlAccumulator, type SampleLine } from "../scenario/jsonl-reader.js";
 import { isEntryPoint } from "./entry.js";
 import { UsageError } from "./node-run.js";
 
-const USAGE = `usage: rollout-lab import <dump.jsonl…> [--format ${FORMAT_NAMES.join("|")}] --out <export.jsonl>`;
+const USAGE = `usage: rollout-lab import <dump.jsonl|completions_N.parquet…> [--format ${FORMAT_NAMES.join("|")}] --out <export.jsonl>`;
 
 interface Args {
   files: string[];
@@ -46,10 +51,22 @@ function parseArgs(argv: string[]): Args {
   return { files, format, out };
 }
 
+async function startsWithParquetMagic(file: string): Promise<boolean> {
+  const handle = await open(file, "r");
+  try {
+    const head = new Uint8Array(4);
+    const { bytesRead } = await handle.read(head, 0, 4, 0);
+    return isParquet(head.subarray(0, bytesRead));
+  } finally {
+    await handle.close();
+  }
+}
+
 /** One file's samples and problems, streamed. */
 async function readDump(file: string, format: string): Promise<{ samples: SampleLine[]; problems: string[]; problemCount: number }> {
   const acc = new JsonlAccumulator({ format, fileName: basename(file), maxProblems: 20 });
-  for await (const chunk of createReadStream(file)) acc.lines.pushBytes(chunk as Buffer);
+  if (await startsWithParquetMagic(file)) await readParquetInto(await asyncBufferFromFile(file), acc);
+  else for await (const chunk of createReadStream(file)) acc.lines.pushBytes(chunk as Buffer);
   const read = acc.end();
   return { samples: read.samples, problems: read.problems.map((p) => `${file}: ${formatProblem(p)}`), problemCount: read.problemCount };
 }
@@ -77,12 +94,8 @@ export async function main(argv: string[]): Promise<number> {
     problems.push(...read.problems);
     problemCount += read.problemCount;
     for (const s of read.samples) {
-      if (args.files.length > 1) {
-        // One run of several files: unique idx in order, each sample keeping where it came from.
-        const imported = (s as { imported?: { fields?: Record<string, unknown> } }).imported;
-        if (imported?.fields) imported.fields.source = { file: basename(file), idx: s.idx };
-        s.idx = samples.length;
-      }
+      // One run of several files: numbered in order, each sample keeping where it came from (as the page does).
+      if (args.files.length > 1) adoptSample(s, basename(file), samples.length);
       samples.push(s);
     }
   }

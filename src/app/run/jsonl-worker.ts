@@ -3,11 +3,14 @@
  * Reads a run export (JSONL) off the page's main thread (./jsonl-offthread.ts starts it): the same streaming
  * checker as `readJsonl` (src/scenario/jsonl-reader.ts), its bytes read and split into lines by the same reader
  * (src/scenario/jsonl-lines.ts: bytes that are not UTF-8 fail their line here too), with the valid samples sent to the page as they are read, a few
- * megabytes at a time, their messages' numbers in transferred typed arrays.
+ * megabytes at a time, their messages' numbers in transferred typed arrays. A Parquet file (its first 4 bytes `PAR1`:
+ * TRL's completions) is read a row group at a time (src/scenario/imports/parquet.ts) into the same checker, its rows
+ * counted as lines.
  */
 
 import { packLog } from "../worker/event-batch.js";
 import type { PackedMessage } from "./compact-messages.js";
+import { blobAsyncBuffer, isParquet, readParquetInto } from "../../scenario/imports/parquet.js";
 import { readJsonlStream } from "../../scenario/jsonl-lines.js";
 import { JsonlAccumulator, type JsonlReadOptions, type JsonlReadResult, type SampleLine } from "../../scenario/jsonl-reader.js";
 
@@ -82,13 +85,17 @@ async function read({ source, options }: JsonlWorkerRequest): Promise<void> {
       wake?.();
       wake = null;
     };
-    await readJsonlStream(source.stream() as ReadableStream<Uint8Array>, acc.lines, {
-      // Far enough ahead of the page: wait for it.
-      beforeRead: async () => {
-        while (queuedBytes() >= HIGH_WATER_BYTES) await room();
-      },
-      afterChunk: send,
-    });
+    // Far enough ahead of the page: wait for it.
+    const caughtUp = async () => {
+      while (queuedBytes() >= HIGH_WATER_BYTES) await room();
+    };
+    if (isParquet(new Uint8Array(await source.slice(0, 4).arrayBuffer()))) {
+      // A Parquet file (TRL's completions): its rows through the same checker, a row group at a time.
+      await readParquetInto(blobAsyncBuffer(source), acc, async () => {
+        send();
+        await caughtUp();
+      });
+    } else await readJsonlStream(source.stream() as ReadableStream<Uint8Array>, acc.lines, { beforeRead: caughtUp, afterChunk: send });
     acc.end();
     ended = true;
     send();

@@ -6,13 +6,14 @@
 import { nemoGymFormat } from "./nemo-gym.js";
 import { nemoRlFormat } from "./nemo-rl.js";
 import { skyrlFormat } from "./skyrl.js";
+import { trlFormat } from "./trl.js";
 import type { DumpFormat } from "./types.js";
 import { verifiersFormat } from "./verifiers.js";
 import { verlFormat } from "./verl.js";
 
 export { RecordProblem, type ConvertedSample, type DumpFormat, type ImportedFields, type RecordSource } from "./types.js";
 
-export const DUMP_FORMATS: readonly DumpFormat[] = [nemoRlFormat, verlFormat, nemoGymFormat, skyrlFormat, verifiersFormat];
+export const DUMP_FORMATS: readonly DumpFormat[] = [nemoRlFormat, verlFormat, nemoGymFormat, skyrlFormat, verifiersFormat, trlFormat];
 
 /** The `--format` names: `auto` (detect), `lab` (the lab's own JSONL), or a dump format's. */
 export const FORMAT_NAMES = ["auto", "lab", ...DUMP_FORMATS.map((f) => f.name)] as const;
