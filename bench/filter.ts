@@ -19,6 +19,7 @@ import { buildRun } from "../src/app/run/jsonl.js";
 import { runGroups } from "../src/app/run/groups.js";
 import type { SampleView } from "../src/app/run/run-model.js";
 import { compileFilter, compileValue, sortRows } from "../src/app/run/sample-filter.js";
+import { searchRun } from "../src/app/run/text-search.js";
 import { JsonlAccumulator } from "../src/scenario/jsonl-reader.js";
 import { root } from "./fixture.js";
 import { machine } from "./machine.js";
@@ -91,6 +92,10 @@ const search = time(() => samples.filter(compiled('text ~ "Traceback"')).length)
 const includes = time(() => samples.filter((s) => s.messages.some((m) => m.content.toLowerCase().includes("traceback"))).length);
 if (search.value !== includes.value) throw new Error(`the search found ${search.value}, includes ${includes.value}`);
 
+// The search box's listing: every matching message counted, the first 200 kept (src/app/run/text-search.ts).
+const listing = time(() => searchRun(samples, "Traceback", 200));
+if (listing.value.samples !== includes.value) throw new Error(`the listing found ${listing.value.samples} samples, includes ${includes.value}`);
+
 const all = samples.map((s) => s.sample);
 const byReward = compileValue("reward", { batch });
 if ("error" in byReward) throw new Error(byReward.error.message);
@@ -110,6 +115,7 @@ const results = {
   build_run_ms: round(buildMs),
   filter: { expression_ms: round(expression.ms), closure_ms: round(closure.ms), ratio: round(expression.ms / closure.ms), kept: expression.value },
   text_search: { expression_ms: round(search.ms), includes_ms: round(includes.ms), ratio: round(search.ms / includes.ms), found: search.value },
+  search_hits: { ms: round(listing.ms), hits: listing.value.total, samples: listing.value.samples, listed: listing.value.hits.length },
   sort: { expression_ms: round(sorted.ms), plain_sort_ms: round(plainSort.ms), ratio: round(sorted.ms / plainSort.ms) },
   groups: { ms: round(groups.ms), groups: groups.value.groups.length },
   target_ms: 200,

@@ -24,6 +24,8 @@ import { resultText } from "./run/result-text.js";
 import { formatNumber } from "./views/charts/bins.js";
 import { isByteLevelSpec, loadTokenizerFor, tokenizerSpecOf, withRunTokenizer, type CheckScenario } from "./views/token-check-view.js";
 import { RunTokenizerPicker } from "./views/tokens/RunTokenizerPicker.js";
+import { SearchHighlight } from "./views/transcript/search-highlight.js";
+import { parseSearch } from "./run/text-search.js";
 import type { TokenizerFiles } from "./worker/protocol.js";
 import { MISMATCH_THRESHOLD, sampleMismatch, type SampleMismatch } from "./run/mismatch.js";
 import { runGroups } from "./run/groups.js";
@@ -117,6 +119,11 @@ function SamplePanel({ model }: { model: RunModel }) {
   const sampleIds = useMemo(() => (tab === "tokens" ? (run.model.samples[selected]?.messages.flatMap((m) => m.token_ids) ?? []) : []), [run, selected, tab]);
   const selectTurn = useCallback((turn: number) => select(selected, turn), [select, selected]);
   const tokensScenario = useTokensScenario(model, runScenario as CheckScenario);
+  const search = useLab((s) => s.view.search);
+  const searchPattern = useMemo(() => {
+    const pattern = parseSearch(search);
+    return pattern && !("error" in pattern) ? pattern : null;
+  }, [search]);
   const vocabulary = tokenizerSpecOf(tokensScenario);
   const tokenTexts = useTokenTexts(sampleIds, isByteLevelSpec(vocabulary) ? null : vocabulary);
   if (!sample) return null;
@@ -148,15 +155,17 @@ function SamplePanel({ model }: { model: RunModel }) {
       </div>
       {tab === "transcript" && <ForkEditor />}
       {tab === "transcript" && (
-        <Transcript
-          sample={sample}
-          selectedTurn={selectedTurn}
-          onSelectTurn={selectTurn}
-          structured={structured}
-          onFork={useLab.getState().forks.openEditor}
-          canFork={!isLive(status) && !previewing && sample.state === "done" && runScenario !== null}
-          turnNotes={turnNotes}
-        />
+        <SearchHighlight.Provider value={searchPattern}>
+          <Transcript
+            sample={sample}
+            selectedTurn={selectedTurn}
+            onSelectTurn={selectTurn}
+            structured={structured}
+            onFork={useLab.getState().forks.openEditor}
+            canFork={!isLive(status) && !previewing && sample.state === "done" && runScenario !== null}
+            turnNotes={turnNotes}
+          />
+        </SearchHighlight.Provider>
       )}
       {tab === "tokens" && tokenizerSpecOf(runScenario as CheckScenario) === null && <RunTokenizerChoice model={model} />}
       {tab === "tokens" && <TokenView sample={sample} tokenizer={tokenTexts} sampled={sampledPolicy(runScenario, sample)} scenario={tokensScenario} workerCheck={client.checkTokens} loadTokenizer={loadTokenizerAlone} />}
@@ -351,6 +360,7 @@ function BatchOverviewPanel({ model }: { model: RunModel }) {
       scenario={scenario}
       workerCheck={client.checkTokens}
       onShownRows={useLab.getState().selection.setShownRows}
+      onSearch={useLab.getState().view.setSearch}
     />
   );
 }

@@ -1,4 +1,4 @@
-/** The view slice: which tab of the sample panel is open, and the tokenizer a run without one is read with. */
+/** The view slice: which tab of the sample panel is open, the tokenizer a run without one is read with, the run search. */
 
 import type { SliceSet } from "./slice.js";
 
@@ -18,6 +18,9 @@ export interface ViewSlice {
   setTab(tab: Tab): void;
   runTokenizer: RunTokenizer | null;
   setRunTokenizer(choice: RunTokenizer | null): void;
+  /** The run search as typed (../views/SearchBox.tsx): the transcript marks its matches. */
+  search: string;
+  setSearch(text: string): void;
 }
 
 export const createViewSlice = (set: SliceSet<ViewSlice>): ViewSlice => ({
@@ -25,4 +28,6 @@ export const createViewSlice = (set: SliceSet<ViewSlice>): ViewSlice => ({
   setTab: (tab) => set({ tab }),
   runTokenizer: null,
   setRunTokenizer: (runTokenizer) => set({ runTokenizer }),
+  search: "",
+  setSearch: (search) => set({ search }),
 });

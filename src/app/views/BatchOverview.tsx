@@ -22,6 +22,8 @@ import { turnBadges, type ThinkingStyle } from "./turn-badges.js";
 import { useRun } from "../session/hooks.js";
 import { formatNumber } from "./charts/bins.js";
 import { CELL_LEGEND, glyphOf, MAX_TURN_CELLS, sampleSignature, sampleStateWords, turnCells, type CellKind } from "./charts/run-states.js";
+import { SearchBox } from "./SearchBox.js";
+import { Histograms } from "./charts/Histograms.js";
 import "./views.css";
 
 export interface BatchOverviewProps {
@@ -38,6 +40,8 @@ export interface BatchOverviewProps {
   workerCheck?: WorkerCheck;
   /** The samples shown while a filter is on (null: all), for the keys that move the selection. Pass a stable callback. */
   onShownRows?(rows: readonly number[] | null): void;
+  /** The run search as typed, for the transcript to mark its matches. Pass a stable callback. */
+  onSearch?(text: string): void;
 }
 
 const NO_FILTERS: readonly RowFilter[] = [];
@@ -51,7 +55,7 @@ const PANE_CHROME = 150;
 const currentCell = (selectedTurn: number | null) => selectedTurn ?? 0;
 
 export function BatchOverview(props: BatchOverviewProps) {
-  const { model, selected, selectedTurn, onSelect: select, thinkingStyle = "paired", scenario = null, workerCheck, onShownRows } = props;
+  const { model, selected, selectedTurn, onSelect: select, thinkingStyle = "paired", scenario = null, workerCheck, onShownRows, onSearch } = props;
   const run = useRun(model);
   const drift = useDrift(run, scenario, workerCheck);
   const [onlyDrifting, setOnlyDrifting] = useState(false);
@@ -114,6 +118,8 @@ export function BatchOverview(props: BatchOverviewProps) {
       <RunMismatchLine mismatch={mismatch} />
       <GroupsLine groups={groups} onShow={setExpression} />
       {steps && <StepSelect steps={steps} expression={expression} onExpression={setExpression} />}
+      <SearchBox samples={run.model.samples} version={run} onSelect={select} onSearch={onSearch} />
+      <Histograms samples={run.model.samples} version={run} imported={finalBatch?.imported} expression={expression} onExpression={setExpression} />
       <SortBox fields={sortFields} value={sortKey} down={sortDown} onValue={setSortKey} onDown={setSortDown} />
       <FilterBox text={expression} onText={setExpression} error={"error" in compiled ? compiled.error : null} shown={rows?.length ?? null} total={samples.length} />
       <Legend counts={counts} total={samples.length} />

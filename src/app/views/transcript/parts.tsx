@@ -8,6 +8,7 @@ import type { Message, Violation } from "../../../core/index.js";
 import { tokenCount } from "../../run/compact-messages.js";
 import { analyzeAssistantText, firstLines, markerSegments, type InlineSegment, type Segment, type ToolCallSegment } from "./segments.js";
 import { formatNumber, violationLabel } from "./turns.js";
+import { Highlighted } from "./search-highlight.js";
 
 const PROMPT_LINES = 6;
 const PROMPT_CHARS = 1200;
@@ -21,7 +22,7 @@ export function Marked({ text }: { text: string }) {
             {s.text}
           </span>
         ) : (
-          s.text
+          <Highlighted key={s.start} text={s.text} />
         ),
       )}
     </>
@@ -82,7 +83,7 @@ export function ToolCallView({ call }: { call: ToolCallSegment }) {
 function InlineView({ segment }: { segment: InlineSegment }) {
   switch (segment.kind) {
     case "text":
-      return <>{segment.text}</>;
+      return <Highlighted text={segment.text} />;
     case "marker":
       return (
         <span className={segment.note ? "tx-marker tx-stray" : "tx-marker"} title={segment.note ?? "marker"}>
