@@ -17,13 +17,14 @@
  * already made (else `vite build` into a temp dir); `BENCH_PORT` (default 4393). Writes bench/results/dump-scale.json.
  */
 
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type CDPSession, type Page } from "@playwright/test";
 import { root } from "./fixture.js";
 import { machine } from "./machine.js";
+import { startPreview, waitForServer } from "./preview-server.js";
 
 const SAMPLES = Number(process.env.DUMP_SAMPLES || 100_000);
 const TARGET_MB = Number(process.env.DUMP_MB || 1000);
@@ -127,24 +128,6 @@ function buildDist(): string {
   return out;
 }
 
-function startServer(dist: string): ChildProcess {
-  return spawn(process.execPath, [join(root, "node_modules/vite/bin/vite.js"), "preview", "--outDir", dist, "--port", String(port), "--strictPort", "--host", "127.0.0.1"], {
-    cwd: root,
-    stdio: "ignore",
-  });
-}
-
-async function waitFor(url: string): Promise<void> {
-  for (let i = 0; i < 120; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`vite preview did not come up at ${url}`);
-}
 
 /** The resident memory (kB → bytes) of the browser's renderer processes, the largest (one page is open at a time). */
 function rendererRss(browserPid: number | undefined): number {
@@ -368,10 +351,10 @@ async function main() {
   console.log(`wrote ${tenthSamples} samples, ${round(smallSize / 1e6)} MB (the reference) in ${round((performance.now() - t) / 1000, 1)} s`);
   const dist = buildDist();
   if (!existsSync(join(dist, "index.html"))) throw new Error(`no build at ${dist}`);
-  const server = startServer(dist);
+  const server = startPreview(dist, port);
   const results: { tenth?: OpenResult; full?: OpenResult } = {};
   try {
-    await waitFor(`http://127.0.0.1:${port}/`);
+    await waitForServer(`http://127.0.0.1:${port}/`);
     const browser = await chromium.launch({
       executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
       args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--enable-precise-memory-info"],

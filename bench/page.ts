@@ -24,12 +24,12 @@
  * results there instead.
  */
 
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { chromium, type Browser, type CDPSession, type Page } from "@playwright/test";
 import { fixtureFile, root } from "./fixture.js";
 import { machine } from "./machine.js";
+import { startPreview, waitForServer } from "./preview-server.js";
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(`--${name}`);
@@ -141,24 +141,6 @@ async function longTasksIn(page: Page, w: Window_): Promise<LongTaskSummary> {
 
 // ---------------------------------------------------------------------------------------------------------------
 // The server, the browser, the trace.
-
-function startServer(): ChildProcess {
-  // Vite itself, not through npx: killing npx would leave the server running.
-  return spawn(process.execPath, [join(root, "node_modules/vite/bin/vite.js"), "preview", "--outDir", dist, "--port", String(port), "--strictPort", "--host", "127.0.0.1"], {
-    cwd: root,
-    stdio: "ignore",
-  });
-}
-
-async function waitFor(url: string): Promise<void> {
-  for (let i = 0; i < 120; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`vite preview did not come up at ${url}`);
-}
 
 async function launch(): Promise<Browser> {
   return chromium.launch({
@@ -639,11 +621,11 @@ async function main() {
   console.log("fixtures (built once, under bench/results/fixtures/) …");
   const big = await fixtureFile({ samples: 1000, turns: 20, seed: 1 });
   const long = await fixtureFile({ samples: 4, turns: 200, seed: 2 });
-  const server = startServer();
+  const server = startPreview(dist, port);
   const results: Record<string, unknown[]> = {};
   const push = (key: string, value: unknown) => (results[key] ??= []).push(value);
   try {
-    await waitFor(`http://127.0.0.1:${port}/`);
+    await waitForServer(`http://127.0.0.1:${port}/`);
     const browser = await launch();
     try {
       for (let r = 0; r < runs; r++) {

@@ -281,6 +281,11 @@ function isBlank(line: string): boolean {
   return true;
 }
 
+/** A read of nothing yet: what a reader adds its lines to. */
+export function emptyReadResult<S = SampleLine>(): JsonlReadResult<S> {
+  return { samples: [], footer: null, validLines: 0, badLines: 0, problems: [], problemCount: 0, linesRead: 0, bytesRead: 0, maxBufferedChars: 0 };
+}
+
 /**
  * The line checker, fed text in pieces (`push`; bytes: `lines.pushBytes`) and told when the text ends (`end`); its
  * lines are split by ./jsonl-lines.ts (`JsonlLineSplitter`), which holds only the pieces of the line not finished yet.
@@ -301,17 +306,7 @@ export class JsonlAccumulator<S = SampleLine> {
   private decided = false;
   /** How many records of a dump were converted (a record's position, for its `idx` where it has none). */
   private converted = 0;
-  readonly result: JsonlReadResult<S> = {
-    samples: [],
-    footer: null,
-    validLines: 0,
-    badLines: 0,
-    problems: [],
-    problemCount: 0,
-    linesRead: 0,
-    bytesRead: 0,
-    maxBufferedChars: 0,
-  };
+  readonly result: JsonlReadResult<S> = emptyReadResult<S>();
   /** Where the input is split into lines (it counts them, and the bytes, in `result`). */
   readonly lines: JsonlLineSplitter;
 

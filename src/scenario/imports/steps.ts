@@ -4,7 +4,7 @@
  * and its own idx (`imported.fields.source`), problems named with their file.
  */
 
-import type { JsonlReadResult, SampleLine } from "../jsonl-reader.js";
+import { emptyReadResult, type JsonlReadResult, type SampleLine } from "../jsonl-reader.js";
 
 /** Where an imported sample came from, when its run was read from several files. */
 export interface SampleSource {
@@ -25,17 +25,7 @@ export function adoptSample(sample: SampleLine, fileName: string, idx: number): 
  */
 export function mergeReads(files: readonly { fileName: string; read: JsonlReadResult }[]): JsonlReadResult {
   if (files.length === 1) return files[0]!.read;
-  const merged: JsonlReadResult = {
-    samples: [],
-    footer: null,
-    validLines: 0,
-    badLines: 0,
-    problems: [],
-    problemCount: 0,
-    linesRead: 0,
-    bytesRead: 0,
-    maxBufferedChars: 0,
-  };
+  const merged = emptyReadResult();
   for (const { fileName, read } of files) {
     for (const s of read.samples) merged.samples.push(s);
     merged.validLines += read.validLines;
