@@ -1,7 +1,9 @@
-import { cpSync, mkdtempSync } from "node:fs";
+import { cpSync, createReadStream, existsSync, mkdtempSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import { type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, normalize } from "node:path";
 import { expect, test } from "./fixtures.js";
 
 /**
@@ -60,4 +62,48 @@ test("the tokenizer can be a picked folder of tokenizer files; a name that is no
   await expect(page.getByTestId("run-tokenizer-chosen")).toHaveText("local:qwen3-tokenizer", { timeout: 60_000 });
   await expect(page.getByTestId("token-check")).toHaveAttribute("data-state", "consistent");
   await expect(page.getByTestId("token-view").locator(".tk-chip", { hasText: /^·calculator$/ }).first()).toBeVisible();
+});
+
+/** A stand-in for the hub's file API (`/{id}/resolve/{rev}/{file}`), serving Qwen3's tokenizer files as `stand-in/qwen3`. */
+async function startStandInHub(): Promise<{ server: Server; origin: string; requested: string[] }> {
+  const requested: string[] = [];
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url!, "http://x").pathname);
+    requested.push(path);
+    const match = /^\/stand-in\/qwen3\/resolve\/main\/(.+)$/.exec(path);
+    const file = match ? normalize(join(qwen3Folder, match[1]!)) : "";
+    const headers = { "Access-Control-Allow-Origin": "*", "Cross-Origin-Resource-Policy": "cross-origin" };
+    if (req.method === "OPTIONS") return res.writeHead(204, { ...headers, "Access-Control-Allow-Headers": "*" }).end();
+    if (!match || !file.startsWith(qwen3Folder) || !existsSync(file) || !statSync(file).isFile()) return res.writeHead(404, headers).end("not found");
+    res.writeHead(200, { ...headers, "Content-Length": statSync(file).size });
+    createReadStream(file).pipe(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requested };
+}
+
+test("a hub id loads its tokenizer files from the set-up's hub, and only once Load is pressed", async ({ page, guard }) => {
+  test.setTimeout(120_000);
+  const hub = await startStandInHub();
+  try {
+    guard.allow(hub.origin);
+    await page.goto("/");
+    await page.getByLabel("Hub address").fill(`${hub.origin}/`);
+    const buffer = await readFile(join(fixtures, "train_data_step7.jsonl"));
+    await page.getByLabel("Import JSONL").setInputFiles({ name: "train_data_step7.jsonl", mimeType: "application/x-ndjson", buffer });
+    await expect(page.getByTestId("sample-row")).toHaveCount(2, { timeout: 30_000 });
+    await page.getByRole("tab", { name: "Tokens" }).click();
+    await page.getByLabel("Run tokenizer", { exact: true }).fill("stand-in/qwen3");
+    const load = page.getByTestId("run-tokenizer-load");
+    await expect(load).toHaveText(`load from ${new URL(hub.origin).host}`);
+    expect(hub.requested).toEqual([]);
+    await load.click();
+    await expect(page.getByTestId("run-tokenizer-chosen")).toHaveText("stand-in/qwen3", { timeout: 60_000 });
+    await expect(page.getByTestId("token-check")).toHaveAttribute("data-state", "consistent");
+    // Its tokenizer files, not the model's weights.
+    expect(hub.requested).toContain("/stand-in/qwen3/resolve/main/tokenizer.json");
+    expect(hub.requested.some((p) => p.includes("onnx"))).toBe(false);
+  } finally {
+    hub.server.close();
+  }
 });
