@@ -1,10 +1,9 @@
-import { cpSync, createReadStream, existsSync, mkdtempSync, statSync } from "node:fs";
+import { cpSync, mkdtempSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
-import { type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join, normalize } from "node:path";
+import { join } from "node:path";
 import { expect, test } from "./fixtures.js";
+import { startStandInHub } from "./stand-in-hub.js";
 
 /**
  * A dump's token ids read with the tokenizer they were made with, chosen in the page (issue 19 item 2): a NeMo RL
@@ -64,27 +63,9 @@ test("the tokenizer can be a picked folder of tokenizer files; a name that is no
   await expect(page.getByTestId("token-view").locator(".tk-chip", { hasText: /^·calculator$/ }).first()).toBeVisible();
 });
 
-/** A stand-in for the hub's file API (`/{id}/resolve/{rev}/{file}`), serving Qwen3's tokenizer files as `stand-in/qwen3`. */
-async function startStandInHub(): Promise<{ server: Server; origin: string; requested: string[] }> {
-  const requested: string[] = [];
-  const server = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url!, "http://x").pathname);
-    requested.push(path);
-    const match = /^\/stand-in\/qwen3\/resolve\/main\/(.+)$/.exec(path);
-    const file = match ? normalize(join(qwen3Folder, match[1]!)) : "";
-    const headers = { "Access-Control-Allow-Origin": "*", "Cross-Origin-Resource-Policy": "cross-origin" };
-    if (req.method === "OPTIONS") return res.writeHead(204, { ...headers, "Access-Control-Allow-Headers": "*" }).end();
-    if (!match || !file.startsWith(qwen3Folder) || !existsSync(file) || !statSync(file).isFile()) return res.writeHead(404, headers).end("not found");
-    res.writeHead(200, { ...headers, "Content-Length": statSync(file).size });
-    createReadStream(file).pipe(res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requested };
-}
-
 test("a hub id loads its tokenizer files from the set-up's hub, and only once Load is pressed", async ({ page, guard }) => {
   test.setTimeout(120_000);
-  const hub = await startStandInHub();
+  const hub = await startStandInHub("stand-in/qwen3", qwen3Folder);
   try {
     guard.allow(hub.origin);
     await page.goto("/");

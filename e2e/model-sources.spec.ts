@@ -1,8 +1,6 @@
-import { createReadStream, existsSync, statSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { join, normalize, resolve } from "node:path";
+import { resolve } from "node:path";
 import { expect, test, setScenario } from "./fixtures.js";
+import { startStandInHub } from "./stand-in-hub.js";
 
 const builtinTiny = resolve("public/models/builtin/tiny");
 
@@ -17,26 +15,8 @@ const scenario = (model: string) => ({
   policy: { kind: "model", model, device: "wasm" },
 });
 
-/** A stand-in for the Hugging Face hub on localhost: the built-in model in hub layout, 404 for anything else. */
-async function startStandInHub(): Promise<{ server: Server; origin: string; requested: string[] }> {
-  const requested: string[] = [];
-  const server = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url!, "http://x").pathname);
-    requested.push(path);
-    const match = /^\/stand-in\/tiny-model\/resolve\/main\/(.+)$/.exec(path);
-    const file = match ? normalize(join(builtinTiny, match[1]!)) : "";
-    const headers = { "Access-Control-Allow-Origin": "*", "Cross-Origin-Resource-Policy": "cross-origin" };
-    if (req.method === "OPTIONS") return res.writeHead(204, { ...headers, "Access-Control-Allow-Headers": "*" }).end();
-    if (!match || !file.startsWith(builtinTiny) || !existsSync(file) || !statSync(file).isFile()) return res.writeHead(404, headers).end("not found");
-    res.writeHead(200, { ...headers, "Content-Length": statSync(file).size });
-    createReadStream(file).pipe(res);
-  });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requested };
-}
-
 test("a hub id loads from the hub address (a stand-in hub on localhost)", async ({ page, guard }) => {
-  const hub = await startStandInHub();
+  const hub = await startStandInHub("stand-in/tiny-model", builtinTiny);
   try {
     guard.allow(hub.origin);
     await page.goto("/");
@@ -66,7 +46,7 @@ test("a local model folder the user picks loads from memory", async ({ page }) =
 });
 
 test("a hub model that is not there fails with the file named", async ({ page, guard }) => {
-  const hub = await startStandInHub();
+  const hub = await startStandInHub("stand-in/tiny-model", builtinTiny);
   try {
     guard.allow(hub.origin);
     await page.goto("/");
