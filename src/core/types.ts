@@ -172,6 +172,11 @@ export interface GenerationInterface {
     greedy: boolean,
     options?: GenerateOptions,
   ): AsyncIterable<[number, GenerationOutputSpec]>;
+  /**
+   * The rollout is done with these samples (`sample_ids`): what the policy keeps for them (a model's KV caches) can
+   * go. Called as each sample ends, in both paths.
+   */
+  releaseSamples?(sampleIds: readonly number[]): void;
 }
 
 export interface TokenizerInterface {

@@ -70,6 +70,11 @@ class ForkGeneration implements GenerationInterface {
     return this.inner.generate(remapped(data, this.fork), greedy, options);
   }
 
+  /** The fork's samples are the original's sample to the policy (`remapped`). */
+  releaseSamples(sampleIds: readonly number[]): void {
+    this.inner.releaseSamples?.(sampleIds.map(() => this.fork.sampleId));
+  }
+
   private async *rowsAsync(data: GenerationDatumSpec, greedy: boolean, options?: GenerateOptions): AsyncIterable<[number, GenerationOutputSpec]> {
     if (this.forced && isFirst(data)) {
       yield* this.forced.generateAsync(data, greedy, options);

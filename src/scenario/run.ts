@@ -72,6 +72,11 @@ export interface LoadedPolicy {
   tokenizer: TokenizerInterface;
   /** Frees what the policy holds (a model's KV cache, GPU buffers) once the rollout is over. */
   dispose?: () => Promise<void>;
+  /**
+   * The policy's own counters for this run (a model's `lab/prefilled_tokens`, `lab/reused_tokens`), read once the
+   * rollout is over and added to the result's metrics; every key starts with `lab/`.
+   */
+  metrics?: () => Record<string, number>;
 }
 
 export interface PreparedScenario {
@@ -292,15 +297,24 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     prepared = await prepareScenario(scenario, options.environments, options.sampleLimit, rendersOwnTemplate(tokenizer));
     built = await buildPolicy(scenario, prepared, options, tokenizer);
   }
-  const { generation, tokenizer, dispose } = options.wrapPolicy ? options.wrapPolicy(built) : built;
+  const { generation, tokenizer, dispose, metrics } = options.wrapPolicy ? options.wrapPolicy(built) : built;
   try {
     // The policy's tokenizer (a model's own, the scenario's `tokenizer`, or the byte-level one) tokenizes the prompts.
     const result = await rollout(scenario, prepared, inputBatchFor(prepared, tokenizer), generation, tokenizer, structuredCfg, options);
+    if (metrics) Object.assign(result.metrics, policyMetrics(metrics()));
     if (options.onEnvironmentMetrics) options.onEnvironmentMetrics(await environmentMetrics(result, prepared.taskToEnv));
     return result;
   } finally {
     await dispose?.();
   }
+}
+
+/** A policy's counters, checked to stay under the prefix the result format leaves to the lab. */
+function policyMetrics(metrics: Record<string, number>): Record<string, number> {
+  for (const key of Object.keys(metrics)) {
+    if (!key.startsWith("lab/")) throw new Error(`policy metric '${key}' must start with 'lab/' (scenario-format.md, Result)`);
+  }
+  return metrics;
 }
 
 async function rollout(

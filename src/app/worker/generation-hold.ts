@@ -48,6 +48,7 @@ export class GenerationHold {
         await this.hold(options?.signal);
         return out;
       },
+      releaseSamples: (sampleIds) => policy.releaseSamples?.(sampleIds),
     };
     if (policy.generateAsync) {
       const rows = policy.generateAsync.bind(policy);

@@ -236,6 +236,7 @@ export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promis
     cancelled,
     maxTurns: true,
   })!;
+  args.policyGeneration.releaseSamples?.([sampleIdx]);
   emit({ type: "sample_end", t: now(), sample: sampleIdx, idx: initial.idx, termination, error, totalReward, turns: turnCount });
 
   const finalState: FinalSampleState = {

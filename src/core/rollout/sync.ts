@@ -80,6 +80,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
   const contexts = new ContextRows(tokenizer.padTokenId);
   const endSample = (g: number, reason: TerminationReason, error: string | null = null) => {
     contexts.release(g);
+    policyGeneration.releaseSamples?.([g]);
     termination[g] = reason;
     errors[g] = error;
     emit({ type: "sample_end", t: now(), sample: g, idx: idxs[g]!, termination: reason, error, totalReward: totalRewards[g]!, turns: turnCounts[g]! });

@@ -134,6 +134,10 @@ export class DeviceLossGuard implements GenerationInterface {
     return this.attempt((policy) => policy.generate(data, greedy, options));
   }
 
+  releaseSamples(sampleIds: readonly number[]): void {
+    this.current.releaseSamples?.(sampleIds);
+  }
+
   /** Rows are collected before any is passed on, so a retried call never yields a row twice. */
   private async *rowsAsync(data: GenerationDatumSpec, greedy: boolean, options?: GenerateOptions): AsyncIterable<[number, GenerationOutputSpec]> {
     const rows = await this.attempt(async (policy) => {

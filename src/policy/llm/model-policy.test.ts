@@ -142,19 +142,27 @@ describe("the model policy on the built-in tiny model (Node, onnxruntime-node)",
     expect(generated(await policy.generate(otherSample, false), otherSample)).not.toEqual(first);
   });
 
-  it("reuses the KV cache when the next prompt extends the last one, with the same tokens as without", async () => {
+  it("keeps a sample's KV cache for its next turn: only the new tokens are prefilled, with the same tokens as without", async () => {
     const fresh = await loadNodeModelPolicy({ model: "builtin:tiny", modelsRoot });
     try {
       const turn1 = input([chat("turn one")], { maxNew: 12 });
       const out1 = await fresh.generate(turn1, true);
+      const covered = out1.unpadded_sequence_lengths[0]! - 1; // the last generated token was never run through the model
+      expect(fresh.metrics()).toEqual({ "lab/prefilled_tokens": turn1.input_lengths[0], "lab/reused_tokens": 0 });
       const history = byteLevelTokenizer.decode(Array.from(out1.output_ids[0]!.subarray(0, out1.unpadded_sequence_lengths[0])));
-      const turn2 = input([`${history}\n<|im_start|>user\nmore<|im_end|>\n<|im_start|>assistant\n`], { maxNew: 12 });
+      const turn2Prompt = `${history}\n<|im_start|>user\nmore<|im_end|>\n<|im_start|>assistant\n`;
+      const turn2 = input([turn2Prompt], { maxNew: 12 });
       const withCache = generated(await fresh.generate(turn2, true), turn2);
-      expect(fresh.cacheStats.cacheHits).toBe(1);
-      const unrelated = input([chat("unrelated")], { maxNew: 4 });
-      await fresh.generate(unrelated, true);
-      expect(fresh.cacheStats.cacheMisses).toBe(1);
-      expect(withCache).toEqual(generated(await policy.generate(turn2, true), turn2));
+      expect(fresh.metrics()).toEqual({
+        "lab/prefilled_tokens": turn1.input_lengths[0]! + turn2.input_lengths[0]! - covered,
+        "lab/reused_tokens": covered,
+      });
+      // No sample ids: nothing is kept or reused.
+      const { sample_ids: _ids, turns: _turns, ...uncached } = input([turn2Prompt], { maxNew: 12 });
+      const other = await loadNodeModelPolicy({ model: "builtin:tiny", modelsRoot });
+      expect(generated(await other.generate(uncached, true), uncached)).toEqual(withCache);
+      expect(other.metrics()["lab/reused_tokens"]).toBe(0);
+      await other.dispose();
     } finally {
       await fresh.dispose();
     }
@@ -211,7 +219,8 @@ describe("the model policy on the built-in tiny model (Node, onnxruntime-node)",
     const quiet = await policy.generate(data, true);
     const streamed = await policy.generate(data, true, { onToken: () => {} });
     expect(generated(quiet, data)).toEqual(generated(streamed, data));
-    expect(logprobsOf(quiet, data)).toEqual(logprobsOf(streamed, data));
+    // The second call runs on the first's kept cache: the same values up to float rounding.
+    logprobsOf(streamed, data).forEach((lp, i) => expect(lp).toBeCloseTo(logprobsOf(quiet, data)[i]!, 5));
   });
 
   it("cancels with an AbortError", async () => {

@@ -4,262 +4,204 @@
  * transformers.js itself is imported only by the two entries (`node.ts`, `worker.ts`), which pass its runtime in:
  * this module works the same in Node (onnxruntime-node) and in a Worker (onnxruntime-web, WASM or WebGPU).
  *
- * What `generate()` adds over a bare transformers.js `generate` call (browser-inference.md §3.4):
- * - batched generation with left padding, each row cut at its own EOS, stop string (kept) or `max_new_tokens`;
- *   `truncated` when the row hit its token limit;
- * - the log-probability of every generated token under the raw distribution (recorded before any sampling
- *   transform), returned as `generation_logprobs`;
- * - sampling with temperature, top-k and top-p, drawn from a generator seeded per (seed, sample, turn, step), so a
- *   sample's tokens do not depend on which other samples share its batch;
- * - with each streamed token (`onToken`), its step's entropy and top-5 alternatives under that same raw distribution
- *   (lab-only detail for the page's token view: nothing of it is in the output);
- * - token streaming, cancellation, and reuse of the KV cache across turns when the new prompt extends the cached
- *   tokens exactly (otherwise the cache is disposed and rebuilt).
+ * Generation runs on the model's decode engine (`decode-engine.ts`), shared by every policy on that model: each
+ * sample's KV cache is kept across its turns, and the rows of every call under way (a sync batch's, async's
+ * per-sample turns, a fork's rollout beside the main one) are decoded in one running batch. Each row is cut at its
+ * own EOS, stop string (kept) or `max_new_tokens` (`truncated`); every generated token's log-probability under the
+ * raw distribution is returned as `generation_logprobs`; sampling (temperature, top-k, top-p) draws from a generator
+ * seeded per (seed, sample, turn), so a sample's tokens do not depend on which other samples share its batch; with
+ * each streamed token (`onToken`) come its step's entropy and top-5 alternatives (lab-only detail for the token view).
+ *
+ * A model the engine cannot drive (`engineUnsupported`), or `engine: "generate"`, runs on transformers.js's own
+ * `generate()` instead (`generate-call-policy.ts`): the benchmarks' baseline.
  */
 
 import type * as Transformers from "@huggingface/transformers";
 import {
   abortError,
-  outputRow,
   Rng,
   type GenerateOptions,
   type GenerationDatumSpec,
   type GenerationInterface,
   type GenerationOutputSpec,
-  type TokenizerInterface,
+  type TokenStepDetail,
 } from "../../core/index.js";
-import { DETAIL_TOP_K, generationHooks, type GenerationHooks, type RowState, type SamplingSettings, type TransformersRuntime } from "./processors.js";
+import { DecodeEngine, engineUnsupported, type DecodeResult, type EngineOptions } from "./decode-engine.js";
+import { GenerateCallPolicy } from "./generate-call-policy.js";
+import { ModelTokenizer } from "./model-tokenizer.js";
+import { DETAIL_TOP_K, type SamplingSettings, type StepStats, type TransformersRuntime } from "./processors.js";
 
+export { ModelTokenizer } from "./model-tokenizer.js";
 export { logSoftmax, sampleToken, stepStats, type SamplingSettings, type TransformersRuntime } from "./processors.js";
 
 type Model = Transformers.PreTrainedModel;
 type HfTokenizer = Transformers.PreTrainedTokenizer;
 
-/** The model's tokenizer as the core sees it: encode without special tokens, decode with or without them. */
-export class ModelTokenizer implements TokenizerInterface {
-  readonly padTokenId: number;
-  readonly eosTokenId: number;
-  readonly generationPrefill: string;
-
-  constructor(readonly hf: HfTokenizer) {
-    const eos = hf.eos_token_id ?? hf.encode(hf.eos_token ?? "", { add_special_tokens: false })[0];
-    if (eos === undefined) throw new Error("the model's tokenizer has no EOS token");
-    this.eosTokenId = Number(eos);
-    this.padTokenId = Number(hf.pad_token_id ?? this.eosTokenId);
-    this.generationPrefill = detectGenerationPrefill(hf);
-  }
-
-  encode(text: string): number[] {
-    return this.hf.encode(text, { add_special_tokens: false });
-  }
-
-  private readonly tokenTexts = new Map<number, string>();
-
-  /** One token's text (nothing skipped), memoized: streaming asks for it once per generated token. */
-  tokenText(id: number): string {
-    let text = this.tokenTexts.get(id);
-    if (text === undefined) {
-      text = this.decode([id]);
-      this.tokenTexts.set(id, text);
-    }
-    return text;
-  }
-
-  decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
-    if (ids.length === 0) return ""; // transformers.js rejects an empty list
-    return this.hf.decode([...ids], { skip_special_tokens: options.skipSpecialTokens ?? false });
-  }
-
-  /** The tokenizer's own chat template (its `tokenizer_config.json`'s), rendered by transformers.js. */
-  applyChatTemplate(
-    messages: readonly { role: string; content: string }[],
-    options: { tools?: readonly unknown[] | null; addGenerationPrompt: boolean },
-  ): string {
-    return this.hf.apply_chat_template(
-      messages.map((m) => ({ ...m })),
-      {
-        tokenize: false,
-        add_generation_prompt: options.addGenerationPrompt,
-        ...(options.tools ? { tools: options.tools as Record<string, unknown>[] } : {}),
-      },
-    ) as unknown as string;
-  }
-}
-
-/** What the chat template's generation prompt adds after `<|im_start|>assistant\n` (e.g. `<think>\n`). */
-function detectGenerationPrefill(hf: HfTokenizer): string {
-  try {
-    const chat = [{ role: "user", content: "x" }];
-    const withPrompt = hf.apply_chat_template(chat, { tokenize: false, add_generation_prompt: true }) as unknown as string;
-    const without = hf.apply_chat_template(chat, { tokenize: false, add_generation_prompt: false }) as unknown as string;
-    const prompt = withPrompt.startsWith(without) ? withPrompt.slice(without.length) : "";
-    const header = "<|im_start|>assistant\n";
-    return prompt.startsWith(header) ? prompt.slice(header.length) : "";
-  } catch {
-    return "";
-  }
-}
-
-
-interface CacheEntry {
-  /** The padded token rows the cache covers (the last generated token of each row is not in it). */
-  rows: number[][];
-  cache: Transformers.DynamicCache;
-}
-
 export interface ModelPolicyOptions extends SamplingSettings {
-  /** Called when the rollout is over: the default frees the KV cache. */
+  /** Called when the rollout is over, after the policy's caches are freed. */
   onDispose?: () => Promise<void> | void;
   /** Generate through EOS (as vLLM's `ignore_eos`): benchmarks use it to make every call the same length. */
   ignoreEos?: boolean;
+  /** `generate`: transformers.js's own `generate()`, one call at a time (the baseline); default: the decode engine. */
+  engine?: "continuous" | "generate";
+  /** The engine's options, taken when this policy is the first on its model. */
+  engineOptions?: EngineOptions;
+}
+
+// One engine per loaded model: policies on it (a run and its forks) share its running batch.
+const engines = new WeakMap<Model, DecodeEngine>();
+let policies = 0;
+
+/** The decode engine of `model` (made on first use); null when the engine cannot drive it. */
+export function engineFor(runtime: TransformersRuntime, model: Model, tokenizer: ModelTokenizer, options?: EngineOptions): DecodeEngine | null {
+  let engine = engines.get(model);
+  if (!engine) {
+    if (engineUnsupported(model) !== null) return null;
+    engine = new DecodeEngine(runtime, model, tokenizer, options);
+    engines.set(model, engine);
+  }
+  return engine;
 }
 
 export class ModelPolicy implements GenerationInterface {
   readonly tokenizer: ModelTokenizer;
-  private queue: Promise<unknown> = Promise.resolve();
-  private cached: CacheEntry | null = null;
-  private stats = { cacheHits: 0, cacheMisses: 0 };
-  private readonly hooks: GenerationHooks;
+  /** Set when generation runs on `generate()` instead of the engine. */
+  private readonly fallback: GenerateCallPolicy | null;
+  private readonly engine: DecodeEngine | null;
+  /** Prefix of this policy's cache keys: its samples' caches are its own. */
+  private readonly keyPrefix = `${++policies}:`;
+  private counts = { prefilled: 0, reused: 0 };
 
   constructor(
-    private readonly runtime: TransformersRuntime,
+    runtime: TransformersRuntime,
     readonly model: Model,
     hfTokenizer: HfTokenizer,
     private readonly sampling: ModelPolicyOptions = {},
   ) {
     this.tokenizer = new ModelTokenizer(hfTokenizer);
-    this.hooks = generationHooks(runtime, this.tokenizer);
+    this.engine = sampling.engine === "generate" ? null : engineFor(runtime, model, this.tokenizer, sampling.engineOptions);
+    this.fallback = this.engine ? null : new GenerateCallPolicy(runtime, model, this.tokenizer, sampling);
   }
 
-  get cacheStats(): { cacheHits: number; cacheMisses: number } {
-    return { ...this.stats };
+  /** What runs the generation: the decode engine, or transformers.js's `generate()`. */
+  get backend(): "continuous" | "generate" {
+    return this.engine ? "continuous" : "generate";
   }
 
-  /** One generation at a time: a session never runs twice at once, and the KV cache has one owner. */
+  /** The decode engine's counters (null on `generate()`). */
+  get engineStats(): DecodeEngine["stats"] | null {
+    return this.engine?.stats ?? null;
+  }
+
+  /** The engine's kept caches (every policy's on this model): how many, their bytes, how many were evicted. */
+  get keptCaches(): DecodeEngine["cacheStats"] | null {
+    return this.engine?.cacheStats ?? null;
+  }
+
+  /** Prompt tokens this policy ran through the model, and those served from kept caches. */
+  metrics(): Record<string, number> {
+    const counts = this.fallback ? this.fallback.cacheStats : this.counts;
+    return { "lab/prefilled_tokens": counts.prefilled, "lab/reused_tokens": counts.reused };
+  }
+
   generate(data: GenerationDatumSpec, greedy: boolean, options: GenerateOptions = {}): Promise<GenerationOutputSpec> {
-    const run = this.queue.then(() => this.generateNow(data, greedy, options));
-    this.queue = run.catch(() => undefined);
-    return run;
+    if (this.fallback) return this.fallback.generate(data, greedy, options);
+    return this.collect(data, this.submitRows(data, greedy, options), options);
   }
 
-  async *generateAsync(data: GenerationDatumSpec, greedy: boolean, options: GenerateOptions = {}) {
-    const out = await this.generate(data, greedy, options);
-    for (let row = 0; row < data.input_lengths.length; row++) yield [row, outputRow(out, row)] as [number, GenerationOutputSpec];
+  /** Yields each row as soon as it is done (async rollouts make one-row calls; several rows come in any order). */
+  async *generateAsync(data: GenerationDatumSpec, greedy: boolean, options: GenerateOptions = {}): AsyncGenerator<[number, GenerationOutputSpec]> {
+    if (this.fallback) {
+      yield* this.fallback.generateAsync(data, greedy, options);
+      return;
+    }
+    const results = this.submitRows(data, greedy, options);
+    const settled = results.map((promise, row) => promise.then((result) => ({ row, result })));
+    const waiting = new Map(settled.map((p, row) => [row, p]));
+    while (waiting.size > 0) {
+      const { row, result } = await Promise.race(waiting.values());
+      waiting.delete(row);
+      this.count(result);
+      if (options.signal?.aborted) throw abortError("generation cancelled");
+      yield [row, assemble([{ prompt: promptOf(data, row), result }], this.tokenizer.padTokenId)];
+    }
   }
 
-  /** Frees the KV cache (GPU buffers on WebGPU). */
+  /** The samples ended: their caches are freed. */
+  releaseSamples(sampleIds: readonly number[]): void {
+    this.engine?.release(sampleIds.map((id) => this.keyPrefix + id));
+  }
+
+  /** Frees this policy's caches (GPU buffers on WebGPU). */
   async dispose(): Promise<void> {
-    await this.queue;
-    await this.dropCache();
+    if (this.fallback) return this.fallback.dispose();
+    this.engine!.releasePrefix(this.keyPrefix);
     await this.sampling.onDispose?.();
   }
 
-  private async generateNow(data: GenerationDatumSpec, greedy: boolean, options: GenerateOptions): Promise<GenerationOutputSpec> {
-    const { Tensor } = this.runtime;
-    const B = data.input_lengths.length;
-    const rows: RowState[] = data.input_lengths.map((len, i) => ({
-      sampleId: data.sample_ids?.[i] ?? i,
-      turn: data.turns?.[i] ?? 0,
-      promptIds: Array.from(data.input_ids[i]!.subarray(0, len)),
-      maxNew: data.max_new_tokens[i]!,
-      stops: (data.stop_strings[i] ?? []).filter((s) => s.length > 0),
-      keep: null,
-      truncated: false,
-      logprobs: [],
-      rng: Rng.derive(this.sampling.seed ?? 0, "model", data.sample_ids?.[i] ?? i, data.turns?.[i] ?? 0),
-    }));
-    const maxNew = Math.max(0, ...rows.map((r) => r.maxNew));
-    if (maxNew === 0) return assemble(rows, this.tokenizer.padTokenId);
+  private submitRows(data: GenerationDatumSpec, greedy: boolean, options: GenerateOptions): Promise<DecodeResult>[] {
+    const engine = this.engine!;
+    const seed = this.sampling.seed ?? 0;
+    return data.input_lengths.map((_, i) => {
+      const sampleId = data.sample_ids?.[i] ?? i;
+      const onToken = options.onToken;
+      return engine.submit({
+        key: data.sample_ids ? this.keyPrefix + sampleId : null,
+        promptIds: promptOf(data, i),
+        maxNew: data.max_new_tokens[i]!,
+        stops: (data.stop_strings[i] ?? []).filter((s) => s.length > 0),
+        greedy,
+        sampling: this.sampling,
+        rng: Rng.derive(seed, "model", sampleId, data.turns?.[i] ?? 0),
+        ignoreEos: this.sampling.ignoreEos ?? false,
+        topK: onToken ? DETAIL_TOP_K : 0,
+        onToken: onToken ? (id, step) => onToken(i, id, this.tokenizer.tokenText(id), step ? this.detail(step) : undefined) : undefined,
+        signal: options.signal,
+      });
+    });
+  }
 
-    const width = Math.max(...rows.map((r) => r.promptIds.length));
-    const padded = rows.map((r) => [...new Array(width - r.promptIds.length).fill(this.tokenizer.padTokenId), ...r.promptIds]);
-    const mask = rows.map((r) => [...new Array(width - r.promptIds.length).fill(0), ...new Array(r.promptIds.length).fill(1)]);
-    const inputIds = new Tensor("int64", BigInt64Array.from(padded.flat().map(BigInt)), [B, width]);
-    const attentionMask = new Tensor("int64", BigInt64Array.from(mask.flat().map(BigInt)), [B, width]);
-    const pastKeyValues = await this.reusableCache(padded);
-
-    // Entropy and alternatives only for a listener of the tokens: without one nothing would read them.
-    const recorder = new this.hooks.LogprobRecorder(rows, options.onToken ? DETAIL_TOP_K : 0);
-    const processors: Transformers.LogitsProcessor[] = [recorder];
-    if (!greedy) processors.push(new this.hooks.SeededSampler(rows, this.sampling));
-    const result = (await this.model.generate({
-      input_ids: inputIds,
-      attention_mask: attentionMask,
-      max_new_tokens: maxNew,
-      do_sample: false, // sampling is ours (seeded per sample); transformers.js then takes the one token left
-      repetition_penalty: 1,
-      no_repeat_ngram_size: 0,
-      min_new_tokens: null,
-      logits_processor: processors,
-      stopping_criteria: [new this.hooks.RowStopper(rows, width, options.signal, this.sampling.ignoreEos ?? false)],
-      ...(this.sampling.ignoreEos ? { eos_token_id: [] } : {}),
-      streamer: options.onToken ? new this.hooks.RowStreamer(rows, options.onToken) : undefined,
-      return_dict_in_generate: true,
-      ...(pastKeyValues ? { past_key_values: pastKeyValues } : {}),
-    } as Record<string, unknown>)) as unknown as { sequences: Transformers.Tensor; past_key_values: Transformers.DynamicCache };
-
-    const sequences = result.sequences.tolist() as bigint[][];
-    recorder.finish(sequences);
-    await this.keepCache(sequences, result.past_key_values);
+  private async collect(data: GenerationDatumSpec, results: Promise<DecodeResult>[], options: GenerateOptions): Promise<GenerationOutputSpec> {
+    const done = await Promise.all(results);
+    done.forEach((r) => this.count(r));
     if (options.signal?.aborted) throw abortError("generation cancelled");
-    for (const [i, row] of rows.entries()) {
-      const generated = sequences[i]!.slice(width).map(Number);
-      if (row.keep === null) row.keep = Math.min(generated.length, row.maxNew);
-      row.promptIds = [...row.promptIds, ...generated.slice(0, row.keep)];
-      row.logprobs = row.logprobs.slice(0, row.keep);
-    }
-    return assemble(rows, this.tokenizer.padTokenId, true);
+    return assemble(
+      done.map((result, row) => ({ prompt: promptOf(data, row), result })),
+      this.tokenizer.padTokenId,
+    );
   }
 
-  /** The cache from the last call, when each new row starts with exactly the tokens it covers. */
-  private async reusableCache(padded: number[][]): Promise<Transformers.DynamicCache | null> {
-    const entry = this.cached;
-    if (!entry) return null;
-    const extends_ =
-      entry.rows.length === padded.length &&
-      entry.rows.every((old, i) => old.length < padded[i]!.length && old.every((id, j) => padded[i]![j] === id));
-    if (extends_) {
-      this.cached = null;
-      this.stats.cacheHits += 1;
-      return entry.cache;
-    }
-    this.stats.cacheMisses += 1;
-    await this.dropCache();
-    return null;
+  private count(result: DecodeResult): void {
+    this.counts.prefilled += result.prefilled;
+    this.counts.reused += result.reused;
   }
 
-  private async keepCache(sequences: bigint[][], cache: Transformers.DynamicCache): Promise<void> {
-    await this.dropCache();
-    // The cache holds every token but the last sampled one of each row.
-    this.cached = { rows: sequences.map((s) => s.slice(0, -1).map(Number)), cache };
-  }
-
-  private async dropCache(): Promise<void> {
-    const entry = this.cached;
-    this.cached = null;
-    if (entry) await entry.cache.dispose();
+  private detail(step: StepStats): TokenStepDetail {
+    return { entropy: step.entropy, top: step.top.map((t) => ({ ...t, text: this.tokenizer.tokenText(t.tokenId) })) };
   }
 }
 
+function promptOf(data: GenerationDatumSpec, row: number): number[] {
+  return Array.from(data.input_ids[row]!.subarray(0, data.input_lengths[row]!));
+}
 
-function assemble(rows: RowState[], padId: number, generated = false): GenerationOutputSpec {
-  const width = Math.max(0, ...rows.map((r) => r.promptIds.length));
-  const outputRow = (r: RowState) => {
-    const row = new Int32Array(width).fill(padId);
-    row.set(r.promptIds);
-    return row;
-  };
-  // Zeros over the prompt and the padding, the recorded log-probabilities over what was generated.
-  const logprobRow = (r: RowState) => {
-    const row = new Float64Array(width);
-    if (generated) row.set(r.logprobs, r.promptIds.length - r.keep!);
-    return row;
-  };
+/** The rows as the core's output: prompt then generated tokens, padded; zeros as log-probabilities over the prompt. */
+function assemble(rows: { prompt: number[]; result: DecodeResult }[], padId: number): GenerationOutputSpec {
+  const width = Math.max(0, ...rows.map((r) => r.prompt.length + r.result.tokens.length));
   return {
-    output_ids: rows.map(outputRow),
-    logprobs: rows.map(logprobRow),
-    generation_lengths: rows.map((r) => (generated ? r.keep! : 0)),
-    unpadded_sequence_lengths: rows.map((r) => r.promptIds.length),
-    truncated: rows.map((r) => r.truncated),
+    output_ids: rows.map(({ prompt, result }) => {
+      const row = new Int32Array(width).fill(padId);
+      row.set(prompt);
+      row.set(result.tokens, prompt.length);
+      return row;
+    }),
+    logprobs: rows.map(({ prompt, result }) => {
+      const row = new Float64Array(width);
+      row.set(result.logprobs, prompt.length);
+      return row;
+    }),
+    generation_lengths: rows.map((r) => r.result.tokens.length),
+    unpadded_sequence_lengths: rows.map((r) => r.prompt.length + r.result.tokens.length),
+    truncated: rows.map((r) => r.result.truncated),
   };
 }

@@ -17,13 +17,13 @@ import {
   Tensor,
 } from "@huggingface/transformers";
 import { writeBuiltinModel } from "../builtin-model/write-folder.js";
-import { ModelPolicy, type SamplingSettings } from "./model-policy.js";
+import { ModelPolicy, type ModelPolicyOptions } from "./model-policy.js";
 import { checkDtype, checkModelFiles, describeLoadError, jsonProblem, resolveModelSource, type Dtype } from "./model-source.js";
 
 /** The repository's `public/models`: where `npm run build:model` writes and the app serves from. */
 export const DEFAULT_MODELS_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../public/models");
 
-export interface NodeModelSpec extends SamplingSettings {
+export interface NodeModelSpec extends ModelPolicyOptions {
   model: string;
   device?: "auto" | "cpu" | "wasm" | "webgpu";
   dtype?: Dtype;

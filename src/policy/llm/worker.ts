@@ -17,7 +17,7 @@ import {
 } from "@huggingface/transformers";
 import type { DeviceLossInfo } from "./device-loss.js";
 import { loadedPolicyTokenizer } from "./browser-tokenizer.js";
-import { ModelPolicy, type SamplingSettings } from "./model-policy.js";
+import { ModelPolicy, type ModelPolicyOptions } from "./model-policy.js";
 import {
   checkDtype,
   checkModelFiles,
@@ -68,7 +68,7 @@ export async function chooseDevice(requested: DeviceRequest): Promise<DeviceChoi
   return { device: "webgpu", reason: `WebGPU on ${described}`, shaderF16 };
 }
 
-export interface BrowserModelSpec extends SamplingSettings {
+export interface BrowserModelSpec extends ModelPolicyOptions {
   model: string;
   device?: DeviceRequest;
   dtype?: Dtype;

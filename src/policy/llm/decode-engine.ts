@@ -1,0 +1,467 @@
+/**
+ * The model policy's engine: it drives the decoder one forward pass at a time (transformers.js's `model.forward`
+ * with cache tensors of its own) instead of `generate()`, so that
+ * - each sample keeps its KV cache between turns (`kv-cache.ts`): a turn runs only the tokens its cache does not
+ *   cover (the longest common prefix is reused), and the cache is freed when the sample ends or evicted, least
+ *   recently used first, under a memory budget;
+ * - generation requests made at the same time (a sync batch's rows, async's per-sample turns, a fork's rollout beside
+ *   the main one) share one running batch: a request is prefilled on its own cache, joins the batch between decode
+ *   steps and leaves it when it stops; rows with different cached lengths are left-padded in one step;
+ * - each row draws from its own seeded generator, so its tokens do not depend on what else is in the batch.
+ *
+ * On CPU and WASM the caches are typed arrays, moved between the running batch and the samples by copies. On
+ * WebGPU the present tensors stay on the GPU (`gpu-buffer`): each row then runs as a batch of its own (a GPU cache
+ * is not copied into another batch here) and its cache is reused only when it covers a prefix of the new prompt
+ * whole; GPU buffers are disposed when a cache is replaced, evicted or dropped.
+ */
+
+import type * as Transformers from "@huggingface/transformers";
+import { abortError, type Rng } from "../../core/index.js";
+import { logSoftmax, sampleToken, stepStats, stopsAt, type HookTokenizer, type SamplingSettings, type StepStats } from "./processors.js";
+import {
+  assembleBatch,
+  cacheBytes,
+  commonPrefix,
+  extract,
+  SampleCacheStore,
+  type CacheArray,
+  type CacheLayout,
+  type CacheView,
+} from "./kv-cache.js";
+
+type Tensor = Transformers.Tensor;
+type Model = Transformers.PreTrainedModel;
+
+export interface EngineRuntime {
+  Tensor: typeof Transformers.Tensor;
+}
+
+/** One row's generation: a prompt, its limits, its sampling. */
+export interface DecodeRequest {
+  /** The sample's cache key (kept between its turns); null: nothing is kept. */
+  key: string | null;
+  promptIds: readonly number[];
+  maxNew: number;
+  /** Stop strings (the one that stops the row is kept in its tokens). */
+  stops: readonly string[];
+  greedy: boolean;
+  sampling: SamplingSettings;
+  rng: Rng;
+  /** Generate through EOS (benchmarks). */
+  ignoreEos: boolean;
+  /** Alternatives per token to report with `onToken` (0: no step statistics are computed). */
+  topK: number;
+  onToken?: (tokenId: number, step: StepStats | null) => void;
+  signal?: AbortSignal;
+}
+
+export interface DecodeResult {
+  tokens: number[];
+  /** The log-probability of each generated token under the raw distribution. */
+  logprobs: number[];
+  truncated: boolean;
+  /** Prompt tokens run through the model, and prompt tokens served from the kept cache. */
+  prefilled: number;
+  reused: number;
+}
+
+export interface EngineOptions {
+  /** Bytes of kept caches (not counting the running batch) before the least recently used are evicted. */
+  cacheBudgetBytes?: number;
+  /** The most prompt tokens one forward pass prefills (longer prompts go in chunks). */
+  prefillChunk?: number;
+}
+
+export const DEFAULT_CACHE_BUDGET_BYTES = 1024 * 1024 * 1024;
+const DEFAULT_PREFILL_CHUNK = 512;
+
+interface Row {
+  req: DecodeRequest;
+  resolve: (result: DecodeResult) => void;
+  reject: (error: unknown) => void;
+  generated: number[];
+  logprobs: number[];
+  truncated: boolean;
+  done: boolean;
+  /** The tokens the row's cache covers (the prompt, then each generated token once it was fed back). */
+  covered: number[];
+  prefilled: number;
+  reused: number;
+}
+
+interface SampleCache {
+  tokens: number[];
+  tensors: Tensor[];
+}
+
+/** Rows stepped together: row `i` holds its cache at positions `[pads[i], seq)` of `past`; null rows have left. */
+interface Batch {
+  rows: (Row | null)[];
+  past: Tensor[];
+  seq: number;
+  pads: number[];
+}
+
+/** Why the engine cannot drive a model (it then runs on transformers.js's `generate`); null: it can. */
+export function engineUnsupported(model: Model): string | null {
+  const session = (model as unknown as { sessions?: Record<string, OrtSession> }).sessions?.model;
+  if (!session) return "the model has no single decoder session";
+  if (session.inputNames.includes("use_cache_branch")) return "merged decoders (use_cache_branch) are driven by generate()";
+  try {
+    cacheLayout(session);
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+interface OrtSession {
+  inputNames: string[];
+  inputMetadata: { name: string; shape?: readonly (number | string)[]; type?: string; isTensor?: boolean }[];
+}
+
+function cacheLayout(session: OrtSession): CacheLayout {
+  const metas = session.inputMetadata.filter((m) => m.name.startsWith("past_"));
+  if (metas.length === 0) throw new Error("the decoder has no past_key_values inputs");
+  const names: string[] = [];
+  const heads: number[] = [];
+  const dims: number[] = [];
+  let type: CacheLayout["type"] | null = null;
+  for (const meta of metas) {
+    if (!/^past_key_values\.\d+\.(key|value)$/.test(meta.name)) throw new Error(`cache input '${meta.name}' is not a key/value cache`);
+    const shape = meta.shape ?? [];
+    const [, h, , d] = shape;
+    if (shape.length !== 4 || typeof h !== "number" || typeof d !== "number") {
+      throw new Error(`cache input '${meta.name}' has shape [${shape.join(", ")}], not [batch, heads, seq, dim] with fixed heads and dim`);
+    }
+    const t = meta.type === "float16" ? "float16" : meta.type === "float32" ? "float32" : null;
+    if (!t || (type && t !== type)) throw new Error(`cache input '${meta.name}' is ${meta.type ?? "of no known type"}`);
+    type = t;
+    names.push(meta.name);
+    heads.push(h);
+    dims.push(d);
+  }
+  return { names, type: type!, heads, dims };
+}
+
+export class DecodeEngine {
+  readonly layout: CacheLayout;
+  private readonly store: SampleCacheStore<SampleCache>;
+  private readonly prefillChunk: number;
+  private readonly hasPositions: boolean;
+  private pending: Row[] = [];
+  private batches: Batch[] = [];
+  private running: Promise<void> | null = null;
+  /** Set once a forward pass answers with GPU-resident present tensors. */
+  private onGpu = false;
+  /** Counters, and milliseconds spent in prefill passes, decode passes and cache copies (for benchmarks). */
+  readonly stats = { forwardPasses: 0, decodeSteps: 0, stepRows: 0, merges: 0, prefilled: 0, reused: 0, prefillMs: 0, decodeMs: 0, copyMs: 0 };
+
+  constructor(
+    private readonly runtime: EngineRuntime,
+    private readonly model: Model,
+    private readonly tokenizer: HookTokenizer,
+    options: EngineOptions = {},
+  ) {
+    const session = (model as unknown as { sessions: Record<string, OrtSession> }).sessions.model!;
+    this.layout = cacheLayout(session);
+    this.hasPositions = session.inputNames.includes("position_ids");
+    this.prefillChunk = options.prefillChunk ?? DEFAULT_PREFILL_CHUNK;
+    this.store = new SampleCacheStore<SampleCache>(
+      (c) => cacheBytes(this.layout, c.tokens.length),
+      (c) => disposeAll(c.tensors),
+      options.cacheBudgetBytes ?? DEFAULT_CACHE_BUDGET_BYTES,
+    );
+  }
+
+  /** Kept caches: how many, their bytes, how many were evicted. */
+  get cacheStats(): { kept: number; bytes: number; evictions: number } {
+    return { kept: this.store.size, bytes: this.store.keptBytes, evictions: this.store.evictions };
+  }
+
+  set cacheBudgetBytes(bytes: number) {
+    this.store.budgetBytes = bytes;
+  }
+
+  submit(req: DecodeRequest): Promise<DecodeResult> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ req, resolve, reject, generated: [], logprobs: [], truncated: false, done: false, covered: [], prefilled: 0, reused: 0 });
+      this.kick();
+    });
+  }
+
+  /** Frees the kept caches of these keys (their samples ended). */
+  release(keys: readonly string[]): void {
+    for (const key of keys) this.store.delete(key);
+  }
+
+  /** Frees every kept cache whose key starts with `prefix` (a policy's rollout is over). */
+  releasePrefix(prefix: string): void {
+    this.store.deletePrefix(prefix);
+  }
+
+  private kick(): void {
+    if (this.running) return;
+    this.running = this.loop().finally(() => {
+      this.running = null;
+      if (this.pending.length > 0) this.kick();
+    });
+  }
+
+  private async loop(): Promise<void> {
+    // The requests made in the same tick (a sync batch's rows) arrive before the first pass.
+    await Promise.resolve();
+    while (this.pending.length > 0 || this.batches.length > 0) {
+      await this.admit();
+      this.merge();
+      await this.step();
+    }
+  }
+
+  /** Prefills every waiting request on its sample's cache; those not done at their first token join as batches. */
+  private async admit(): Promise<void> {
+    for (const row of this.pending.splice(0)) {
+      if (row.req.signal?.aborted) {
+        row.reject(abortError("generation cancelled"));
+        continue;
+      }
+      try {
+        await this.prefill(row);
+      } catch (e) {
+        row.reject(e);
+      }
+    }
+  }
+
+  private async prefill(row: Row): Promise<void> {
+    const { req } = row;
+    const prompt = req.promptIds;
+    const kept = req.key === null ? null : this.store.take(req.key);
+    if (req.maxNew <= 0 || prompt.length === 0) {
+      if (kept) this.store.put(req.key!, kept);
+      return this.finish(row);
+    }
+    // At least the prompt's last token is run: its logits give the first new token.
+    let reuse = kept ? Math.min(commonPrefix(kept.tokens, prompt), prompt.length - 1) : 0;
+    let past: Tensor[];
+    if (kept && reuse > 0 && (reuse === kept.tokens.length || !this.onGpu)) {
+      past = reuse === kept.tokens.length ? kept.tensors : this.truncated(kept, reuse);
+      if (past !== kept.tensors) disposeAll(kept.tensors);
+    } else {
+      if (kept) disposeAll(kept.tensors);
+      reuse = 0;
+      past = this.emptyCache(1);
+    }
+    row.covered = prompt.slice(0, reuse);
+    row.reused = reuse;
+    row.prefilled = prompt.length - reuse;
+    let logits: Float32Array | null = null;
+    const started = performance.now();
+    try {
+      for (let at = reuse; at < prompt.length; at += this.prefillChunk) {
+        const chunk = prompt.slice(at, at + this.prefillChunk);
+        const out = await this.forward([[...chunk]], [ones(at + chunk.length)], [range(at, chunk.length)], past, at);
+        disposeAll(past);
+        past = out.present;
+        logits = out.lastLogits[0]!;
+        row.covered.push(...chunk);
+      }
+    } catch (e) {
+      disposeAll(past);
+      throw e;
+    }
+    this.stats.prefillMs += performance.now() - started;
+    this.stats.prefilled += row.prefilled;
+    this.stats.reused += row.reused;
+    this.accept(row, logits!);
+    if (row.done) {
+      this.keep(row, past);
+      return this.finish(row);
+    }
+    this.batches.push({ rows: [row], past, seq: row.covered.length, pads: [0] });
+  }
+
+  /** CPU: the batches (and rows that left) become one batch, left-padded. GPU caches stay where they are. */
+  private merge(): void {
+    if (this.onGpu) return;
+    const live = this.batches.flatMap((b) => b.rows.filter((r) => r !== null)).length;
+    const dead = this.batches.reduce((n, b) => n + b.rows.filter((r) => r === null).length, 0);
+    // Rows that left are still computed until the batch is rebuilt: rebuilt when they are half of it.
+    if (live === 0 || (this.batches.length <= 1 && dead * 2 < live + dead)) return;
+    const started = performance.now();
+    const rows: Row[] = [];
+    const views: CacheView[] = [];
+    for (const batch of this.batches) {
+      const data = batch.past.map(cpuData);
+      batch.rows.forEach((row, i) => {
+        if (!row) return;
+        rows.push(row);
+        views.push({ data, row: i, seq: batch.seq, start: batch.pads[i]!, length: batch.seq - batch.pads[i]! });
+      });
+    }
+    const { data, seq, pads } = assembleBatch(this.layout, views);
+    this.batches = rows.length ? [{ rows, past: this.tensorsOf(data, rows.length, seq), seq, pads }] : [];
+    this.stats.merges += 1;
+    this.stats.copyMs += performance.now() - started;
+  }
+
+  /** One decode step of every batch: each running row feeds its last token and draws its next. */
+  private async step(): Promise<void> {
+    for (const batch of [...this.batches]) {
+      batch.rows.forEach((row, i) => {
+        if (row?.req.signal?.aborted) {
+          batch.rows[i] = null;
+          row.reject(abortError("generation cancelled"));
+        }
+      });
+      const width = batch.seq + 1;
+      const ids: number[][] = [];
+      const masks: number[][] = [];
+      const positions: number[][] = [];
+      batch.rows.forEach((row, i) => {
+        const pad = batch.pads[i]!;
+        ids.push([row ? row.generated.at(-1)! : this.tokenizer.padTokenId]);
+        masks.push([...new Array<number>(pad).fill(0), ...new Array<number>(width - pad).fill(1)]);
+        positions.push([batch.seq - pad]);
+      });
+      if (batch.rows.every((r) => r === null)) {
+        this.drop(batch);
+        continue;
+      }
+      let out: Awaited<ReturnType<DecodeEngine["forward"]>>;
+      const started = performance.now();
+      try {
+        out = await this.forward(ids, masks, positions, batch.past, batch.seq);
+        this.stats.decodeMs += performance.now() - started;
+      } catch (e) {
+        this.drop(batch);
+        for (const row of batch.rows) row?.reject(e);
+        continue;
+      }
+      disposeAll(batch.past);
+      batch.past = out.present;
+      batch.seq = width;
+      this.stats.decodeSteps += 1;
+      this.stats.stepRows += batch.rows.length;
+      batch.rows.forEach((row, i) => {
+        if (!row) return;
+        row.covered.push(row.generated.at(-1)!);
+        this.accept(row, out.lastLogits[i]!);
+        if (!row.done) return;
+        batch.rows[i] = null;
+        this.keep(row, batch.rows.length === 1 ? batch.past : this.tensorsOf(extract(this.layout, viewOf(batch, i)), 1, width - batch.pads[i]!));
+        this.finish(row);
+      });
+      if (batch.rows.length === 1 && batch.rows[0] === null) this.batches = this.batches.filter((b) => b !== batch);
+      else if (batch.rows.every((r) => r === null)) this.drop(batch);
+    }
+  }
+
+  /** Records the row's next token from its logits (log-probability first, under the raw distribution) and its stop. */
+  private accept(row: Row, logits: Float32Array): void {
+    const { req } = row;
+    const logprobs = logSoftmax(logits);
+    const step = req.topK > 0 ? stepStats(logprobs, req.topK) : null;
+    const token = req.greedy ? argmax(logits) : sampleToken(logits, req.sampling, req.rng);
+    row.generated.push(token);
+    row.logprobs.push(logprobs[token]!);
+    req.onToken?.(token, step);
+    if ((token === this.tokenizer.eosTokenId && !req.ignoreEos) || stopsAt(row.generated, 0, [...req.stops], this.tokenizer)) {
+      row.done = true;
+    } else if (row.generated.length >= req.maxNew) {
+      row.done = true;
+      row.truncated = true;
+    }
+  }
+
+  private finish(row: Row): void {
+    row.done = true;
+    row.resolve({ tokens: row.generated, logprobs: row.logprobs, truncated: row.truncated, prefilled: row.prefilled, reused: row.reused });
+  }
+
+  /** Keeps the row's cache (what it covers: its prompt and every generated token but the last) for its next turn. */
+  private keep(row: Row, tensors: Tensor[]): void {
+    if (row.req.key === null || row.req.signal?.aborted) disposeAll(tensors);
+    else this.store.put(row.req.key, { tokens: row.covered, tensors });
+  }
+
+  private drop(batch: Batch): void {
+    disposeAll(batch.past);
+    this.batches = this.batches.filter((b) => b !== batch);
+  }
+
+  private async forward(ids: number[][], masks: number[][], positions: number[][], past: Tensor[], pastSeq: number) {
+    const { Tensor } = this.runtime;
+    const B = ids.length;
+    const S = ids[0]!.length;
+    const int64 = (rows: number[][], width: number) => new Tensor("int64", BigInt64Array.from(rows.flat(), BigInt), [B, width]);
+    const feeds: Record<string, unknown> = {
+      input_ids: int64(ids, S),
+      attention_mask: int64(masks, pastSeq + S),
+      past_key_values: Object.fromEntries(this.layout.names.map((name, n) => [name, past[n]!])),
+      num_logits_to_keep: new Tensor("int64", BigInt64Array.from([1n]), []),
+    };
+    if (this.hasPositions) feeds.position_ids = int64(positions, S);
+    const outputs = (await (this.model as unknown as { forward(f: Record<string, unknown>): Promise<Record<string, Tensor>> }).forward(feeds)) as Record<
+      string,
+      Tensor
+    >;
+    this.stats.forwardPasses += 1;
+    const present = this.layout.names.map((name) => {
+      const out = outputs[name.replace(/^past_key_values/, "present")];
+      if (!out) throw new Error(`the decoder gave no '${name.replace(/^past_key_values/, "present")}' output`);
+      return out;
+    });
+    if (present.some((t) => t.location === "gpu-buffer")) this.onGpu = true;
+    const logits = outputs.logits!;
+    const [, positionsOut, vocab] = logits.dims as [number, number, number];
+    const data = logits.data as Float32Array;
+    // The last position of each row (left padding puts every row's newest token there).
+    const lastLogits = Array.from({ length: B }, (_, b) => data.slice((b * positionsOut + positionsOut - 1) * vocab, (b * positionsOut + positionsOut) * vocab));
+    return { present, lastLogits };
+  }
+
+  private emptyCache(batch: number): Tensor[] {
+    return this.tensorsOf(
+      this.layout.names.map(() => (this.layout.type === "float16" ? new Uint16Array(0) : new Float32Array(0))),
+      batch,
+      0,
+    );
+  }
+
+  private truncated(cache: SampleCache, length: number): Tensor[] {
+    const view: CacheView = { data: cache.tensors.map(cpuData), row: 0, seq: cache.tokens.length, start: 0, length };
+    return this.tensorsOf(extract(this.layout, view), 1, length);
+  }
+
+  private tensorsOf(data: CacheArray[], batch: number, seq: number): Tensor[] {
+    const { Tensor } = this.runtime;
+    return data.map((d, n) => new Tensor(this.layout.type, d, [batch, this.layout.heads[n]!, seq, this.layout.dims[n]!]));
+  }
+}
+
+function viewOf(batch: Batch, row: number): CacheView {
+  return { data: batch.past.map(cpuData), row, seq: batch.seq, start: batch.pads[row]!, length: batch.seq - batch.pads[row]! };
+}
+
+function cpuData(t: Tensor): CacheArray {
+  return t.data as CacheArray;
+}
+
+function disposeAll(tensors: readonly Tensor[]): void {
+  for (const t of tensors) if (t.location === "gpu-buffer") t.dispose();
+}
+
+function ones(n: number): number[] {
+  return new Array<number>(n).fill(1);
+}
+
+function range(from: number, n: number): number[] {
+  return Array.from({ length: n }, (_, i) => from + i);
+}
+
+function argmax(row: Float32Array): number {
+  let best = 0;
+  for (let i = 1; i < row.length; i++) if (row[i]! > row[best]!) best = i;
+  return best;
+}

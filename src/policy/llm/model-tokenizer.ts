@@ -1,0 +1,71 @@
+/** A model's transformers.js tokenizer behind the core's `TokenizerInterface`. */
+
+import type * as Transformers from "@huggingface/transformers";
+import type { TokenizerInterface } from "../../core/index.js";
+
+type HfTokenizer = Transformers.PreTrainedTokenizer;
+
+/** The model's tokenizer as the core sees it: encode without special tokens, decode with or without them. */
+export class ModelTokenizer implements TokenizerInterface {
+  readonly padTokenId: number;
+  readonly eosTokenId: number;
+  readonly generationPrefill: string;
+
+  constructor(readonly hf: HfTokenizer) {
+    const eos = hf.eos_token_id ?? hf.encode(hf.eos_token ?? "", { add_special_tokens: false })[0];
+    if (eos === undefined) throw new Error("the model's tokenizer has no EOS token");
+    this.eosTokenId = Number(eos);
+    this.padTokenId = Number(hf.pad_token_id ?? this.eosTokenId);
+    this.generationPrefill = detectGenerationPrefill(hf);
+  }
+
+  encode(text: string): number[] {
+    return this.hf.encode(text, { add_special_tokens: false });
+  }
+
+  private readonly tokenTexts = new Map<number, string>();
+
+  /** One token's text (nothing skipped), memoized: streaming asks for it once per generated token. */
+  tokenText(id: number): string {
+    let text = this.tokenTexts.get(id);
+    if (text === undefined) {
+      text = this.decode([id]);
+      this.tokenTexts.set(id, text);
+    }
+    return text;
+  }
+
+  decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
+    if (ids.length === 0) return ""; // transformers.js rejects an empty list
+    return this.hf.decode([...ids], { skip_special_tokens: options.skipSpecialTokens ?? false });
+  }
+
+  /** The tokenizer's own chat template (its `tokenizer_config.json`'s), rendered by transformers.js. */
+  applyChatTemplate(
+    messages: readonly { role: string; content: string }[],
+    options: { tools?: readonly unknown[] | null; addGenerationPrompt: boolean },
+  ): string {
+    return this.hf.apply_chat_template(
+      messages.map((m) => ({ ...m })),
+      {
+        tokenize: false,
+        add_generation_prompt: options.addGenerationPrompt,
+        ...(options.tools ? { tools: options.tools as Record<string, unknown>[] } : {}),
+      },
+    ) as unknown as string;
+  }
+}
+
+/** What the chat template's generation prompt adds after `<|im_start|>assistant\n` (e.g. `<think>\n`). */
+function detectGenerationPrefill(hf: HfTokenizer): string {
+  try {
+    const chat = [{ role: "user", content: "x" }];
+    const withPrompt = hf.apply_chat_template(chat, { tokenize: false, add_generation_prompt: true }) as unknown as string;
+    const without = hf.apply_chat_template(chat, { tokenize: false, add_generation_prompt: false }) as unknown as string;
+    const prompt = withPrompt.startsWith(without) ? withPrompt.slice(without.length) : "";
+    const header = "<|im_start|>assistant\n";
+    return prompt.startsWith(header) ? prompt.slice(header.length) : "";
+  } catch {
+    return "";
+  }
+}
