@@ -10,7 +10,7 @@ import type { ModelPreset } from "./presets.js";
 import { ropeInvFreq, rotateHalfMatrix, type ModelWeights } from "./weights.js";
 
 /** Bumped whenever the graph or the files change, so stale built folders are rebuilt. */
-export const BUILDER_VERSION = "1";
+export const BUILDER_VERSION = "2";
 
 /** Additive mask value: finite, so a fully padded query row gives a uniform softmax instead of NaN. */
 const MASK_NEGATIVE = 1e9;
@@ -48,6 +48,8 @@ export function encodeDecoderModel(p: ModelPreset, w: ModelWeights, bias: Float3
   }
 
   const maskBias = buildMaskBias(g, inputIds, attentionMask);
+  // The mask once per query row of every group: `[B, 1, G·S, T]`, shared by the layers.
+  const groupedMask = H === KV ? maskBias : g.node("Concat", Array.from({ length: H / KV }, () => maskBias), { axis: 2 });
   const rope = buildRope(g, p, positionIds);
 
   w.layers.forEach((lw, l) => {
@@ -66,14 +68,16 @@ export function encodeDecoderModel(p: ModelPreset, w: ModelWeights, bias: Float3
     g.output(presentK, FLOAT, ["batch_size", KV, "total_sequence_length", D]);
     g.output(presentV, FLOAT, ["batch_size", KV, "total_sequence_length", D]);
 
-    const keys = repeatKv(g, presentK, H, KV, D);
-    const values = repeatKv(g, presentV, H, KV, D);
+    // Grouped-query attention without repeating the cache: the G query heads of a KV head are stacked as G·S rows
+    // (`[B, KV, G·S, D]`, head h = kv·G + g), so K and V are read as they are instead of copied G times per step.
+    const groupedQ = g.node("Reshape", [q, g.ints([0, KV, -1, D])]);
     const scores = g.node("Mul", [
-      g.node("MatMul", [q, g.node("Transpose", [keys], { perm: [0, 1, 3, 2] })]),
+      g.node("MatMul", [groupedQ, g.node("Transpose", [presentK], { perm: [0, 1, 3, 2] })]),
       g.float(1 / Math.sqrt(D), "attn_scale"),
     ]);
-    const probs = g.node("Softmax", [g.node("Add", [scores, maskBias])], { axis: -1 });
-    const context = g.node("Transpose", [g.node("MatMul", [probs, values])], { perm: [0, 2, 1, 3] });
+    const probs = g.node("Softmax", [g.node("Add", [scores, groupedMask])], { axis: -1 });
+    const grouped = g.node("MatMul", [probs, presentV]); // [B, KV, G·S, D]
+    const context = g.node("Transpose", [g.node("Reshape", [grouped, g.ints([0, H, -1, D])])], { perm: [0, 2, 1, 3] });
     const merged = g.node("Reshape", [context, g.ints([0, 0, H * D])]);
     x = g.node("Add", [x, g.node("MatMul", [merged, wo])]);
 
@@ -137,15 +141,6 @@ function applyRope(g: OnnxGraphBuilder, rope: Rope, x: string): string {
 /** `[B, S, heads·D]` → `[B, heads, S, D]`. */
 function splitHeads(g: OnnxGraphBuilder, x: string, heads: number, D: number): string {
   return g.node("Transpose", [g.node("Reshape", [x, g.ints([0, 0, heads, D])])], { perm: [0, 2, 1, 3] });
-}
-
-/** GQA repeat_kv `[B, KV, T, D]` → `[B, H, T, D]` (query head h reads KV head ⌊h / G⌋) without Expand or dynamic shapes. */
-function repeatKv(g: OnnxGraphBuilder, x: string, H: number, KV: number, D: number): string {
-  const groups = H / KV;
-  if (groups === 1) return x;
-  const unsqueezed = g.node("Unsqueeze", [x, g.ints([2])]); // [B, KV, 1, T, D]
-  const copies = g.node("Concat", Array.from({ length: groups }, () => unsqueezed), { axis: 2 }); // [B, KV, G, T, D]
-  return g.node("Reshape", [copies, g.ints([0, H, -1, D])]);
 }
 
 /** x · 1/√(mean(x²) + eps) · weight over the last axis. */
