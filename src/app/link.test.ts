@@ -56,6 +56,19 @@ describe("linkContacts", () => {
     ]);
   });
 
+  it("a server policy's inference server, and the hub for its tokenizer when that is a hub id", () => {
+    const served = scenario({ t: { env: "calculator" } }, { kind: "server", base_url: "http://10.0.0.5:8000/v1", model: "Qwen/Qwen3-0.6B" });
+    expect(linkContacts(served, { origin })).toEqual([
+      { host: "http://10.0.0.5:8000", what: "inference server (http://10.0.0.5:8000/v1): every prompt of the run, as token ids, is sent there for model 'Qwen/Qwen3-0.6B' to continue" },
+      { host: "https://huggingface.co", what: "the tokenizer of 'Qwen/Qwen3-0.6B' from the hub at https://huggingface.co (and its file hosts)" },
+    ]);
+    // A built-in tokenizer comes from the page itself; a server on the page's own origin is no other host.
+    const local = scenario({ t: { env: "calculator" } }, { kind: "server", base_url: `${origin}/v1`, model: "served", tokenizer: "builtin:tiny-qwen3" });
+    expect(linkContacts(local, { origin })).toEqual([]);
+    const stand = scenario({ t: { env: "calculator" } }, { kind: "server", base_url: "http://127.0.0.1:8000/v1", model: "builtin:small" });
+    expect(linkContacts(stand, { origin }).map((c) => c.host)).toEqual(["http://127.0.0.1:8000"]);
+  });
+
   it("every host, each once: a remote environment and a hub model together", () => {
     const both = scenario(
       { t: { env: "http", config: { url: "http://127.0.0.1:8765" } }, u: { env: "http", config: { url: "http://127.0.0.1:8765" } } },

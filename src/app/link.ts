@@ -9,8 +9,8 @@
  * - A link's run starts at once only when it reaches nothing but the page's own origin (built-in environments and
  *   this checkout's modules, the built-in models, scripted, oracle and replay policies): that is what the regression
  *   runner's links are (src/regress/browser.ts). A link that would contact other hosts (a remote environment's
- *   server, the model hub, an environment module loaded from a URL) waits for the user, who is shown which hosts
- *   and why (`linkContacts`, `useLinkState.confirm`).
+ *   server, the model hub, an inference server as the policy, an environment module loaded from a URL) waits for
+ *   the user, who is shown which hosts and why (`linkContacts`, `useLinkState.confirm`).
  * - A live run a link's run replaces is stopped and kept as Stop keeps it (../store.ts).
  */
 
@@ -46,7 +46,8 @@ const originOf = (url: string): string | null => {
  * The hosts other than the page's own origin that running `scenario` would contact: each remote environment's
  * server (`env: "http"`: its dataset and every step are posted there), the model hub for a hub model id (at the hub
  * address the page uses), and the origin of each environment module the scenario names that was loaded from a URL
- * (its code runs in a Worker and may make requests of its own). Built-in environments, this checkout's modules,
+ * (its code runs in a Worker and may make requests of its own), and a server policy's inference server (every prompt
+ * goes there) with the hub for its tokenizer when that is a hub id. Built-in environments, this checkout's modules,
  * the built-in and locally picked models, scripted, oracle and replay policies contact nothing but the page.
  */
 export function linkContacts(
@@ -68,17 +69,24 @@ export function linkContacts(
     const module = context.userEnvironments?.find((e) => e.status === "ready" && e.description?.name === spec.env);
     if (module?.source === "url") add(originOf(module.origin), `environment module '${spec.env}' (task '${task}'), loaded from ${module.origin}: it may make requests of its own`);
   }
-  if (scenario.policy.kind === "model") {
+  const fromHub = (spec: string, what: string) => {
     let source: ReturnType<typeof resolveModelSource> | null = null;
     try {
-      source = resolveModelSource(scenario.policy.model);
+      source = resolveModelSource(spec);
     } catch {
       // An unknown built-in model fails before loading anything.
     }
     if (source?.kind === "hub") {
       const hub = context.hubAddress?.trim() || DEFAULT_HUB;
-      add(originOf(hub) ?? hub, `model '${source.id}' from the hub at ${hub}${hub === DEFAULT_HUB ? " (and its file hosts)" : ""}`);
+      add(originOf(hub) ?? hub, `${what} '${source.id}' from the hub at ${hub}${hub === DEFAULT_HUB ? " (and its file hosts)" : ""}`);
     }
+  };
+  if (scenario.policy.kind === "model") fromHub(scenario.policy.model, "model");
+  if (scenario.policy.kind === "server") {
+    const { base_url: url, model } = scenario.policy;
+    add(originOf(url), `inference server (${url}): every prompt of the run, as token ids, is sent there for model '${model}' to continue`);
+    // Its tokenizer (the files, no weights) comes from the hub for a hub id.
+    fromHub(scenario.policy.tokenizer ?? model, "the tokenizer of");
   }
   // One line per host and reason; hosts in the order first named.
   const seen = new Set<string>();

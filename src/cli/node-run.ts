@@ -6,7 +6,9 @@ import { dirname, resolve } from "node:path";
 import { getHeapStatistics } from "node:v8";
 import { loadNodeModelPolicy } from "../policy/llm/node.js";
 import { loadPolicyTokenizer } from "../policy/llm/tokenizer-load.js";
-import type { RunScenarioOptions, SampleLimit } from "../scenario/run.js";
+import { tokenizerVocabSize } from "../policy/llm/vocab-size.js";
+import { ServerPolicy } from "../policy/server/index.js";
+import type { LoadedPolicy, RunScenarioOptions, SampleLimit } from "../scenario/run.js";
 import { decodeUtf8 } from "../scenario/utf8.js";
 import { checkoutEnvironmentLookup } from "./checkout-environments.js";
 import { hubEndpoint } from "./hub-endpoint.js";
@@ -18,21 +20,46 @@ import { hubEndpoint } from "./hub-endpoint.js";
  */
 export async function nodeRunOptions(
   scenarioPath: string,
-): Promise<Pick<RunScenarioOptions, "loadFile" | "modelPolicy" | "environments" | "sampleLimit" | "textTokenizer">> {
+): Promise<Pick<RunScenarioOptions, "loadFile" | "modelPolicy" | "serverPolicy" | "environments" | "sampleLimit" | "textTokenizer">> {
   const dir = dirname(resolve(scenarioPath));
+  // A local folder (a model's, a tokenizer's) is relative to the scenario file.
+  const local = (spec: string) => (spec.startsWith("./") || spec.startsWith("../") ? resolve(dir, spec) : spec);
   return {
     sampleLimit: nodeSampleLimit(),
     environments: await checkoutEnvironmentLookup(),
     // Read as bytes: bytes that are not UTF-8 are an error naming the byte, not U+FFFD.
     loadFile: async (file) => decodeUtf8(await readFile(resolve(dir, file))),
     modelPolicy: async (spec) => {
-      const model = spec.model.startsWith("./") || spec.model.startsWith("../") ? resolve(dir, spec.model) : spec.model;
-      const policy = await loadNodeModelPolicy({ ...spec, model, ...hubEndpoint() });
-      return { generation: policy, tokenizer: policy.tokenizer, dispose: () => policy.dispose() };
+      const policy = await loadNodeModelPolicy({ ...spec, model: local(spec.model), ...hubEndpoint() });
+      return { generation: policy, tokenizer: policy.tokenizer, dispose: () => policy.dispose(), metrics: () => policy.metrics() };
     },
+    serverPolicy: (spec) => nodeServerPolicy(spec, local),
     // A scenario's `tokenizer` for the text policies: a local folder is relative to the scenario, as a model's is.
-    textTokenizer: (spec) => loadPolicyTokenizer(spec.startsWith("./") || spec.startsWith("../") ? resolve(dir, spec) : spec, hubEndpoint()),
+    textTokenizer: (spec) => loadPolicyTokenizer(local(spec), hubEndpoint()),
   };
+}
+
+type ServerSpec = Parameters<NonNullable<RunScenarioOptions["serverPolicy"]>>[0];
+
+/**
+ * A server policy in Node: its tokenizer (`tokenizer`, else `model`: a hub id's files from the hub, a folder, the
+ * byte-level one for `builtin:tiny`/`builtin:small`) and the API key from the environment variable `api_key_env` names.
+ */
+export async function nodeServerPolicy(spec: ServerSpec, local: (spec: string) => string = (s) => s, env: NodeJS.ProcessEnv = process.env): Promise<LoadedPolicy> {
+  let apiKey: string | undefined;
+  if (spec.api_key_env !== undefined) {
+    apiKey = env[spec.api_key_env];
+    if (!apiKey) throw new Error(`policy.api_key_env: the environment variable ${spec.api_key_env} is not set (it should hold the server's API key)`);
+  }
+  const name = spec.tokenizer ?? spec.model;
+  let tokenizer;
+  try {
+    tokenizer = await loadPolicyTokenizer(local(name), hubEndpoint());
+  } catch (e) {
+    throw new Error(`policy.${spec.tokenizer === undefined ? "model" : "tokenizer"}: the server policy's tokenizer: ${(e as Error).message}`);
+  }
+  const policy = new ServerPolicy(spec, { tokenizer, vocabSize: tokenizerVocabSize(tokenizer), ...(apiKey ? { apiKey } : {}) });
+  return { generation: policy, tokenizer, metrics: () => policy.metrics() };
 }
 
 /**

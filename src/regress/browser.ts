@@ -38,11 +38,11 @@ export function browserSkipReason(scenario: Scenario): string | null {
   return null;
 }
 
-/** Whether running the scenario contacts a host other than the page's own: a remote environment, a hub model. */
+/** Whether running the scenario contacts a host other than the page's own: a remote environment, a hub model, an inference server. */
 export function contactsOtherHosts(scenario: Scenario): boolean {
   const remote = Object.values(scenario.envs).some((e) => e.env === "http");
   const hub = scenario.policy.kind === "model" && !/^(builtin:|local:)/.test(scenario.policy.model);
-  return remote || hub;
+  return remote || hub || scenario.policy.kind === "server";
 }
 
 /** The scenario as the page runs it: a model policy's device forced to the backend. */

@@ -33,6 +33,11 @@ export interface RunScenarioOptions {
   /** A model policy, for scenarios whose policy kind is `model` (built by the caller: Node or Worker). */
   modelPolicy?: (policy: Extract<Scenario["policy"], { kind: "model" }>) => Promise<LoadedPolicy>;
   /**
+   * An inference-server policy, for scenarios whose policy kind is `server` (built by the caller, which loads its
+   * tokenizer and, in Node, reads its API key: src/cli/node-run.ts, the page's rollout worker).
+   */
+  serverPolicy?: (policy: Extract<Scenario["policy"], { kind: "server" }>) => Promise<LoadedPolicy>;
+  /**
    * A policy to use instead of the scenario's (the lab's human policy); as a function, it is given the tokenizer
    * the text policies use (the scenario's `tokenizer`, else the byte-level one).
    */
@@ -206,7 +211,10 @@ export function inputBatchFor(prepared: PreparedScenario, tokenizer: TokenizerIn
   return BatchedDataDict.fromRows(rows);
 }
 
-/** Builds the scenario's policy; a text policy with the tokenizer already loaded, a model policy before `prepared`. */
+/**
+ * Builds the scenario's policy; a text policy with the tokenizer already loaded, a model or server policy before
+ * `prepared` (its own tokenizer renders the prompts).
+ */
 async function buildPolicy(
   scenario: Scenario,
   prepared: PreparedScenario | null,
@@ -233,13 +241,16 @@ async function buildPolicy(
     case "model":
       if (!options.modelPolicy) throw problem("policy.kind", "this runner has no model backend for policy kind 'model'");
       return options.modelPolicy(policy);
+    case "server":
+      if (!options.serverPolicy) throw problem("policy.kind", "this runner has no inference-server backend for policy kind 'server'");
+      return options.serverPolicy(policy);
   }
 }
 
 /** The text policies' tokenizer: the one the scenario's `tokenizer` names, else the byte-level one. */
 async function textPolicyTokenizer(scenario: Scenario, options: RunScenarioOptions): Promise<TokenizerInterface> {
   const spec = scenario.tokenizer;
-  if (spec === undefined || BYTE_LEVEL_TOKENIZERS.includes(spec) || scenario.policy.kind === "model") return byteLevelTokenizer;
+  if (spec === undefined || BYTE_LEVEL_TOKENIZERS.includes(spec) || scenario.policy.kind === "model" || scenario.policy.kind === "server") return byteLevelTokenizer;
   if (!options.textTokenizer) throw problem("tokenizer", `this runner cannot load the tokenizer '${spec}'`);
   try {
     return await options.textTokenizer(spec);
@@ -283,7 +294,7 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
   if (override !== undefined) {
     built = typeof override === "function" ? override(await textPolicyTokenizer(scenario, options)) : override;
     prepared = await prepareScenario(scenario, options.environments, options.sampleLimit, rendersOwnTemplate(built.tokenizer));
-  } else if (scenario.policy.kind === "model") {
+  } else if (scenario.policy.kind === "model" || scenario.policy.kind === "server") {
     checkSampleCount(scenario, options.sampleLimit);
     built = await buildPolicy(scenario, null, options);
     try {

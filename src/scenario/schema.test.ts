@@ -57,7 +57,7 @@ describe("scenario parser", () => {
   });
 
   it("reports an unknown policy kind", () => {
-    expect(problemsOf({ ...valid, policy: { kind: "magic" } })).toEqual(["policy.kind: expected scripted, oracle, replay or model"]);
+    expect(problemsOf({ ...valid, policy: { kind: "magic" } })).toEqual(["policy.kind: expected scripted, oracle, replay, model or server"]);
   });
 
   it("names JSON syntax errors with the source", () => {

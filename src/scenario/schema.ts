@@ -98,9 +98,43 @@ const policy = z.discriminatedUnion(
       }).optional(),
       seed: int("an integer").optional(),
     }),
+    // A lab extension (docs/scenarios.md): an OpenAI-compatible inference server (docs/model-policy.md, "Inference servers").
+    z.strictObject({
+      kind: z.literal("server"),
+      base_url: z
+        .string({ error: "expected the server's API URL, e.g. http://127.0.0.1:8000/v1" })
+        .refine(isHttpUrl, { error: "expected an http(s) URL, e.g. http://127.0.0.1:8000/v1 (requests go to <base_url>/completions)" }),
+      model: z.string({ error: "expected the model name the server serves" }).min(1, { error: "expected the model name the server serves" }),
+      tokenizer: z
+        .string({ error: "expected a model id for the tokenizer (a hub id, a local folder or a built-in)" })
+        .min(1, { error: "expected a model id for the tokenizer (a hub id, a local folder or a built-in)" })
+        .optional(),
+      max_concurrency: positiveInt.max(1024, { error: "expected at most 1024 requests in flight" }).optional(),
+      timeout_ms: timeoutMs.optional(),
+      max_retries: int("an integer").nonnegative({ error: "expected an integer ≥ 0" }).max(100, { error: "expected at most 100 retries" }).optional(),
+      temperature: z.number({ error: "expected a number" }).nonnegative({ error: "expected a number ≥ 0" }).optional(),
+      top_k: int("an integer").nonnegative({ error: "expected an integer ≥ 0" }).optional(),
+      top_p: z.number({ error: "expected a number" }).gt(0, { error: "expected a number in (0, 1]" }).max(1, {
+        error: "expected a number in (0, 1]",
+      }).optional(),
+      seed: int("an integer").optional(),
+      api_key_env: z
+        .string({ error: "expected the name of an environment variable holding the API key (never the key itself)" })
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "expected the name of an environment variable (letters, digits, _), not the key itself" })
+        .optional(),
+    }),
   ],
-  { error: "expected scripted, oracle, replay or model" },
+  { error: "expected scripted, oracle, replay, model or server" },
 );
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
 
 const structured = z.strictObject(
   {
@@ -197,6 +231,13 @@ export const scenarioSchema = z
         code: "custom",
         path: ["tokenizer"],
         message: `'${s.tokenizer}' is not the model policy's model '${s.policy.model}': a model policy uses its own tokenizer (drop tokenizer, or name the same model)`,
+      });
+    }
+    if (s.tokenizer !== undefined && s.policy.kind === "server" && s.tokenizer !== (s.policy.tokenizer ?? s.policy.model)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["tokenizer"],
+        message: `'${s.tokenizer}' is not the server policy's tokenizer '${s.policy.tokenizer ?? s.policy.model}': a server policy uses its own (policy.tokenizer, else policy.model); drop tokenizer, or name the same`,
       });
     }
     if (s.dataset && !Object.hasOwn(s.envs, s.dataset.task_name)) {

@@ -216,9 +216,12 @@ export function setupFromScenario(scenario: Scenario, base: Setup = DEFAULT_SETU
   } else if (policy.kind === "scripted") {
     setup.policy = "scripted";
     setup.scripted = JSON.stringify(policy.responses);
-  } else {
+  } else if (policy.kind === "replay") {
     setup.policy = "replay";
     setup.replayFile = policy.file;
+  } else {
+    // The form has no inference-server policy: such a scenario is edited as JSON.
+    return null;
   }
   setup.structured = Boolean(scenario.structured?.enabled);
   if (setup.structured) {

@@ -11,6 +11,8 @@ import { TextPolicy } from "../../policy/text-policy.js";
 import { browserPolicyTokenizer } from "../../policy/llm/browser-tokenizer.js";
 import { DeviceLossGuard, describeDeviceLoss, type DeviceLossInfo } from "../../policy/llm/device-loss.js";
 import { browserModelPolicy, describeTokens, injectDeviceLoss, loadedTokenizer, loadTokenizerOnly, onDeviceLost } from "../../policy/llm/worker.js";
+import { tokenizerVocabSize } from "../../policy/llm/vocab-size.js";
+import { ServerPolicy } from "../../policy/server/index.js";
 import { answerTokenCheck } from "./token-check-request.js";
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
@@ -218,6 +220,25 @@ async function run(runId: number, value: unknown, settings: ModelSettings, userE
       // The scenario's `tokenizer` for the text policies: a built-in's from the site's models folder, a hub id's from the hub.
       textTokenizer: (spec) => browserPolicyTokenizer({ tokenizer: spec, ...(settings.remoteHost ? { remoteHost: settings.remoteHost } : {}) }),
       ...(settings.fork ? { wrapPolicy: (policy) => forkPolicy(policy, settings.fork!) } : {}),
+      // An inference server: the page sends it the prompts (a shared link asks first: ../link.ts); its tokenizer is
+      // loaded here as a text policy's is.
+      serverPolicy: async (spec) => {
+        if (spec.api_key_env !== undefined) {
+          throw new LabError(
+            `policy.api_key_env: the page has no environment variables to read ${spec.api_key_env} from; run the scenario headless (npm run rollout), or serve the API without a key to the page`,
+          );
+        }
+        const name = spec.tokenizer ?? spec.model;
+        let tokenizer: TokenizerInterface;
+        try {
+          tokenizer = await browserPolicyTokenizer({ tokenizer: name, ...(settings.remoteHost ? { remoteHost: settings.remoteHost } : {}) });
+        } catch (e) {
+          const field = spec.tokenizer === undefined ? "model" : "tokenizer";
+          throw new LabError(`policy.${field}: the server policy's tokenizer: ${(e as Error).message}${field === "model" ? " (name the tokenizer's model id in policy.tokenizer)" : ""}`);
+        }
+        const policy = new ServerPolicy(spec, { tokenizer, vocabSize: tokenizerVocabSize(tokenizer) });
+        return { generation: policy, tokenizer, metrics: () => policy.metrics() };
+      },
       modelPolicy: async (spec) => {
         const device = spec.device === "cpu" ? "wasm" : spec.device;
         post({ type: "model", runId, status: { phase: "loading", model: spec.model } });
@@ -284,6 +305,8 @@ async function run(runId: number, value: unknown, settings: ModelSettings, userE
         return {
           generation: guard,
           tokenizer: loaded.policy.tokenizer,
+          // Counted on the loaded device: turns run again on a WASM fallback are not in them.
+          metrics: () => loaded.policy.metrics(),
           dispose: () =>
             guard.dispose(
               () => loaded.policy.dispose(),
