@@ -221,7 +221,14 @@ test.describe("faults mid-run", () => {
     await page.getByRole("button", { name: "Run again" }).click();
     await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
     const undisturbed = JSON.parse((await page.getByTestId("result-json").textContent())!).samples;
-    expect(samples.map((s: { message_log: unknown }) => s.message_log)).toEqual(undisturbed.map((s: { message_log: unknown }) => s.message_log));
+    // Tokens and texts exactly; log-probabilities to float rounding (the turn run again on WASM had no kept cache).
+    type Logged = { message_log: { generation_logprobs?: number[] }[] };
+    const withoutLogprobs = (runs: Logged[]) => runs.map((s) => s.message_log.map(({ generation_logprobs: _lp, ...m }) => m));
+    const logprobs = (runs: Logged[]) => runs.flatMap((s) => s.message_log.flatMap((m) => m.generation_logprobs ?? []));
+    expect(withoutLogprobs(samples)).toEqual(withoutLogprobs(undisturbed));
+    const expected = logprobs(undisturbed);
+    logprobs(samples).forEach((lp, i) => expect(Math.abs(lp - expected[i]!)).toBeLessThan(1e-5));
+    expect(logprobs(samples)).toHaveLength(expected.length);
   });
 });
 

@@ -28,6 +28,42 @@ test("forced WebGPU on the software adapter: the rollout runs in the page and gr
   expect(await run("wasm")).toEqual(webgpu);
 });
 
+test("WebGPU: several samples over turns share one batch and keep their caches on the GPU; tokens and counts match WASM's", async ({ page }) => {
+  test.setTimeout(300_000);
+  // Three puzzles (their rows left-padded in one batch as their answers differ in length), two turns each (each
+  // sample's cache kept between them).
+  const scenario = (device: string) => ({
+    mode: "sync",
+    max_seq_len: 1024,
+    max_rollout_turns: 2,
+    max_new_tokens: 3,
+    greedy: true,
+    envs: { t: { env: "sliding_puzzle", config: {} } },
+    dataset: { task_name: "t", size: 3, seed: 0, config: { size: 2, shuffle_moves: 2, max_moves: 5 } },
+    policy: { kind: "model", model: "builtin:tiny", device },
+  });
+  const run = async (device: string) => {
+    await page.goto("/");
+    await setScenario(page, JSON.stringify(scenario(device)));
+    await page.getByRole("button", { name: "Run" }).click();
+    await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 250_000 });
+    const result = JSON.parse((await page.getByTestId("result-json").textContent())!) as {
+      samples: { message_log: { role: string; token_ids: number[] }[] }[];
+      metrics: Record<string, number>;
+    };
+    return {
+      turns: result.samples.map((s) => s.message_log.filter((m) => m.role === "assistant").map((m) => m.token_ids)),
+      reused: result.metrics["lab/reused_tokens"],
+      prefilled: result.metrics["lab/prefilled_tokens"],
+    };
+  };
+  const webgpu = await run("webgpu");
+  await expect(page.getByTestId("model-status")).toContainText("ready on WEBGPU");
+  expect(webgpu.turns.flat().length).toBeGreaterThan(3);
+  expect(webgpu.reused).toBeGreaterThan(0);
+  expect(await run("wasm")).toEqual(webgpu);
+});
+
 test("auto picks WASM when the only WebGPU adapter is a software fallback, and says why", async ({ page }) => {
   await page.goto("/");
   const scenario = {

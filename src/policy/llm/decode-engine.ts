@@ -9,25 +9,16 @@
  *   steps and leaves it when it stops; rows with different cached lengths are left-padded in one step;
  * - each row draws from its own seeded generator, so its tokens do not depend on what else is in the batch.
  *
- * On CPU and WASM the caches are typed arrays, moved between the running batch and the samples by copies. On
- * WebGPU the present tensors stay on the GPU (`gpu-buffer`): each row then runs as a batch of its own (a GPU cache
- * is not copied into another batch here) and its cache is reused only when it covers a prefix of the new prompt
- * whole; GPU buffers are disposed when a cache is replaced, evicted or dropped.
+ * On CPU and WASM the caches are typed arrays; on WebGPU the present tensors stay on the GPU (`gpu-buffer`), and the
+ * moves between the running batch and the samples' caches are GPU copies (`cache-ops.ts`). GPU buffers are disposed
+ * when a cache is replaced, evicted or dropped.
  */
 
 import type * as Transformers from "@huggingface/transformers";
 import { abortError, type Rng } from "../../core/index.js";
 import { logSoftmax, sampleToken, stepStats, stopsAt, type HookTokenizer, type SamplingSettings, type StepStats } from "./processors.js";
-import {
-  assembleBatch,
-  cacheBytes,
-  commonPrefix,
-  extract,
-  SampleCacheStore,
-  type CacheArray,
-  type CacheLayout,
-  type CacheView,
-} from "./kv-cache.js";
+import { cpuCacheOps, gpuCacheOps, type CacheOps, type GpuDeviceLike, type TensorView } from "./cache-ops.js";
+import { cacheBytes, commonPrefix, SampleCacheStore, type CacheLayout } from "./kv-cache.js";
 
 type Tensor = Transformers.Tensor;
 type Model = Transformers.PreTrainedModel;
@@ -70,6 +61,11 @@ export interface EngineOptions {
   cacheBudgetBytes?: number;
   /** The most prompt tokens one forward pass prefills (longer prompts go in chunks). */
   prefillChunk?: number;
+  /**
+   * onnxruntime's WebGPU device, where the model runs on WebGPU: cache moves are then GPU copies. Without it, GPU
+   * caches are never moved (each row is stepped on its own).
+   */
+  gpuDevice?: () => GpuDeviceLike | null;
 }
 
 export const DEFAULT_CACHE_BUDGET_BYTES = 1024 * 1024 * 1024;
@@ -154,8 +150,14 @@ export class DecodeEngine {
   private running: Promise<void> | null = null;
   /** Set once a forward pass answers with GPU-resident present tensors. */
   private onGpu = false;
+  /** How caches are moved: typed-array copies until the first forward pass shows GPU caches. */
+  private ops: CacheOps;
+  /** False on the GPU without a device to copy with: rows are then never batched or cut. */
+  private canMove = true;
   /** Counters, and milliseconds spent in prefill passes, decode passes and cache copies (for benchmarks). */
   readonly stats = { forwardPasses: 0, decodeSteps: 0, stepRows: 0, merges: 0, prefilled: 0, reused: 0, prefillMs: 0, decodeMs: 0, copyMs: 0 };
+
+  private readonly gpuDevice: () => GpuDeviceLike | null;
 
   constructor(
     private readonly runtime: EngineRuntime,
@@ -167,6 +169,8 @@ export class DecodeEngine {
     this.layout = cacheLayout(session);
     this.hasPositions = session.inputNames.includes("position_ids");
     this.prefillChunk = options.prefillChunk ?? DEFAULT_PREFILL_CHUNK;
+    this.ops = cpuCacheOps(this.layout, runtime.Tensor);
+    this.gpuDevice = options.gpuDevice ?? (() => null);
     this.store = new SampleCacheStore<SampleCache>(
       (c) => cacheBytes(this.layout, c.tokens.length),
       (c) => disposeAll(c.tensors),
@@ -244,9 +248,9 @@ export class DecodeEngine {
     // At least the prompt's last token is run: its logits give the first new token.
     let reuse = kept ? Math.min(commonPrefix(kept.tokens, prompt), prompt.length - 1) : 0;
     let past: Tensor[];
-    if (kept && reuse > 0 && (reuse === kept.tokens.length || !this.onGpu)) {
-      past = reuse === kept.tokens.length ? kept.tensors : this.truncated(kept, reuse);
-      if (past !== kept.tensors) disposeAll(kept.tensors);
+    if (kept && reuse > 0 && (reuse === kept.tokens.length || this.canMove)) {
+      past = this.ops.extract({ tensors: kept.tensors, row: 0, seq: kept.tokens.length, start: 0, length: reuse });
+      if (past[0] !== kept.tensors[0]) disposeAll(kept.tensors);
     } else {
       if (kept) disposeAll(kept.tensors);
       reuse = 0;
@@ -281,26 +285,26 @@ export class DecodeEngine {
     this.batches.push({ rows: [row], past, seq: row.covered.length, pads: [0] });
   }
 
-  /** CPU: the batches (and rows that left) become one batch, left-padded. GPU caches stay where they are. */
+  /** The batches (and rows that left) become one batch, left-padded. */
   private merge(): void {
-    if (this.onGpu) return;
+    if (!this.canMove) return;
     const live = this.batches.flatMap((b) => b.rows.filter((r) => r !== null)).length;
     const dead = this.batches.reduce((n, b) => n + b.rows.filter((r) => r === null).length, 0);
     // Rows that left are still computed until the batch is rebuilt: rebuilt when they are half of it.
     if (live === 0 || (this.batches.length <= 1 && dead * 2 < live + dead)) return;
     const started = performance.now();
     const rows: Row[] = [];
-    const views: CacheView[] = [];
+    const views: TensorView[] = [];
     for (const batch of this.batches) {
-      const data = batch.past.map(cpuData);
       batch.rows.forEach((row, i) => {
         if (!row) return;
         rows.push(row);
-        views.push({ data, row: i, seq: batch.seq, start: batch.pads[i]!, length: batch.seq - batch.pads[i]! });
+        views.push(viewOf(batch, i));
       });
     }
-    const { data, seq, pads } = assembleBatch(this.layout, views);
-    this.batches = rows.length ? [{ rows, past: this.tensorsOf(data, rows.length, seq), seq, pads }] : [];
+    const { tensors, seq, pads } = this.ops.assemble(views);
+    for (const batch of this.batches) disposeAll(batch.past);
+    this.batches = [{ rows, past: tensors, seq, pads }];
     this.stats.merges += 1;
     this.stats.copyMs += performance.now() - started;
   }
@@ -349,7 +353,7 @@ export class DecodeEngine {
         this.accept(row, out.lastLogits[i]!);
         if (!row.done) return;
         batch.rows[i] = null;
-        this.keep(row, batch.rows.length === 1 ? batch.past : this.tensorsOf(extract(this.layout, viewOf(batch, i)), 1, width - batch.pads[i]!));
+        this.keep(row, batch.rows.length === 1 ? batch.past : this.ops.extract(viewOf(batch, i)));
         this.finish(row);
       });
       if (batch.rows.length === 1 && batch.rows[0] === null) this.batches = this.batches.filter((b) => b !== batch);
@@ -412,8 +416,14 @@ export class DecodeEngine {
       if (!out) throw new Error(`the decoder gave no '${name.replace(/^past_key_values/, "present")}' output`);
       return out;
     });
-    if (present.some((t) => t.location === "gpu-buffer")) this.onGpu = true;
-    const logits = outputs.logits!;
+    if (!this.onGpu && present.some((t) => t.location === "gpu-buffer")) {
+      this.onGpu = true;
+      const device = this.gpuDevice();
+      if (device) this.ops = gpuCacheOps(this.layout, this.runtime.Tensor, device);
+      else this.canMove = false;
+    }
+    // fp16 exports may answer fp16 logits: the sampling arithmetic is float32.
+    const logits = outputs.logits!.to("float32");
     const [, positionsOut, vocab] = logits.dims as [number, number, number];
     const data = logits.data as Float32Array;
     // The last position of each row (left padding puts every row's newest token there).
@@ -422,30 +432,15 @@ export class DecodeEngine {
   }
 
   private emptyCache(batch: number): Tensor[] {
-    return this.tensorsOf(
-      this.layout.names.map(() => (this.layout.type === "float16" ? new Uint16Array(0) : new Float32Array(0))),
-      batch,
-      0,
-    );
-  }
-
-  private truncated(cache: SampleCache, length: number): Tensor[] {
-    const view: CacheView = { data: cache.tensors.map(cpuData), row: 0, seq: cache.tokens.length, start: 0, length };
-    return this.tensorsOf(extract(this.layout, view), 1, length);
-  }
-
-  private tensorsOf(data: CacheArray[], batch: number, seq: number): Tensor[] {
     const { Tensor } = this.runtime;
-    return data.map((d, n) => new Tensor(this.layout.type, d, [batch, this.layout.heads[n]!, seq, this.layout.dims[n]!]));
+    const { type, heads, dims } = this.layout;
+    return this.layout.names.map((_, n) => new Tensor(type, type === "float16" ? new Uint16Array(0) : new Float32Array(0), [batch, heads[n]!, 0, dims[n]!]));
   }
+
 }
 
-function viewOf(batch: Batch, row: number): CacheView {
-  return { data: batch.past.map(cpuData), row, seq: batch.seq, start: batch.pads[row]!, length: batch.seq - batch.pads[row]! };
-}
-
-function cpuData(t: Tensor): CacheArray {
-  return t.data as CacheArray;
+function viewOf(batch: Batch, row: number): TensorView {
+  return { tensors: batch.past, row, seq: batch.seq, start: batch.pads[row]!, length: batch.seq - batch.pads[row]! };
 }
 
 function disposeAll(tensors: readonly Tensor[]): void {

@@ -15,6 +15,7 @@ import {
   Tensor,
   type ProgressInfo,
 } from "@huggingface/transformers";
+import type { GpuDeviceLike as EngineGpuDevice } from "./cache-ops.js";
 import type { DeviceLossInfo } from "./device-loss.js";
 import { loadedPolicyTokenizer } from "./browser-tokenizer.js";
 import { ModelPolicy, type ModelPolicyOptions } from "./model-policy.js";
@@ -179,10 +180,14 @@ function deviceLost(info: DeviceLossInfo): void {
   for (const listener of [...lossListeners]) listener(info);
 }
 
-/** Onnxruntime's device (the WebGPU backend sets `env.webgpu.device` when it creates its first session). */
+/** Onnxruntime's WebGPU device (its backend sets `env.webgpu.device` when it creates its first session). */
+async function onnxWebGpuDevice<D = GpuDeviceLike & EngineGpuDevice>(): Promise<D | null> {
+  const webgpu = env.backends.onnx.webgpu as { device?: D | Promise<D> } | undefined;
+  return (await Promise.resolve(webgpu?.device).catch(() => undefined)) ?? null;
+}
+
 async function watchDevice(): Promise<void> {
-  const webgpu = env.backends.onnx.webgpu as { device?: GpuDeviceLike | Promise<GpuDeviceLike> } | undefined;
-  const device = await Promise.resolve(webgpu?.device).catch(() => undefined);
+  const device = await onnxWebGpuDevice<GpuDeviceLike>();
   if (!device || device === gpuDevice || typeof device.destroy !== "function") return;
   gpuDevice = device;
   void device.lost.then((info) => {
@@ -215,7 +220,10 @@ export async function browserModelPolicy(
 ): Promise<{ policy: ModelPolicy; choice: DeviceChoice; loadMs: number }> {
   const { model, tokenizer, choice, loadMs } = await loadModel(spec);
   const runtime = { Tensor, LogitsProcessor, StoppingCriteria, BaseStreamer };
-  return { policy: new ModelPolicy(runtime, model, tokenizer, spec), choice, loadMs };
+  // On WebGPU the decode engine moves caches with copies on onnxruntime's own device.
+  const device = choice.device === "webgpu" ? await onnxWebGpuDevice() : null;
+  const engineOptions = { ...spec.engineOptions, ...(device ? { gpuDevice: () => device } : {}) };
+  return { policy: new ModelPolicy(runtime, model, tokenizer, { ...spec, engineOptions }), choice, loadMs };
 }
 
 /** Whether the loader will find a file: a HEAD request to where transformers.js will ask, or the picked folder. */
