@@ -44,6 +44,8 @@ export interface DecodeRequest {
   topK: number;
   onToken?: (tokenId: number, step: StepStats | null) => void;
   signal?: AbortSignal;
+  /** The generation call the row belongs to: rows of one call may share their prompts' common prefix. */
+  call?: object;
 }
 
 export interface DecodeResult {
@@ -70,6 +72,8 @@ export interface EngineOptions {
 
 export const DEFAULT_CACHE_BUDGET_BYTES = 1024 * 1024 * 1024;
 const DEFAULT_PREFILL_CHUNK = 512;
+/** Another sample's prefix is copied only when it saves at least this many tokens over the sample's own cache. */
+const MIN_SHARED_PREFIX = 16;
 
 interface Row {
   req: DecodeRequest;
@@ -155,7 +159,7 @@ export class DecodeEngine {
   /** False on the GPU without a device to copy with: rows are then never batched or cut. */
   private canMove = true;
   /** Counters, and milliseconds spent in prefill passes, decode passes and cache copies (for benchmarks). */
-  readonly stats = { forwardPasses: 0, decodeSteps: 0, stepRows: 0, merges: 0, prefilled: 0, reused: 0, prefillMs: 0, decodeMs: 0, copyMs: 0 };
+  readonly stats = { forwardPasses: 0, decodeSteps: 0, stepRows: 0, merges: 0, prefilled: 0, reused: 0, sharedPrefixes: 0, prefillMs: 0, decodeMs: 0, copyMs: 0 };
 
   private readonly gpuDevice: () => GpuDeviceLike | null;
 
@@ -248,7 +252,14 @@ export class DecodeEngine {
     // At least the prompt's last token is run: its logits give the first new token.
     let reuse = kept ? Math.min(commonPrefix(kept.tokens, prompt), prompt.length - 1) : 0;
     let past: Tensor[];
-    if (kept && reuse > 0 && (reuse === kept.tokens.length || this.canMove)) {
+    const shared = this.canMove ? this.sharedPrefix(row, reuse) : null;
+    if (shared) {
+      // An earlier row of the call covers more of this prompt: its positions are copied.
+      if (kept) disposeAll(kept.tensors);
+      reuse = shared.length;
+      past = this.ops.extract(shared);
+      this.stats.sharedPrefixes += 1;
+    } else if (kept && reuse > 0 && (reuse === kept.tokens.length || this.canMove)) {
       past = this.ops.extract({ tensors: kept.tensors, row: 0, seq: kept.tokens.length, start: 0, length: reuse });
       if (past[0] !== kept.tensors[0]) disposeAll(kept.tensors);
     } else {
@@ -283,6 +294,27 @@ export class DecodeEngine {
       return this.finish(row);
     }
     this.batches.push({ rows: [row], past, seq: row.covered.length, pads: [0] });
+  }
+
+  /**
+   * The longest prefix of `row`'s prompt that the cache of an earlier row of the same call covers (a sync batch's
+   * shared system prompt, a GRPO group's prompt), when it saves at least `MIN_SHARED_PREFIX` tokens over the row's
+   * own reuse. Only rows of one call: they are admitted in their order, so what is shared, and the counts, are the
+   * same in every run (rows of other calls come and go with the timing of the environments).
+   */
+  private sharedPrefix(row: Row, own: number): TensorView | null {
+    const prompt = row.req.promptIds;
+    let best: TensorView | null = null;
+    for (const batch of this.batches) {
+      batch.rows.forEach((other, i) => {
+        if (!other || other.req.call !== row.req.call || row.req.call === undefined) return;
+        const length = Math.min(commonPrefix(other.covered, prompt), prompt.length - 1);
+        if (length >= own + MIN_SHARED_PREFIX && length > (best?.length ?? 0)) {
+          best = { tensors: batch.past, row: i, seq: batch.seq, start: batch.pads[i]!, length };
+        }
+      });
+    }
+    return best;
   }
 
   /** The batches (and rows that left) become one batch, left-padded. */

@@ -142,6 +142,7 @@ export class ModelPolicy implements GenerationInterface {
   private submitRows(data: GenerationDatumSpec, greedy: boolean, options: GenerateOptions): Promise<DecodeResult>[] {
     const engine = this.engine!;
     const seed = this.sampling.seed ?? 0;
+    const call = {};
     return data.input_lengths.map((_, i) => {
       const sampleId = data.sample_ids?.[i] ?? i;
       const onToken = options.onToken;
@@ -157,6 +158,7 @@ export class ModelPolicy implements GenerationInterface {
         topK: onToken ? DETAIL_TOP_K : 0,
         onToken: onToken ? (id, step) => onToken(i, id, this.tokenizer.tokenText(id), step ? this.detail(step) : undefined) : undefined,
         signal: options.signal,
+        call,
       });
     });
   }
