@@ -1,0 +1,157 @@
+/**
+ * `npm run bench:model-rollout` (part of `npm run bench`): benchmark 8, a multi-turn model rollout
+ * (src/bench-support/model-rollout.ts): the model policy on its decode engine against transformers.js `generate()`,
+ * 16 samples × 8 turns of the sliding puzzle on builtin:small, sync and async, in Node (onnxruntime-node) and in
+ * headless Chromium on WASM; prefilled ÷ new context tokens; async ÷ sync with no latency and with 0–50 ms steps.
+ * Prints a table and writes `bench/results/model-rollout.json`.
+ *
+ * Options: `-- --samples N --turns T --rounds R --only node,chromium --device wasm|webgpu --sampled --out <file>`,
+ * `--parts ab,jitter` (new against old; async against sync with 0–50 ms steps), `--modes sync,async` (part ab's paths);
+ * `--append` keeps the results already in the file (another backend's, measured at another time or size).
+ * `--device webgpu` runs the page on WebGPU (Chromium with `--enable-unsafe-webgpu`), for a machine with a GPU.
+ */
+
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { chromium } from "@playwright/test";
+import type { ModelRolloutConfig, ModelRolloutResult } from "../src/bench-support/model-rollout.js";
+import { machine } from "./machine.js";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const { values } = parseArgs({
+  options: {
+    samples: { type: "string" },
+    turns: { type: "string" },
+    rounds: { type: "string" },
+    only: { type: "string" },
+    device: { type: "string" },
+    sampled: { type: "boolean" },
+    parts: { type: "string" },
+    modes: { type: "string" },
+    out: { type: "string" },
+    append: { type: "boolean" },
+  },
+});
+const config: Partial<ModelRolloutConfig> = {
+  ...(values.samples ? { samples: Number(values.samples) } : {}),
+  ...(values.turns ? { turns: Number(values.turns) } : {}),
+  ...(values.rounds ? { rounds: Number(values.rounds) } : {}),
+  ...(values.sampled ? { sampledRound: true } : {}),
+  ...(values.parts ? { parts: values.parts.split(",") as ModelRolloutConfig["parts"] } : {}),
+  ...(values.modes ? { modes: values.modes.split(",") as ModelRolloutConfig["modes"] } : {}),
+};
+const only = new Set((values.only ?? "node,chromium").split(","));
+const device = values.device === "webgpu" ? "webgpu" : "wasm";
+
+async function inNode(): Promise<ModelRolloutResult> {
+  const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", "bench/model-rollout-node.ts", JSON.stringify(config)], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let stdout = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  const code = await new Promise<number | null>((done) => child.on("close", done));
+  if (code !== 0) throw new Error(`the Node benchmark exited with ${code}`);
+  return JSON.parse(stdout.trim().split("\n").at(-1)!) as ModelRolloutResult;
+}
+
+async function inChromium(): Promise<ModelRolloutResult> {
+  const port = 4791;
+  // Vite itself, not through npx: killing npx would leave the server running.
+  const server = spawn(process.execPath, [join(root, "node_modules/vite/bin/vite.js"), "--port", String(port), "--strictPort", "--host", "127.0.0.1"], { cwd: root, stdio: "ignore" });
+  try {
+    await waitFor(`http://127.0.0.1:${port}/bench/model-rollout.html`);
+    const browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
+      args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run", ...(device === "webgpu" ? ["--enable-unsafe-webgpu"] : [])],
+    });
+    try {
+      const page = await browser.newPage();
+      page.on("console", (message) => {
+        if (message.type() === "log") console.log(message.text());
+      });
+      await page.goto(`http://127.0.0.1:${port}/bench/model-rollout.html?device=${device}&config=${encodeURIComponent(JSON.stringify(config))}`);
+      await page.waitForFunction(() => "benchResult" in window || "benchError" in window, null, { timeout: 60 * 60_000, polling: 1000 });
+      const { result, error } = await page.evaluate(() => {
+        const w = window as unknown as { benchResult?: unknown; benchError?: string };
+        return { result: w.benchResult, error: w.benchError };
+      });
+      if (error) throw new Error(`the benchmark page failed: ${error}`);
+      return result as ModelRolloutResult;
+    } finally {
+      await browser.close();
+    }
+  } finally {
+    server.kill();
+  }
+}
+
+async function waitFor(url: string): Promise<void> {
+  for (let i = 0; i < 120; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the dev server did not come up at ${url}`);
+}
+
+const started = performance.now();
+const results: ModelRolloutResult[] = [];
+if (only.has("node")) results.push(await inNode());
+if (only.has("chromium")) results.push(await inChromium());
+
+const show = (x: number | null | undefined) => (x === null || x === undefined ? "–" : x);
+const mismatched = (r: ModelRolloutResult, mode: string, variant = "none") => {
+  const c = r.token_comparisons.filter((x) => x.mode === mode && x.variant === variant);
+  return c.length ? c.map((x) => `${x.mismatches.length}/${r.config.samples}`).join(", ") : "–";
+};
+console.log();
+console.table(
+  Object.fromEntries(
+    results.flatMap((r) =>
+      (["sync", "async"] as const).map((mode) => [
+        `${r.backend} ${mode}`,
+        {
+          "new tok/s": show(r.tokens_per_s[`continuous_${mode}`]),
+          "old tok/s": show(r.tokens_per_s[`generate_${mode}`]),
+          "new/old (≥3)": show(r.speedup[mode]),
+          "prefilled/new ctx (≤1.05)": show(r.prefill_ratio[mode]),
+          "old prefilled/new ctx": show(r.old_prefill_ratio[mode]),
+          "samples differing new vs old": mismatched(r, mode),
+          "jitter wall ms": show(r.jitter_wall_ms[mode]),
+        },
+      ]),
+    ),
+  ),
+);
+for (const r of results) {
+  const atLeast = (value: number | null | undefined, target: number, what: string) =>
+    value === null || value === undefined ? `${what}: not measured` : `${what} ${value} ${value >= target ? "meets" : "misses"} ≥ ${target}`;
+  const atMost = (value: number | null | undefined, target: number, what: string) =>
+    value === null || value === undefined ? `${what}: not measured` : `${what} ${value} ${value <= target ? "meets" : "misses"} ≤ ${target}`;
+  console.log(
+    `${r.backend}: ` +
+      [
+        atLeast(r.speedup.sync, r.targets.speedup, "sync new/old"),
+        atLeast(r.speedup.async, r.targets.speedup, "async new/old"),
+        atMost(Math.max(r.prefill_ratio.sync ?? 0, r.prefill_ratio.async ?? 0) || null, r.targets.prefill_ratio, "prefilled/new context"),
+        atLeast(r.async_over_sync_tokens_per_s, r.targets.async_over_sync_tokens_per_s, "async/sync tok/s"),
+        atMost(r.jitter_async_over_sync_wall, r.targets.jitter_async_over_sync_wall, "async/sync wall with 0–50 ms steps"),
+      ].join("; "),
+  );
+  if (r.sync_async_mismatches?.length) console.log(`${r.backend}: ${r.sync_async_mismatches.length} samples differ between sync and async (new policy)`);
+  const sampled = r.token_comparisons.find((c) => c.variant === "sampled");
+  if (sampled) console.log(`${r.backend}: seeded sampling, sync: ${sampled.mismatches.length}/${r.config.samples} samples differ between new and old`);
+}
+const webgpu = device === "webgpu" && only.has("chromium") ? "measured (see chromium-webgpu)" : "not measured: no GPU on this machine (the page takes ?device=webgpu; `-- --device webgpu` runs it)";
+console.log(`WebGPU: ${webgpu}`);
+const file = resolve(root, values.out ?? "bench/results/model-rollout.json");
+mkdirSync(dirname(file), { recursive: true });
+const run = { measured_at: new Date().toISOString(), machine: machine(), took_s: Math.round((performance.now() - started) / 1000), config, results };
+const earlier = values.append && existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as { runs?: unknown[] }).runs ?? [] : [];
+writeFileSync(file, `${JSON.stringify({ webgpu, runs: [...earlier, run] }, null, 2)}\n`);
+console.log(`wrote ${file}`);
