@@ -13,8 +13,9 @@ const LAYERS = {
   conformance: ["core"],
   regress: ["core", "envs", "policy", "scenario"],
   "bench-support": ["core", "envs", "policy", "scenario"],
+  training: ["core", "envs", "policy", "scenario"],
   app: ["core", "envs", "policy", "scenario", "regress", "conformance"],
-  cli: ["core", "envs", "policy", "scenario", "regress", "conformance", "app", "bench-support"],
+  cli: ["core", "envs", "policy", "scenario", "regress", "conformance", "app", "bench-support", "training"],
 };
 const FOLDERS = [...Object.keys(LAYERS), "faults"];
 

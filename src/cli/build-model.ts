@@ -4,6 +4,8 @@
  * Writes the built-in model presets in the hub layout transformers.js loads offline (`env.localModelPath = root`,
  * id `builtin/<preset>`), by default to `public/models/builtin/{tiny,small,tiny-qwen3}/`, and copies onnxruntime-web's
  * self-hosted wasm files to `public/ort/`. Both steps skip what is already up to date. Exit status 2 on bad usage.
+ * `--preset trained --weights <file.safetensors>` builds `builtin/trained` from a weights file (`npm run
+ * train:model` writes one; docs/training.md); `all` does not include it. Exit status 1 on a bad weights file.
  */
 
 import { LabError } from "../core/index.js";
@@ -12,7 +14,8 @@ import { dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { checkSeed } from "../policy/builtin-model/build.js";
 import { isPresetName, PRESET_NAMES, type PresetName } from "../policy/builtin-model/presets.js";
-import { writeBuiltinModel } from "../policy/builtin-model/write-folder.js";
+import { WeightsFileError } from "../policy/builtin-model/weights-file.js";
+import { writeBuiltinModel, writeTrainedModel, type BuiltinWriteResult } from "../policy/builtin-model/write-folder.js";
 import { isEntryPoint } from "./entry.js";
 
 /** The project's root: the checkout, or the installed package's folder. */
@@ -21,7 +24,8 @@ export const PUBLIC_MODELS_DIR = join(ROOT, "public", "models");
 export const PUBLIC_ORT_DIR = join(ROOT, "public", "ort");
 
 const USAGE =
-  "usage: npm run build:model -- [--preset tiny|small|tiny-qwen3|all] [--out <root>] [--seed N] [--force] [--ort-out <dir>] [--no-ort]";
+  "usage: npm run build:model -- [--preset tiny|small|tiny-qwen3|all] [--out <root>] [--seed N] [--force] [--ort-out <dir>] [--no-ort]\n" +
+  "       npm run build:model -- --preset trained --weights <file.safetensors> [--out <root>] [--force] [--no-ort]";
 
 /**
  * The ORT files transformers.js 4.3.2's web build requests (`transformers.web.js`, `wasmPaths`): the asyncify build
@@ -37,6 +41,8 @@ const ORT_FILES = [
 
 export interface Options {
   presets: PresetName[];
+  /** A weights file to build `builtin/trained` from (with `--preset trained`, instead of the seeded presets). */
+  weights?: string;
   out: string;
   seed: number;
   force: boolean;
@@ -60,6 +66,7 @@ function parseOptions(argv: string[]): Options {
         force: { type: "boolean", default: false },
         "ort-out": { type: "string", default: PUBLIC_ORT_DIR },
         "no-ort": { type: "boolean", default: false },
+        weights: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     }));
@@ -68,6 +75,12 @@ function parseOptions(argv: string[]): Options {
   }
   if (values.help) throw new UsageError("");
   const preset = values.preset;
+  const ortOut = values["no-ort"] ? null : values["ort-out"];
+  if (preset === "trained") {
+    if (!values.weights) throw new UsageError("--preset trained needs --weights <file.safetensors> (npm run train:model writes one)");
+    return { presets: [], weights: values.weights, out: values.out, seed: 0, force: values.force, ortOut };
+  }
+  if (values.weights !== undefined) throw new UsageError("--weights is for --preset trained only");
   if (preset !== "all" && !isPresetName(preset)) throw new UsageError(`unknown preset ${preset}`);
   const seed = Number(values.seed);
   try {
@@ -80,7 +93,7 @@ function parseOptions(argv: string[]): Options {
     out: values.out,
     seed,
     force: values.force,
-    ortOut: values["no-ort"] ? null : values["ort-out"],
+    ortOut,
   };
 }
 
@@ -152,23 +165,32 @@ export function main(argv: string[]): number {
     console.error(USAGE);
     return error.message ? 2 : 0;
   }
-  buildModelAssets(options);
+  try {
+    buildModelAssets(options);
+  } catch (error) {
+    // A bad weights file is the user's input: its message names the file and the tensor; no stack.
+    if (!(error instanceof WeightsFileError)) throw error;
+    console.error(error.message);
+    return 1;
+  }
   return 0;
+}
+
+function reportWritten(result: BuiltinWriteResult, from: string): void {
+  const where = display(result.dir);
+  if (!result.written) {
+    console.log(`up to date ${where} (id ${result.id}, ${from}; --force rebuilds)`);
+    return;
+  }
+  console.log(`built ${result.id} (${from}) in ${result.buildMs.toFixed(0)} ms:`);
+  for (const file of result.files) console.log(`  wrote ${join(where, file.path)} (${file.bytes.toLocaleString("en-US")} B)`);
 }
 
 /** Writes the presets' folders and copies the ORT files (what is up to date is skipped), reporting each on stdout. */
 export function buildModelAssets(options: Options = { presets: PRESET_NAMES, out: PUBLIC_MODELS_DIR, seed: 0, force: false, ortOut: PUBLIC_ORT_DIR }): void {
   const root = resolve(options.out);
-  for (const preset of options.presets) {
-    const result = writeBuiltinModel(root, preset, options.seed, options.force);
-    const where = display(result.dir);
-    if (!result.written) {
-      console.log(`up to date ${where} (id ${result.id}, seed ${options.seed}; --force rebuilds)`);
-      continue;
-    }
-    console.log(`built ${result.id} (seed ${options.seed}) in ${result.buildMs.toFixed(0)} ms:`);
-    for (const file of result.files) console.log(`  wrote ${join(where, file.path)} (${file.bytes.toLocaleString("en-US")} B)`);
-  }
+  for (const preset of options.presets) reportWritten(writeBuiltinModel(root, preset, options.seed, options.force), `seed ${options.seed}`);
+  if (options.weights) reportWritten(writeTrainedModel(root, resolve(options.weights), options.force, display(resolve(options.weights))), "weights " + display(resolve(options.weights)));
   if (options.ortOut) copyOrtFiles(resolve(options.ortOut), options.force);
 }
 

@@ -12,6 +12,11 @@ mustRun("npx", ["vitest", "run"]);
 // The Python environment bridge (python/): its unittest suite, with whatever python3 this machine has.
 if (spawnSync("python3", ["--version"]).status === 0) mustRun("python3", ["-m", "unittest", "discover", "-s", "python/tests", "-t", "python"]);
 else console.log("python3 is not on the PATH: the Python bridge's tests (python/tests) are skipped");
+// The training pipeline (training/): its unittest suite where python3 has PyTorch (docs/training.md).
+// Debian's python3-torch is for /usr/bin/python3, which may not be the python3 on the PATH.
+const torchPython = [process.env.PYTHON, "python3", "/usr/bin/python3"].find((py) => py && spawnSync(py, ["-c", "import torch"]).status === 0);
+if (torchPython) mustRun(torchPython, ["-m", "unittest", "discover", "-s", "training/tests", "-t", "."]);
+else console.log("no python3 here can import torch: the training pipeline's tests (training/tests) are skipped");
 mustRun("npm", ["run", "conformance"]);
 mustRun("npm", ["run", "regress", "--", "regress/sample-suite.json"]);
 mustRun("npm", ["run", "build"]);

@@ -5,7 +5,7 @@
 
 import { BUILDER_VERSION, encodeDecoderModel } from "./decoder-graph.js";
 import { configJson, generationConfigJson } from "./model-config.js";
-import { PRESETS, type ModelPreset, type PresetName } from "./presets.js";
+import { isSeededPreset, PRESETS, type ModelPreset, type PresetName, type SeededPreset } from "./presets.js";
 import { parseQwen3Vocabulary, QWEN3_TOKENIZER_PACKAGE, qwen3ShapingBias, type VocabularyFiles } from "./qwen3-vocabulary.js";
 import { specialTokensMapJson, tokenizerConfigJson, tokenizerJson } from "./tokenizer-files.js";
 import { generateWeights } from "./weights.js";
@@ -54,7 +54,7 @@ export function checkSeed(seed: number): number {
   return seed;
 }
 
-const json = (value: object) => `${JSON.stringify(value, null, 2)}\n`;
+export const json = (value: object) => `${JSON.stringify(value, null, 2)}\n`;
 
 /** What identifies a build: equal stamps mean byte-identical files. */
 export function modelStamp(preset: PresetName, seed: number): string {
@@ -79,6 +79,8 @@ export function modelStamp(preset: PresetName, seed: number): string {
 export function buildModelFiles(presetOrName: PresetName | ModelPreset, seed = 0, vocabulary?: VocabularyFiles): ModelFiles {
   const preset = typeof presetOrName === "string" ? PRESETS[presetOrName] : presetOrName;
   checkSeed(seed);
+  // Its weights are a file's, not a seed's: `buildTrainedModelFiles` (trained-model.ts).
+  if (!isSeededPreset(preset)) throw new Error("the trained preset is built from a weights file (buildTrainedModelFiles), not from a seed");
   if (preset.vocabulary === "qwen3") {
     if (!vocabulary) throw new Error(`the ${preset.name} preset needs Qwen3's tokenizer files (${QWEN3_TOKENIZER_PACKAGE.name})`);
     return buildQwen3Files(preset, seed, vocabulary);
@@ -95,7 +97,7 @@ export function buildModelFiles(presetOrName: PresetName | ModelPreset, seed = 0
   return files;
 }
 
-function buildQwen3Files(preset: ModelPreset, seed: number, vocabulary: VocabularyFiles): ModelFiles {
+function buildQwen3Files(preset: SeededPreset, seed: number, vocabulary: VocabularyFiles): ModelFiles {
   const v = parseQwen3Vocabulary(vocabulary["tokenizer.json"]);
   const ids = { bos: v.padId, eos: v.eosId, pad: v.padId };
   const onnx = encodeDecoderModel(preset, generateWeights(preset, seed), qwen3ShapingBias(preset, v));

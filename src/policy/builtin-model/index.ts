@@ -18,7 +18,19 @@ export { CHAT_TEMPLATE } from "./chat-template-jinja.js";
 export { BUILDER_VERSION, encodeDecoderModel } from "./decoder-graph.js";
 export { allowedTokenIds, BLOCKED_BIAS, isAllowedByte, EMITTED_MARKERS, shapingBias } from "./logit-shaping.js";
 export { configJson, generationConfigJson } from "./model-config.js";
-export { isPresetName, parameterCount, PRESET_NAMES, PRESETS, type ModelPreset, type PresetName } from "./presets.js";
+export {
+  isPresetName,
+  isSeededPreset,
+  parameterCount,
+  PRESET_NAMES,
+  PRESETS,
+  TRAINED_PRESET,
+  trainedPreset,
+  type ModelPreset,
+  type PresetName,
+  type TrainedArchitecture,
+  type TrainedPresetName,
+} from "./presets.js";
 export {
   parseQwen3Vocabulary,
   QWEN3_EMITTED_MARKERS,
@@ -31,3 +43,5 @@ export {
 export { referenceForward, type ReferenceInput } from "./reference.js";
 export { bytesToUnicode, specialTokensMapJson, tokenizerConfigJson, tokenizerJson } from "./tokenizer-files.js";
 export { generateWeights, SplitMix32, type ModelWeights } from "./weights.js";
+export { buildTrainedModelFiles, TRAINED_MODEL_FILE_PATHS, trainedModelStamp, type WeightsSource } from "./trained-model.js";
+export { encodeWeightsFile, parseWeightsFile, WEIGHTS_FORMAT, WeightsFileError, type WeightsFile } from "./weights-file.js";

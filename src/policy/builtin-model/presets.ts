@@ -7,7 +7,7 @@
 import { VOCAB_SIZE } from "../../core/tokenizer/byte-level.js";
 
 export interface ModelPreset {
-  name: PresetName;
+  name: PresetName | TrainedPresetName;
   vocabSize: number;
   hiddenSize: number;
   intermediateSize: number;
@@ -33,6 +33,13 @@ export interface ModelPreset {
 }
 
 export type PresetName = "tiny" | "small" | "tiny-qwen3";
+
+/**
+ * The preset whose weights come from a weights file (`weights-file.ts`, written by the training pipeline) rather
+ * than from a seed. Not one of `PRESETS`: `build:model`'s `all` and the `builtin:<preset>` ids stay the random ones
+ * until trained weights are committed.
+ */
+export type TrainedPresetName = "trained";
 
 const common = { vocabSize: VOCAB_SIZE, ropeTheta: 10000, rmsNormEps: 1e-6, maxPositionEmbeddings: 4096 };
 
@@ -85,6 +92,55 @@ export const PRESETS: Readonly<Record<PresetName, ModelPreset>> = {
     lastPositionLogits: true,
   },
 };
+
+/**
+ * The architecture `npm run train:model` trains by default (the issue-21 probe's: hidden 128, 4 layers, 4 heads
+ * with 2 KV heads, byte-level vocabulary; 855,424 parameters). A weights file may carry another size (`--size`);
+ * `trainedPreset` then takes the file's. No logit-shaping biases: a trained model ends its replies and writes its
+ * markers by itself; the shaping still blocks the ids outside printable ASCII, `\n` and the five markers.
+ */
+export const TRAINED_PRESET: ModelPreset = {
+  ...common,
+  name: "trained",
+  hiddenSize: 128,
+  intermediateSize: 384,
+  numLayers: 4,
+  numHeads: 4,
+  numKvHeads: 2,
+  headDim: 32,
+  // Workspace episodes run to ~8K tokens; RoPE itself has no limit, this is only what config.json declares.
+  maxPositionEmbeddings: 8192,
+  eosBias: 0,
+  markerBias: 0,
+};
+
+/** The sizes a weights file may set; the rest of a trained preset (name, biases, vocabulary) is fixed. */
+export type TrainedArchitecture = Pick<
+  ModelPreset,
+  | "vocabSize"
+  | "hiddenSize"
+  | "intermediateSize"
+  | "numLayers"
+  | "numHeads"
+  | "numKvHeads"
+  | "headDim"
+  | "ropeTheta"
+  | "rmsNormEps"
+  | "maxPositionEmbeddings"
+  | "tieWordEmbeddings"
+>;
+
+/** The trained preset with a weights file's architecture. */
+export function trainedPreset(architecture: TrainedArchitecture): ModelPreset {
+  return { ...TRAINED_PRESET, ...architecture, name: "trained", eosBias: 0, markerBias: 0 };
+}
+
+/** A preset whose weights come from a seed (`generateWeights`). */
+export type SeededPreset = ModelPreset & { name: PresetName };
+
+export function isSeededPreset(p: ModelPreset): p is SeededPreset {
+  return p.name !== "trained";
+}
 
 export const PRESET_NAMES = Object.keys(PRESETS) as PresetName[];
 

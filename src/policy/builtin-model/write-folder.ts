@@ -4,11 +4,15 @@
  * `node:fs`.
  */
 
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { buildModelFiles, builtinModelId, modelFilePaths, modelStamp, STAMP_FILE, type ModelFiles } from "./build.js";
+import { BUILDER_VERSION } from "./decoder-graph.js";
 import { PRESETS, type PresetName } from "./presets.js";
 import { readQwen3TokenizerFiles } from "./qwen3-package.js";
+import { buildTrainedModelFiles, TRAINED_MODEL_FILE_PATHS, type WeightsSource } from "./trained-model.js";
+import { WeightsFileError } from "./weights-file.js";
 
 export interface WrittenFile {
   path: string;
@@ -61,4 +65,35 @@ export function writeBuiltinModel(root: string, preset: PresetName, seed = 0, fo
   const files = buildModelFiles(preset, seed, PRESETS[preset].vocabulary === "qwen3" ? readQwen3TokenizerFiles() : undefined);
   const buildMs = performance.now() - start;
   return { id, dir, written: true, files: writeModelFolder(root, id, files), buildMs };
+}
+
+/** The id the trained preset loads by (`builtin:trained`). */
+export const TRAINED_MODEL_ID = "builtin/trained";
+
+/**
+ * Builds and writes `<root>/builtin/trained/` from a weights file unless the folder already holds that file's
+ * build (its stamp names the file's SHA-256). `name` is how the README names the file (default: its base name).
+ */
+export function writeTrainedModel(root: string, weightsPath: string, force = false, name = basename(weightsPath)): BuiltinWriteResult {
+  const dir = modelFolder(root, TRAINED_MODEL_ID);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(weightsPath);
+  } catch (e) {
+    throw new WeightsFileError(`${weightsPath}: cannot read the weights file: ${(e as Error).message}`);
+  }
+  const source: WeightsSource = { sha256: createHash("sha256").update(bytes).digest("hex"), name };
+  const stampPath = join(dir, STAMP_FILE);
+  // The stamp's architecture comes from the file, so the file's hash and the builder's version decide.
+  const stamp = existsSync(stampPath) ? (JSON.parse(readFileSync(stampPath, "utf8")) as { version?: string; weights?: WeightsSource }) : null;
+  const upToDate =
+    stamp?.version === BUILDER_VERSION &&
+    stamp.weights?.sha256 === source.sha256 &&
+    stamp.weights.name === name &&
+    TRAINED_MODEL_FILE_PATHS.every((f) => existsSync(join(dir, f)));
+  if (!force && upToDate) return { id: TRAINED_MODEL_ID, dir, written: false, files: [], buildMs: 0 };
+  const start = performance.now();
+  const files = buildTrainedModelFiles(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), source);
+  const buildMs = performance.now() - start;
+  return { id: TRAINED_MODEL_ID, dir, written: true, files: writeModelFolder(root, TRAINED_MODEL_ID, files), buildMs };
 }

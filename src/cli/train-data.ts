@@ -1,0 +1,138 @@
+/**
+ * `npm run train:data -- [--out training/data] [--episodes 1200] [--held-out 60] [--samples-per-seed 10]
+ * [--error-rate 0.2] [--seed 0]`
+ *
+ * Writes the training data of `builtin:trained` (docs/training.md): per environment of `ENVIRONMENT_PLANS` (the
+ * built-in ones and the starter number-guess module), oracle rollouts with seeded mistakes as JSONL episodes
+ * (`src/training/episode.ts`): `held_out.jsonl` from the held-out dataset seeds first, then `train.jsonl` from the
+ * training seeds without any held-out task, and `data.json`, what was written and from which seeds.
+ * `--episodes`/`--held-out` are per environment and rounded up to whole dataset seeds. Exit status 2 on bad usage.
+ */
+
+import { createWriteStream, mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { finished } from "node:stream/promises";
+import { parseArgs } from "node:util";
+import { collectEpisodes, type Collected } from "../training/collect.js";
+import type { TrainingEpisode } from "../training/episode.js";
+import { ENVIRONMENT_PLANS, HELD_OUT_SEED_BASE, type EnvironmentPlan, type Split } from "../training/plan.js";
+import { checkoutEnvironmentLookup } from "./checkout-environments.js";
+import { isEntryPoint } from "./entry.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+export const TRAINING_DATA_DIR = join(ROOT, "training", "data");
+
+const USAGE =
+  "usage: npm run train:data -- [--out <dir>] [--episodes N] [--held-out N] [--samples-per-seed N] [--error-rate R] [--seed N]";
+
+export interface TrainDataOptions {
+  out: string;
+  episodes: number;
+  heldOut: number;
+  samplesPerSeed: number;
+  errorRate: number;
+  seed: number;
+}
+
+function parseOptions(argv: string[]): TrainDataOptions | string {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        out: { type: "string", default: TRAINING_DATA_DIR },
+        episodes: { type: "string", default: "1200" },
+        "held-out": { type: "string", default: "60" },
+        "samples-per-seed": { type: "string", default: "10" },
+        "error-rate": { type: "string", default: "0.2" },
+        seed: { type: "string", default: "0" },
+      },
+    }));
+  } catch (error) {
+    return (error as Error).message;
+  }
+  const count = (name: string, text: string, min: number) => {
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < min) throw new RangeError(`--${name}: expected an integer ≥ ${min}, got ${text}`);
+    return n;
+  };
+  try {
+    const errorRate = Number(values["error-rate"]);
+    if (!(errorRate >= 0 && errorRate <= 1)) return `--error-rate: expected a number in [0, 1], got ${values["error-rate"]}`;
+    return {
+      out: resolve(values.out),
+      episodes: count("episodes", values.episodes, 1),
+      heldOut: count("held-out", values["held-out"], 0),
+      samplesPerSeed: count("samples-per-seed", values["samples-per-seed"], 1),
+      errorRate,
+      seed: count("seed", values.seed, 0),
+    };
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+async function writeJsonl(path: string, episodes: Iterable<TrainingEpisode>): Promise<void> {
+  const stream = createWriteStream(path);
+  for (const e of episodes) if (!stream.write(`${JSON.stringify(e)}\n`)) await new Promise<void>((r) => stream.once("drain", () => r()));
+  stream.end();
+  await finished(stream);
+}
+
+const summary = (c: Collected) => ({
+  episodes: c.episodes.length,
+  tokens: c.episodes.reduce((n, e) => n + e.ids.length, 0),
+  learned_tokens: c.episodes.reduce((n, e) => n + e.mask.split("1").length - 1, 0),
+  mistakes: c.episodes.reduce((n, e) => n + e.mistakes.length, 0),
+  solved: c.episodes.filter((e) => e.total_reward > 0).length,
+  excluded_as_held_out: c.excluded,
+  held_out_tasks_kept: c.heldOutTasksKept,
+  failed: c.failed,
+});
+
+export async function writeTrainingData(options: TrainDataOptions, log: (line: string) => void = console.log): Promise<void> {
+  mkdirSync(options.out, { recursive: true });
+  const environments = await checkoutEnvironmentLookup();
+  const seedsFor = (n: number) => Math.ceil(n / options.samplesPerSeed);
+  const collected: Record<Split, Map<EnvironmentPlan, Collected>> = { held_out: new Map(), train: new Map() };
+  const started = performance.now();
+  for (const plan of ENVIRONMENT_PLANS) {
+    const common = { samplesPerSeed: options.samplesPerSeed, errorRate: options.errorRate, oracleSeed: options.seed, environments };
+    const heldOut = await collectEpisodes(plan, { ...common, split: "held_out", seeds: seedsFor(options.heldOut) });
+    const train = await collectEpisodes(plan, { ...common, split: "train", seeds: seedsFor(options.episodes), excludeTasks: heldOut.tasks });
+    collected.held_out.set(plan, heldOut);
+    collected.train.set(plan, train);
+    log(`${plan.name}: ${train.episodes.length} training episodes (${train.excluded} dropped as held-out tasks, ${train.heldOutTasksKept} kept with a held-out task), ${heldOut.episodes.length} held out`);
+  }
+  for (const split of ["train", "held_out"] as const) {
+    await writeJsonl(join(options.out, `${split}.jsonl`), [...collected[split].values()].flatMap((c) => c.episodes));
+  }
+  const manifest = {
+    format: "rollout-lab-training-data/1",
+    seed: options.seed,
+    error_rate: options.errorRate,
+    samples_per_seed: options.samplesPerSeed,
+    train_dataset_seeds: `0…${seedsFor(options.episodes) - 1}`,
+    held_out_dataset_seeds: options.heldOut ? `${HELD_OUT_SEED_BASE}…${HELD_OUT_SEED_BASE + seedsFor(options.heldOut) - 1}` : "none",
+    environments: ENVIRONMENT_PLANS.map((plan) => ({
+      ...plan,
+      train: summary(collected.train.get(plan)!),
+      held_out: summary(collected.held_out.get(plan)!),
+    })),
+    seconds: Math.round((performance.now() - started) / 100) / 10,
+  };
+  writeFileSync(join(options.out, "data.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  log(`wrote ${join(options.out, "train.jsonl")}, held_out.jsonl and data.json in ${manifest.seconds} s`);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const options = parseOptions(argv);
+  if (typeof options === "string") {
+    console.error(`${options}\n${USAGE}`);
+    return 2;
+  }
+  await writeTrainingData(options);
+  return 0;
+}
+
+if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,109 @@
+/**
+ * `npm run train:model -- [--size trained|tiny] [--steps 2000] [--episodes 1200] [--held-out 60] [--error-rate 0.2]
+ * [--seed 0] [--work training/out] [--time-limit S] [--no-prefix-grad] [--skip-data] [--resume]`
+ *
+ * The whole pipeline of `builtin:trained` (docs/training.md): the training data (`train:data`, into
+ * `<work>/data/`), the training in PyTorch (`python3 -m training.train`, into `<work>/`; it exports
+ * `<work>/weights.safetensors`), and the model folder built from that file (`public/models/builtin/trained/`).
+ * Needs Debian's `python3-torch` and `libopenblas0-pthread` (`apt-get install python3-torch libopenblas0-pthread`);
+ * says so when `python3` cannot import torch. Exit status 2 on bad usage, 1 when a step fails.
+ */
+
+import { spawnSync } from "node:child_process";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { writeTrainedModel } from "../policy/builtin-model/write-folder.js";
+import { PUBLIC_MODELS_DIR } from "./build-model.js";
+import { isEntryPoint } from "./entry.js";
+import { writeTrainingData } from "./train-data.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const PYTHON = process.env.PYTHON ?? "/usr/bin/python3";
+
+const USAGE =
+  "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
+  "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--skip-data] [--resume]";
+
+const TORCH_MISSING =
+  `${PYTHON} cannot import torch. Install Debian's PyTorch and the threaded OpenBLAS it should run on ` +
+  "(without it torch falls back to the reference BLAS, several times slower):\n  sudo apt-get install python3-torch libopenblas0-pthread";
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    options: {
+      size: { type: "string", default: "trained" },
+      steps: { type: "string", default: "2000" },
+      episodes: { type: "string", default: "1200" },
+      "held-out": { type: "string", default: "60" },
+      "error-rate": { type: "string", default: "0.2" },
+      seed: { type: "string", default: "0" },
+      work: { type: "string", default: join(ROOT, "training", "out") },
+      "time-limit": { type: "string", default: "0" },
+      "no-prefix-grad": { type: "boolean", default: false },
+      "skip-data": { type: "boolean", default: false },
+      resume: { type: "boolean", default: false },
+    },
+  }).values;
+}
+
+function runPython(args: string[]): number {
+  const result = spawnSync(PYTHON, args, { cwd: ROOT, stdio: "inherit" });
+  if (result.error) throw new Error(`cannot run ${PYTHON}: ${result.error.message}`);
+  return result.status ?? 1;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let values;
+  try {
+    values = parse(argv);
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (!["trained", "tiny"].includes(values.size)) {
+    console.error(`--size: expected trained or tiny, got ${values.size}\n${USAGE}`);
+    return 2;
+  }
+  const work = resolve(values.work);
+  const data = join(work, "data");
+  if (spawnSync(PYTHON, ["-c", "import torch"], { stdio: "ignore" }).status !== 0) {
+    console.error(TORCH_MISSING);
+    return 1;
+  }
+  const started = performance.now();
+  const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
+  if (!values["skip-data"]) {
+    console.log(`== training data → ${data}`);
+    try {
+      await writeTrainingData({
+        out: data,
+        episodes: Number(values.episodes),
+        heldOut: Number(values["held-out"]),
+        samplesPerSeed: 10,
+        errorRate: Number(values["error-rate"]),
+        seed: Number(values.seed),
+      });
+    } catch (error) {
+      console.error(`train:model: the training data: ${(error as Error).message}\n${USAGE}`);
+      return error instanceof RangeError ? 2 : 1;
+    }
+  }
+  console.log(`== training (${values.size}, ${values.steps} steps, seed ${values.seed}) at ${elapsed()}`);
+  const trainArgs = ["-m", "training.train", "--data", data, "--out", work, "--size", values.size, "--steps", values.steps, "--seed", values.seed];
+  if (Number(values["time-limit"]) > 0) trainArgs.push("--time-limit", values["time-limit"]);
+  if (values["no-prefix-grad"]) trainArgs.push("--no-prefix-grad");
+  if (values.resume) trainArgs.push("--resume");
+  const status = runPython(trainArgs);
+  if (status !== 0) {
+    console.error(`train:model: python3 -m training.train exited with ${status}`);
+    return status === 2 ? 2 : 1;
+  }
+  console.log(`== building builtin/trained at ${elapsed()}`);
+  const weights = join(work, "weights.safetensors");
+  const built = writeTrainedModel(PUBLIC_MODELS_DIR, weights, true);
+  console.log(`built ${built.id} from ${weights} into ${built.dir} in ${built.buildMs.toFixed(0)} ms; done in ${elapsed()}`);
+  return 0;
+}
+
+if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { byteLevelTokenizer } from "../core/index.js";
+import { environmentLookup } from "../envs/index.js";
+import { loadCheckoutEnvironments } from "../cli/checkout-environments.js";
+import { collectEpisodes } from "./collect.js";
+import { possibleRange } from "./number-guess-solver.js";
+import { ENVIRONMENT_PLANS, HELD_OUT_SEED_BASE, splitSeeds } from "./plan.js";
+
+const environments = environmentLookup(await loadCheckoutEnvironments());
+const decode = (ids: number[]) => byteLevelTokenizer.decode(ids);
+
+/** The text of each maximal run of mask "1" (the learned spans). */
+function learnedSpans(ids: number[], mask: string): string[] {
+  return [...mask.matchAll(/1+/g)].map((m) => decode(ids.slice(m.index, m.index + m[0].length)));
+}
+
+describe("training episodes from the labelled oracle", () => {
+  it("covers every environment: the whole context as ids, the loss on the assistant's planned turns only", async () => {
+    for (const plan of ENVIRONMENT_PLANS) {
+      const { episodes, failed } = await collectEpisodes(plan, { split: "train", seeds: 2, samplesPerSeed: 2, errorRate: 0.3, oracleSeed: 0, environments });
+      expect(failed, plan.env).toBe(0);
+      expect(episodes, plan.env).toHaveLength(4);
+      for (const e of episodes) {
+        expect(e.mask).toHaveLength(e.ids.length);
+        expect(e.mask[0]).toBe("0"); // the prompt
+        expect(learnedSpans(e.ids, e.mask).length).toBe(e.turns - e.mistakes.length);
+      }
+      // Someone solved something.
+      expect(episodes.some((e) => e.total_reward > 0), plan.env).toBe(true);
+    }
+  });
+
+  it("marks a mistake exactly where the oracle's text differs from its plan, and recovers after it", async () => {
+    const puzzle = ENVIRONMENT_PLANS.find((p) => p.env === "sliding_puzzle")!;
+    const { episodes } = await collectEpisodes(puzzle, { split: "train", seeds: 4, samplesPerSeed: 3, errorRate: 0.5, oracleSeed: 1, environments });
+    const withMistakes = episodes.filter((e) => e.mistakes.length > 0);
+    expect(withMistakes.length).toBeGreaterThan(0);
+    const clean = await collectEpisodes(puzzle, { split: "train", seeds: 4, samplesPerSeed: 3, errorRate: 0, oracleSeed: 1, environments });
+    expect(clean.episodes.every((e) => e.mistakes.length === 0)).toBe(true);
+    // Every learned span of an erring run is a well-formed action, as the error-free oracle writes them.
+    for (const e of withMistakes) for (const span of learnedSpans(e.ids, e.mask)) expect(span).toMatch(/^Let me think\.\n<action>(up|down|left|right|view)<\/action>$/);
+  });
+
+  it("keeps held-out seeds and tasks out of the training split", async () => {
+    expect(splitSeeds("held_out", 2)).toEqual([HELD_OUT_SEED_BASE, HELD_OUT_SEED_BASE + 1]);
+    const puzzle = ENVIRONMENT_PLANS.find((p) => p.name === "sliding_puzzle_shuffled")!;
+    const heldOut = await collectEpisodes(puzzle, { split: "held_out", seeds: 3, samplesPerSeed: 3, errorRate: 0.2, oracleSeed: 0, environments });
+    const train = await collectEpisodes(puzzle, { split: "train", seeds: 20, samplesPerSeed: 3, errorRate: 0.2, oracleSeed: 0, environments, excludeTasks: heldOut.tasks });
+    expect(train.excluded).toBeGreaterThan(0); // 2×2 boards recur: seeds alone would leak
+    expect(train.episodes.length + train.excluded).toBe(60);
+    const heldOutPrompts = new Set([...heldOut.tasks].map((t) => JSON.stringify(JSON.parse(t)[0][0].content)));
+    for (const e of train.episodes) expect(heldOutPrompts.has(JSON.stringify(decode(e.ids.slice(0, e.mask.indexOf("1")))))).toBe(false);
+    // The default puzzle is held out by seed only: its recurring tasks are kept, and counted.
+    const defaults = ENVIRONMENT_PLANS.find((p) => p.name === "sliding_puzzle")!;
+    const defaultHeldOut = await collectEpisodes(defaults, { split: "held_out", seeds: 3, samplesPerSeed: 3, errorRate: 0.2, oracleSeed: 0, environments });
+    const kept = await collectEpisodes(defaults, { split: "train", seeds: 20, samplesPerSeed: 3, errorRate: 0.2, oracleSeed: 0, environments, excludeTasks: defaultHeldOut.tasks });
+    expect(kept.episodes).toHaveLength(60);
+    expect(kept.heldOutTasksKept).toBeGreaterThan(0);
+  });
+
+  it("bisects the number-guess range from the context's answers", () => {
+    const prompt = "I am thinking of a number from 1 to 20. Guess it: answer <guess>N</guess>.";
+    expect(possibleRange(prompt)).toEqual({ lo: 1, hi: 20 });
+    const after = `${prompt}<guess>10</guess><environment>higher (4 guesses left)</environment>\n<guess>15</guess><environment>lower (3 guesses left)</environment>`;
+    expect(possibleRange(after)).toEqual({ lo: 11, hi: 14 });
+  });
+});

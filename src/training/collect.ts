@@ -1,0 +1,74 @@
+/**
+ * Runs the labelled oracle (the built-in oracles and the number-guess solver) through `runScenario` for each
+ * environment plan and dataset seed, and turns the samples into training episodes. Samples that ended in an error
+ * are left out; so are training samples whose task is one of the held-out tasks given in `excludeTasks`.
+ *
+ * A task is a datum's initial messages and `extra_env_info` (the board, the problem, the file tree), so two
+ * samples with the same prompt but other files are different tasks. Plans with `heldOutBy: "seed"` (the number
+ * guess: the prompt never names the secret, and there are only `max_number` of them; the default puzzle) are kept
+ * apart by seed only, and the training samples with a held-out task are counted (`heldOutTasksKept`).
+ */
+
+import { byteLevelTokenizer } from "../core/index.js";
+import type { EnvironmentLookup } from "../envs/index.js";
+import { ORACLE_SOLVERS } from "../policy/oracle/index.js";
+import { prepareScenario, runScenario } from "../scenario/run.js";
+import { parseScenario } from "../scenario/schema.js";
+import { episodeFromSample, type TrainingEpisode } from "./episode.js";
+import { labelledOraclePolicy } from "./labelled-oracle.js";
+import { numberGuessSolver } from "./number-guess-solver.js";
+import { planScenario, splitSeeds, type EnvironmentPlan, type Split } from "./plan.js";
+
+export const TRAINING_SOLVERS = [...ORACLE_SOLVERS, numberGuessSolver];
+
+export interface CollectOptions {
+  split: Split;
+  /** Dataset seeds (from the split's base) and samples per seed. */
+  seeds: number;
+  samplesPerSeed: number;
+  errorRate: number;
+  /** The oracle's seed; each dataset seed's run adds its own, so mistakes differ from seed to seed. */
+  oracleSeed: number;
+  environments: EnvironmentLookup;
+  /** Tasks this split must not contain (the held-out ones, when collecting the training split). */
+  excludeTasks?: ReadonlySet<string>;
+}
+
+export interface Collected {
+  episodes: TrainingEpisode[];
+  /** Every task collected (before exclusion): the held-out split's become the training split's `excludeTasks`. */
+  tasks: Set<string>;
+  /** Training samples left out because their task is held out. */
+  excluded: number;
+  /** Training samples kept although their task is held out (plans held out by seed only). */
+  heldOutTasksKept: number;
+  failed: number;
+}
+
+export async function collectEpisodes(plan: EnvironmentPlan, options: CollectOptions): Promise<Collected> {
+  const out: Collected = { episodes: [], tasks: new Set(), excluded: 0, heldOutTasksKept: 0, failed: 0 };
+  for (const datasetSeed of splitSeeds(options.split, options.seeds)) {
+    const oracle = { seed: options.oracleSeed + datasetSeed, errorRate: options.errorRate };
+    const scenario = parseScenario(planScenario(plan, datasetSeed, options.samplesPerSeed, oracle));
+    const { data } = await prepareScenario(scenario, options.environments);
+    const labelled = labelledOraclePolicy(byteLevelTokenizer, { ...oracle, solvers: TRAINING_SOLVERS });
+    const result = await runScenario(scenario, {
+      environments: options.environments,
+      policyOverride: { generation: labelled.policy, tokenizer: byteLevelTokenizer },
+    });
+    // Samples come back in input order, so position i is datum i and the policy's batch position i.
+    result.samples.forEach((sample, position) => {
+      const datum = data[position]!;
+      const task = JSON.stringify([datum.message_log ?? datum.messages, datum.extra_env_info ?? null]);
+      out.tasks.add(task);
+      if (sample.error !== undefined) out.failed++;
+      else if (options.excludeTasks?.has(task) && plan.heldOutBy !== "seed") out.excluded++;
+      else {
+        if (options.excludeTasks?.has(task)) out.heldOutTasksKept++;
+        const where = { env: plan.env, split: options.split, dataset_seed: datasetSeed };
+        out.episodes.push(episodeFromSample(sample, labelled.mistakes.get(position) ?? new Set(), where));
+      }
+    });
+  }
+  return out;
+}

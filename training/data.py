@@ -1,0 +1,125 @@
+"""The episodes of ``npm run train:data`` (src/training/episode.ts) and their batches.
+
+An episode is the whole final context as byte-level token ids and a mask, ``"1"`` on the tokens the loss applies
+to (the assistant's turns but its mistakes). A batch holds episodes of one environment, which share a long prompt
+prefix (the instructions, the tools); the prefix is run once per batch (model.Decoder.forward_with_prefix), the rest
+of each episode as a padded suffix. Token t's target is predicted at position t - 1, so the prefix ends before the
+first position whose next token is learned.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .model import ALLOWED_IDS
+
+IGNORE = -100
+ALLOWED = frozenset(ALLOWED_IDS)
+
+
+@dataclass
+class Episode:
+    env: str
+    ids: list[int]
+    mask: str
+
+    @property
+    def first_learned(self) -> int:
+        return self.mask.find("1")
+
+
+@dataclass
+class Batch:
+    env: str
+    prefix: torch.Tensor  # [P]
+    suffixes: torch.Tensor  # [B, S], right-padded with 0
+    targets: torch.Tensor  # [B, S]: the next token where it is learned, else IGNORE
+    tokens: int  # the episodes' real tokens (prefix counted per episode): what the model "read"
+    learned: int
+
+
+def load_episodes(path: str | Path, max_len: int) -> tuple[list[Episode], dict]:
+    """Episodes with something to learn, each cut to ``max_len`` tokens; counts of what was cut or left out."""
+    episodes, stats = [], {"episodes": 0, "cut": 0, "nothing_to_learn": 0, "blocked_targets": 0}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            record = json.loads(line)
+            ids, mask = record["ids"], record["mask"]
+            if len(ids) != len(mask):
+                raise ValueError(f"{path}: episode {record.get('env')}#{record.get('idx')}: {len(ids)} ids but {len(mask)} mask characters")
+            if len(ids) > max_len:
+                ids, mask = ids[:max_len], mask[:max_len]
+                stats["cut"] += 1
+            # A target the graph blocks (-1e4) cannot be learned; none should occur in the oracle's text.
+            blocked = {i for i, (t, m) in enumerate(zip(ids, mask)) if m == "1" and t not in ALLOWED}
+            if blocked:
+                stats["blocked_targets"] += len(blocked)
+                mask = "".join("0" if i in blocked else m for i, m in enumerate(mask))
+            if mask.find("1") < 1:
+                stats["nothing_to_learn"] += 1
+                continue
+            episodes.append(Episode(record["env"], ids, mask))
+    stats["episodes"] = len(episodes)
+    return episodes, stats
+
+
+def common_prefix(rows: list[list[int]]) -> int:
+    first = rows[0]
+    n = min(len(r) for r in rows)
+    for i in range(n):
+        token = first[i]
+        if any(r[i] != token for r in rows):
+            return i
+    return n
+
+
+def make_batch(episodes: list[Episode]) -> Batch:
+    shared = min(common_prefix([e.ids for e in episodes]), min(e.first_learned for e in episodes) - 1)
+    width = max(len(e.ids) for e in episodes) - shared
+    suffixes = torch.zeros(len(episodes), width, dtype=torch.long)
+    targets = torch.full((len(episodes), width), IGNORE, dtype=torch.long)
+    learned = 0
+    for row, e in enumerate(episodes):
+        rest = e.ids[shared:]
+        suffixes[row, : len(rest)] = torch.tensor(rest)
+        for j in range(len(rest) - 1):
+            if e.mask[shared + j + 1] == "1":
+                targets[row, j] = rest[j + 1]
+                learned += 1
+    return Batch(episodes[0].env, torch.tensor(episodes[0].ids[:shared], dtype=torch.long), suffixes, targets, sum(len(e.ids) for e in episodes), learned)
+
+
+def epoch_batches(episodes: list[Episode], batch_size: int, attention_budget: int, seed: int, epoch: int) -> list[Batch]:
+    """One pass over the episodes: per environment, shuffled and cut into batches of at most ``batch_size``
+    episodes and ``attention_budget`` attention scores per head (episodes x longest length squared: the scores
+    and probabilities kept for the backward pass are what fills the memory); the batches of all environments in
+    a shuffled order. The same (seed, epoch) gives the same batches, so a resumed run continues where it stopped."""
+    rng = random.Random(f"{seed}/{epoch}")
+    by_env: dict[str, list[Episode]] = {}
+    for e in episodes:
+        by_env.setdefault(e.env, []).append(e)
+    groups: list[list[Episode]] = []
+    for env in sorted(by_env):
+        pool = by_env[env][:]
+        rng.shuffle(pool)
+        # Episodes with the same prompt next to each other (sorted by their ids, within windows so that epochs
+        # still mix): a batch then shares the whole prompt (the instructions, the tools, often the board), which
+        # is run once, rather than only its first tokens.
+        window = batch_size * 16
+        pool = [e for start in range(0, len(pool), window) for e in sorted(pool[start : start + window], key=lambda e: e.ids[: e.first_learned])]
+        group: list[Episode] = []
+        for e in pool:
+            longest = max([len(x.ids) for x in group] + [len(e.ids)])
+            if group and (len(group) >= batch_size or longest * longest * (len(group) + 1) > attention_budget):
+                groups.append(group)
+                group = []
+            group.append(e)
+        if group:
+            groups.append(group)
+    rng.shuffle(groups)
+    return [make_batch(g) for g in groups]

@@ -1,0 +1,133 @@
+"""The training pipeline at a tiny size: the prefix path is the plain forward pass, the weights file round-trips,
+and a few steps on a tiny dataset make the loss fall (python3 -m unittest discover -s training/tests -t .)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import unittest
+from pathlib import Path
+
+import torch
+
+from training import train, weights_file
+from training.data import epoch_batches, load_episodes
+from training.model import SIZES, Decoder, apply_rope, rotate_half
+
+torch.set_num_threads(2)
+
+
+def encode(text: str) -> list[int]:
+    markers = {"<|im_start|>": 257, "<|im_end|>": 258}
+    ids, i = [], 0
+    while i < len(text):
+        marker = next((m for m in markers if text.startswith(m, i)), None)
+        if marker:
+            ids.append(markers[marker])
+            i += len(marker)
+        else:
+            ids.extend(text[i].encode())
+            i += 1
+    return ids
+
+
+def write_episodes(path: Path, count: int, env: str = "toy") -> None:
+    """Episodes of a task a tiny model learns in a few steps: repeat the prompt's word."""
+    words = ["left", "right", "up", "down", "view"]
+    with open(path, "w") as f:
+        for i in range(count):
+            word = words[i % len(words)]
+            prompt = encode(f"<|im_start|>user\nSay {word}.<|im_end|>\n<|im_start|>assistant\n")
+            answer = encode(f"<action>{word}</action><|im_end|>")
+            f.write(json.dumps({"env": env, "idx": i, "ids": prompt + answer, "mask": "0" * len(prompt) + "1" * len(answer)}) + "\n")
+
+
+class ModelTest(unittest.TestCase):
+    def test_the_shared_prefix_path_gives_the_plain_forward_pass(self):
+        torch.manual_seed(0)
+        model = Decoder(SIZES["tiny"])
+        rows = torch.randint(0, 256, (3, 20))
+        rows[:, :12] = rows[0, :12]
+        full = model(rows)
+        split = model.forward_with_prefix(rows[0, :12], rows[:, 12:])
+        self.assertLess((full[:, 12:] - split).abs().max().item(), 1e-4)
+
+    def test_rope_rotates_half_the_hugging_face_way(self):
+        x = torch.arange(4.0)
+        self.assertEqual(rotate_half(x).tolist(), [-2.0, -3.0, 0.0, 1.0])
+        self.assertTrue(torch.equal(apply_rope(x, torch.ones(4), torch.zeros(4)), x))
+
+    def test_query_head_h_reads_kv_head_h_over_g(self):
+        torch.manual_seed(1)
+        model = Decoder(SIZES["tiny"])  # 4 heads, 2 KV heads: heads 0, 1 read KV head 0; heads 2, 3 KV head 1
+        layer, s = model.layers[0], 5
+        x = torch.randn(1, s, model.architecture.hidden_size)
+        cos, sin = model.rope.cos_sin(torch.arange(s))
+        mask = torch.full((s, s), float("-inf")).triu(1)[None, None]
+        out, _ = layer(x, cos, sin, None, mask)
+        # The same layer head by head, each query head h with KV head h // 2.
+        d, normed = layer.head_dim, layer.input_layernorm(x)[0]
+        q = layer.q_proj(normed).view(s, 4, d).transpose(0, 1)
+        k = layer.k_proj(normed).view(s, 2, d).transpose(0, 1)
+        v = layer.v_proj(normed).view(s, 2, d).transpose(0, 1)
+        heads = []
+        for h in range(4):
+            qh, kh = apply_rope(q[h], cos, sin), apply_rope(k[h // 2], cos, sin)
+            heads.append(torch.softmax(qh @ kh.T / d**0.5 + mask[0, 0], -1) @ v[h // 2])
+        attended = x[0] + layer.o_proj(torch.cat(heads, dim=-1))
+        post = layer.post_attention_layernorm(attended)
+        expected = attended + layer.down_proj(torch.nn.functional.silu(layer.gate_proj(post)) * layer.up_proj(post))
+        self.assertLess((out[0] - expected).abs().max().item(), 1e-5)
+
+
+class WeightsFileTest(unittest.TestCase):
+    def test_round_trips_untied_and_tied(self):
+        for size in ("tiny",):
+            for tie in (False, True):
+                arch = SIZES[size].__class__(**{**SIZES[size].to_config(), "tie_word_embeddings": tie})
+                torch.manual_seed(2)
+                model = Decoder(arch)
+                with tempfile.TemporaryDirectory() as tmp:
+                    path = Path(tmp) / "w.safetensors"
+                    weights_file.save(path, model, {"steps": 1})
+                    loaded, metadata = weights_file.load(path)
+                ids = torch.randint(0, 256, (1, 9))
+                self.assertTrue(torch.equal(model(ids), loaded(ids)))
+                self.assertEqual(json.loads(metadata["training"]), {"steps": 1})
+                self.assertEqual(json.loads(metadata["config"])["tie_word_embeddings"], tie)
+
+
+class TrainTest(unittest.TestCase):
+    def test_batches_share_the_prompt_prefix_and_learn_only_masked_tokens(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            write_episodes(Path(tmp) / "train.jsonl", 10)
+            episodes, stats = load_episodes(Path(tmp) / "train.jsonl", 4096)
+        self.assertEqual(stats["episodes"], 10)
+        batches = epoch_batches(episodes, 4, 1_000_000, seed=0, epoch=0)
+        self.assertEqual(sum(b.suffixes.shape[0] for b in batches), 10)
+        for b in batches:
+            self.assertGreaterEqual(b.prefix.shape[0], 10)  # "<|im_start|>user\nSay " at least
+            self.assertEqual(b.learned, int((b.targets != -100).sum()))
+        self.assertEqual(sum(b.learned for b in batches), sum(e.mask.count("1") for e in episodes))
+
+    def test_a_few_steps_make_the_loss_fall_and_export_a_weights_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            data, out = Path(tmp) / "data", Path(tmp) / "out"
+            data.mkdir()
+            write_episodes(data / "train.jsonl", 40)
+            write_episodes(data / "held_out.jsonl", 10)
+            code = train.main(["--data", str(data), "--out", str(out), "--size", "tiny", "--steps", "40", "--lr", "1e-2", "--warmup", "5", "--batch-size", "8", "--log-every", "10", "--eval-every", "40", "--checkpoint-every", "20"])
+            self.assertEqual(code, 0)
+            summary = json.loads((out / "train.json").read_text())
+            losses = [h["loss"] for h in summary["history"]]
+            self.assertLess(losses[-1], 0.5 * losses[0])
+            self.assertLess(summary["held_out"]["loss"], losses[0])
+            model, metadata = weights_file.load(out / "weights.safetensors")
+            self.assertEqual(json.loads(metadata["training"])["steps"], 40)
+            # A resumed run continues from the checkpoint's step.
+            code = train.main(["--data", str(data), "--out", str(out), "--size", "tiny", "--steps", "45", "--resume", "--log-every", "5", "--eval-every", "100"])
+            self.assertEqual(json.loads((out / "train.json").read_text())["steps"], 45)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,194 @@
+"""``python3 -m training.train --data training/data --out training/out [--size trained] [--steps 2000] …``
+
+Trains the built-in decoder (model.py) on the episodes of ``npm run train:data``: cross-entropy on the learned
+tokens only, AdamW with a linear warm-up and a cosine decay, a seed for the initialisation and the batch order,
+checkpoints (``checkpoint.pt``, ``--resume`` continues from one), the held-out loss and next-token accuracy per
+environment, and the weights file (``weights.safetensors``) that ``npm run build:model`` turns into builtin:trained.
+Prints one JSON line per log step; ``train.json`` sums the run up (speeds included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch.nn import functional as F
+
+from . import weights_file
+from .data import IGNORE, Batch, epoch_batches, load_episodes
+from .model import SIZES, Decoder
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python3 -m training.train", description=__doc__.split("\n\n")[1])
+    p.add_argument("--data", required=True, help="the folder with train.jsonl and held_out.jsonl")
+    p.add_argument("--out", required=True, help="where checkpoint.pt, weights.safetensors and train.json go")
+    p.add_argument("--size", choices=sorted(SIZES), default="trained")
+    p.add_argument("--steps", type=int, default=2000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--warmup", type=int, default=100)
+    p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--batch-size", type=int, default=16, help="episodes per batch at most")
+    p.add_argument("--attention-budget", type=float, default=1.2e7, help="episodes x longest length^2 per batch at most (memory: ~200 bytes each at the trained size)")
+    p.add_argument("--max-len", type=int, default=4096, help="episodes are cut to this many tokens")
+    p.add_argument("--no-prefix-grad", action="store_true", help="run the shared prompt prefix without gradients (faster, inexact)")
+    p.add_argument("--eval-every", type=int, default=250)
+    p.add_argument("--eval-episodes", type=int, default=200, help="held-out episodes per evaluation at most")
+    p.add_argument("--checkpoint-every", type=int, default=250)
+    p.add_argument("--log-every", type=int, default=10)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--time-limit", type=float, default=0, help="stop (checkpoint and export) after this many seconds; 0: none")
+    p.add_argument("--resume", action="store_true", help="continue from <out>/checkpoint.pt")
+    return p.parse_args(argv)
+
+
+def batch_loss(model: Decoder, batch: Batch, prefix_grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """The mean loss over the batch's learned tokens, and how many of them the argmax got right."""
+    logits = model.forward_with_prefix(batch.prefix, batch.suffixes, prefix_grad)
+    flat, targets = logits.reshape(-1, logits.shape[-1]), batch.targets.reshape(-1)
+    loss = F.cross_entropy(flat, targets, ignore_index=IGNORE)
+    kept = targets != IGNORE
+    correct = (flat[kept].argmax(-1) == targets[kept]).sum()
+    return loss, correct
+
+
+def learning_rate(step: int, args: argparse.Namespace) -> float:
+    if step < args.warmup:
+        return args.lr * (step + 1) / args.warmup
+    progress = (step - args.warmup) / max(1, args.steps - args.warmup)
+    return args.lr * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+
+
+@torch.no_grad()
+def evaluate(model: Decoder, batches: list[Batch]) -> dict:
+    model.eval()
+    per_env: dict[str, list[float]] = {}
+    for batch in batches:
+        loss, correct = batch_loss(model, batch, prefix_grad=False)
+        total = per_env.setdefault(batch.env, [0.0, 0, 0])
+        total[0] += loss.item() * batch.learned
+        total[1] += correct.item()
+        total[2] += batch.learned
+    model.train()
+    envs = {env: {"loss": round(t[0] / t[2], 4), "accuracy": round(t[1] / t[2], 4), "tokens": t[2]} for env, t in sorted(per_env.items())}
+    learned = sum(t[2] for t in per_env.values())
+    return {"loss": round(sum(t[0] for t in per_env.values()) / max(1, learned), 4), "envs": envs}
+
+
+def emit(record: dict) -> None:
+    print(json.dumps(record), flush=True)
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    random.seed(args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    data = Path(args.data)
+    train, train_stats = load_episodes(data / "train.jsonl", args.max_len)
+    held_out, held_out_stats = load_episodes(data / "held_out.jsonl", args.max_len) if (data / "held_out.jsonl").exists() else ([], {})
+    if not train:
+        print(f"{data / 'train.jsonl'}: no episode with a learned token", file=sys.stderr)
+        return 1
+    eval_pool = random.Random(args.seed).sample(held_out, min(len(held_out), args.eval_episodes))
+    eval_batches = epoch_batches(eval_pool, args.batch_size, int(args.attention_budget), args.seed, 0) if eval_pool else []
+
+    model = Decoder(SIZES[args.size])
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
+    step, seconds, tokens_read, tokens_learned = 0, 0.0, 0, 0
+    checkpoint_path = out / "checkpoint.pt"
+    if args.resume and checkpoint_path.exists():
+        state = torch.load(checkpoint_path)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        step, seconds, tokens_read, tokens_learned = state["step"], state["seconds"], state["tokens_read"], state["tokens_learned"]
+        torch.set_rng_state(state["torch_rng"])
+
+    def save_checkpoint() -> None:
+        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step, "seconds": seconds, "tokens_read": tokens_read, "tokens_learned": tokens_learned, "torch_rng": torch.get_rng_state(), "args": vars(args)}
+        torch.save(state, out / "checkpoint.pt.tmp")
+        (out / "checkpoint.pt.tmp").replace(checkpoint_path)
+
+    emit({"event": "start", "size": args.size, "parameters": sum(p.numel() for p in model.parameters()), "train": train_stats, "held_out": held_out_stats, "step": step})
+    # Every epoch has as many batches as the first (the same episodes, grouped the same way).
+    epoch, batches = 0, epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, 0)
+    per_epoch = len(batches)
+    history, last_eval = [], None
+    window_start, window_tokens, window_learned, window_loss = time.perf_counter(), 0, 0, []
+    stopped_early = False
+    while step < args.steps:
+        if step // per_epoch != epoch:
+            epoch = step // per_epoch
+            batches = epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, epoch)
+        batch = batches[step % per_epoch]
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(step, args)
+        started = time.perf_counter()
+        loss, _ = batch_loss(model, batch, not args.no_prefix_grad)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        seconds += time.perf_counter() - started
+        step += 1
+        tokens_read += batch.tokens
+        tokens_learned += batch.learned
+        window_tokens += batch.tokens
+        window_learned += batch.learned
+        window_loss.append(loss.item())
+        if step % args.log_every == 0 or step == args.steps:
+            elapsed = time.perf_counter() - window_start
+            record = {"step": step, "epoch": epoch, "loss": round(sum(window_loss) / len(window_loss), 4), "lr": round(learning_rate(step - 1, args), 6), "tokens_per_s": round(window_tokens / elapsed), "learned_tokens_per_s": round(window_learned / elapsed)}
+            history.append(record)
+            emit(record)
+            window_start, window_tokens, window_learned, window_loss = time.perf_counter(), 0, 0, []
+        if eval_batches and (step % args.eval_every == 0 or step == args.steps):
+            last_eval = {"step": step, **evaluate(model, eval_batches)}
+            emit({"event": "eval", **last_eval})
+        if step % args.checkpoint_every == 0:
+            save_checkpoint()
+        if args.time_limit and seconds >= args.time_limit:
+            stopped_early = True
+            break
+    save_checkpoint()
+    if eval_batches and (last_eval is None or last_eval["step"] != step):
+        last_eval = {"step": step, **evaluate(model, eval_batches)}
+        emit({"event": "eval", **last_eval})
+    summary = {
+        "size": args.size,
+        "seed": args.seed,
+        "steps": step,
+        "stopped_early": stopped_early,
+        "train_seconds": round(seconds, 1),
+        "tokens_read": tokens_read,
+        "tokens_learned": tokens_learned,
+        "tokens_per_s": round(tokens_read / max(seconds, 1e-9)),
+        "learned_tokens_per_s": round(tokens_learned / max(seconds, 1e-9)),
+        "prefix_grad": not args.no_prefix_grad,
+        "threads": args.threads,
+        "held_out": last_eval,
+        "data": json.loads((data / "data.json").read_text()) if (data / "data.json").exists() else None,
+    }
+    provenance = {k: summary[k] for k in ("size", "seed", "steps", "tokens_learned", "prefix_grad")}
+    provenance["held_out_loss"] = last_eval["loss"] if last_eval else None
+    if summary["data"]:
+        provenance["data"] = {k: summary["data"][k] for k in ("seed", "error_rate", "train_dataset_seeds", "held_out_dataset_seeds")}
+    weights_file.save(out / "weights.safetensors", model, provenance)
+    (out / "train.json").write_text(json.dumps({**summary, "history": history}, indent=2) + "\n")
+    emit({"event": "done", "weights": str(out / "weights.safetensors"), **{k: summary[k] for k in ("steps", "train_seconds", "tokens_per_s", "learned_tokens_per_s")}})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
