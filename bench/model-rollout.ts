@@ -16,8 +16,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { chromium } from "@playwright/test";
 import type { ModelRolloutConfig, ModelRolloutResult } from "../src/bench-support/model-rollout.js";
+import { runDevPage } from "./dev-page.js";
 import { machine } from "./machine.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -58,45 +58,14 @@ async function inNode(): Promise<ModelRolloutResult> {
   return JSON.parse(stdout.trim().split("\n").at(-1)!) as ModelRolloutResult;
 }
 
-async function inChromium(): Promise<ModelRolloutResult> {
-  const port = 4791;
-  // Vite itself, not through npx: killing npx would leave the server running.
-  const server = spawn(process.execPath, [join(root, "node_modules/vite/bin/vite.js"), "--port", String(port), "--strictPort", "--host", "127.0.0.1"], { cwd: root, stdio: "ignore" });
-  try {
-    await waitFor(`http://127.0.0.1:${port}/bench/model-rollout.html`);
-    const browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
-      args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run", ...(device === "webgpu" ? ["--enable-unsafe-webgpu"] : [])],
-    });
-    try {
-      const page = await browser.newPage();
-      page.on("console", (message) => {
-        if (message.type() === "log") console.log(message.text());
-      });
-      await page.goto(`http://127.0.0.1:${port}/bench/model-rollout.html?device=${device}&config=${encodeURIComponent(JSON.stringify(config))}`);
-      await page.waitForFunction(() => "benchResult" in window || "benchError" in window, null, { timeout: 60 * 60_000, polling: 1000 });
-      const { result, error } = await page.evaluate(() => {
-        const w = window as unknown as { benchResult?: unknown; benchError?: string };
-        return { result: w.benchResult, error: w.benchError };
-      });
-      if (error) throw new Error(`the benchmark page failed: ${error}`);
-      return result as ModelRolloutResult;
-    } finally {
-      await browser.close();
-    }
-  } finally {
-    server.kill();
-  }
-}
-
-async function waitFor(url: string): Promise<void> {
-  for (let i = 0; i < 120; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`the dev server did not come up at ${url}`);
+function inChromium(): Promise<ModelRolloutResult> {
+  return runDevPage<ModelRolloutResult>({
+    path: `/bench/model-rollout.html?device=${device}&config=${encodeURIComponent(JSON.stringify(config))}`,
+    port: 4791,
+    device,
+    timeoutMs: 60 * 60_000,
+    echoLog: true,
+  });
 }
 
 const started = performance.now();

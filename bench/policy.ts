@@ -4,13 +4,13 @@
  * `generate` loop in one run. Prints a table and writes `bench/results/policy.json`.
  */
 
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { chromium } from "@playwright/test";
 import type { PolicyBenchmarkResult } from "../src/policy/llm/benchmark.js";
+import { runDevPage } from "./dev-page.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const preset = process.argv[2] ?? "small";
@@ -21,42 +21,8 @@ async function inNode(): Promise<PolicyBenchmarkResult> {
   return JSON.parse(stdout.trim().split("\n").at(-1)!) as PolicyBenchmarkResult;
 }
 
-async function inChromium(device: "wasm" | "webgpu"): Promise<PolicyBenchmarkResult> {
-  const port = 4790;
-  // Vite itself, not through npx: killing npx would leave the server running.
-  const server = spawn(process.execPath, [join(root, "node_modules/vite/bin/vite.js"), "--port", String(port), "--strictPort", "--host", "127.0.0.1"], { cwd: root, stdio: "ignore" });
-  try {
-    await waitFor(`http://127.0.0.1:${port}/bench/policy.html`);
-    const browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
-      args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run", ...(device === "webgpu" ? ["--enable-unsafe-webgpu"] : [])],
-    });
-    try {
-      const page = await browser.newPage();
-      await page.goto(`http://127.0.0.1:${port}/bench/policy.html?model=${preset}&device=${device}`);
-      await page.waitForFunction(() => "benchResult" in window || "benchError" in window, null, { timeout: 20 * 60_000 });
-      const { result, error } = await page.evaluate(() => {
-        const w = window as unknown as { benchResult?: unknown; benchError?: string };
-        return { result: w.benchResult, error: w.benchError };
-      });
-      if (error) throw new Error(`the benchmark page failed: ${error}`);
-      return result as PolicyBenchmarkResult;
-    } finally {
-      await browser.close();
-    }
-  } finally {
-    server.kill();
-  }
-}
-
-async function waitFor(url: string): Promise<void> {
-  for (let i = 0; i < 120; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`the dev server did not come up at ${url}`);
+function inChromium(device: "wasm" | "webgpu"): Promise<PolicyBenchmarkResult> {
+  return runDevPage<PolicyBenchmarkResult>({ path: `/bench/policy.html?model=${preset}&device=${device}`, port: 4790, device, timeoutMs: 20 * 60_000 });
 }
 
 const results = [await inNode(), await inChromium("wasm")];
