@@ -69,6 +69,16 @@ const dataset = z.strictObject(
   { error: "expected {task_name, size, seed, config}" },
 );
 
+/** The sampling settings a model and a server policy share. */
+const samplingFields = {
+  temperature: z.number({ error: "expected a number" }).nonnegative({ error: "expected a number ≥ 0" }).optional(),
+  top_k: int("an integer").nonnegative({ error: "expected an integer ≥ 0" }).optional(),
+  top_p: z.number({ error: "expected a number" }).gt(0, { error: "expected a number in (0, 1]" }).max(1, {
+    error: "expected a number in (0, 1]",
+  }).optional(),
+  seed: int("an integer").optional(),
+};
+
 const policy = z.discriminatedUnion(
   "kind",
   [
@@ -91,12 +101,7 @@ const policy = z.discriminatedUnion(
       model: z.string({ error: "expected builtin:tiny, builtin:small, builtin:tiny-qwen3, a hub id or a local folder" }),
       device: z.enum(["auto", "cpu", "wasm", "webgpu"], { error: "expected auto, cpu, wasm or webgpu" }).optional(),
       dtype: z.enum(["fp32", "fp16", "q8", "q4", "q4f16"], { error: "expected fp32, fp16, q8, q4 or q4f16" }).optional(),
-      temperature: z.number({ error: "expected a number" }).nonnegative({ error: "expected a number ≥ 0" }).optional(),
-      top_k: int("an integer").nonnegative({ error: "expected an integer ≥ 0" }).optional(),
-      top_p: z.number({ error: "expected a number" }).gt(0, { error: "expected a number in (0, 1]" }).max(1, {
-        error: "expected a number in (0, 1]",
-      }).optional(),
-      seed: int("an integer").optional(),
+      ...samplingFields,
     }),
     // A lab extension (docs/scenarios.md): an OpenAI-compatible inference server (docs/model-policy.md, "Inference servers").
     z.strictObject({
@@ -112,12 +117,7 @@ const policy = z.discriminatedUnion(
       max_concurrency: positiveInt.max(1024, { error: "expected at most 1024 requests in flight" }).optional(),
       timeout_ms: timeoutMs.optional(),
       max_retries: int("an integer").nonnegative({ error: "expected an integer ≥ 0" }).max(100, { error: "expected at most 100 retries" }).optional(),
-      temperature: z.number({ error: "expected a number" }).nonnegative({ error: "expected a number ≥ 0" }).optional(),
-      top_k: int("an integer").nonnegative({ error: "expected an integer ≥ 0" }).optional(),
-      top_p: z.number({ error: "expected a number" }).gt(0, { error: "expected a number in (0, 1]" }).max(1, {
-        error: "expected a number in (0, 1]",
-      }).optional(),
-      seed: int("an integer").optional(),
+      ...samplingFields,
       api_key_env: z
         .string({ error: "expected the name of an environment variable holding the API key (never the key itself)" })
         .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "expected the name of an environment variable (letters, digits, _), not the key itself" })

@@ -85,7 +85,13 @@ export function buildModelFiles(presetOrName: PresetName | ModelPreset, seed = 0
     if (!vocabulary) throw new Error(`the ${preset.name} preset needs Qwen3's tokenizer files (${QWEN3_TOKENIZER_PACKAGE.name})`);
     return buildQwen3Files(preset, seed, vocabulary);
   }
-  const onnx = encodeDecoderModel(preset, generateWeights(preset, seed));
+  const files = byteLevelModelFiles(preset, encodeDecoderModel(preset, generateWeights(preset, seed)));
+  files.set(STAMP_FILE, modelStamp(preset.name, seed));
+  return files;
+}
+
+/** A byte-level model folder's files but its stamp: the configs, the byte-level tokenizer's files, the graph. */
+export function byteLevelModelFiles(preset: ModelPreset, onnx: Uint8Array): ModelFiles {
   const files: ModelFiles = new Map();
   files.set("config.json", json(configJson(preset)));
   files.set("generation_config.json", json(generationConfigJson()));
@@ -93,7 +99,6 @@ export function buildModelFiles(presetOrName: PresetName | ModelPreset, seed = 0
   files.set("tokenizer_config.json", json(tokenizerConfigJson()));
   files.set("special_tokens_map.json", json(specialTokensMapJson()));
   files.set("onnx/model.onnx", onnx);
-  files.set(STAMP_FILE, modelStamp(preset.name, seed));
   return files;
 }
 

@@ -4,11 +4,9 @@
  * from. In memory and browser-safe like `build.ts`; the Node writer is `writeTrainedModel` in `write-folder.ts`.
  */
 
-import { json, MODEL_FILE_PATHS, STAMP_FILE, type ModelFiles } from "./build.js";
+import { byteLevelModelFiles, json, MODEL_FILE_PATHS, STAMP_FILE, type ModelFiles } from "./build.js";
 import { BUILDER_VERSION, encodeDecoderModel } from "./decoder-graph.js";
-import { configJson, generationConfigJson } from "./model-config.js";
 import { parameterCount, trainedPreset, type ModelPreset } from "./presets.js";
-import { specialTokensMapJson, tokenizerConfigJson, tokenizerJson } from "./tokenizer-files.js";
 import { parseWeightsFile } from "./weights-file.js";
 
 /** The trained folder's files in write order (the stamp last). */
@@ -41,13 +39,7 @@ export function trainedModelStamp(preset: ModelPreset, source: WeightsSource): s
 export function buildTrainedModelFiles(weightsFile: Uint8Array, source: WeightsSource): ModelFiles {
   const { architecture, weights, metadata } = parseWeightsFile(weightsFile, source.name);
   const preset = trainedPreset(architecture);
-  const files: ModelFiles = new Map();
-  files.set("config.json", json(configJson(preset)));
-  files.set("generation_config.json", json(generationConfigJson()));
-  files.set("tokenizer.json", json(tokenizerJson()));
-  files.set("tokenizer_config.json", json(tokenizerConfigJson()));
-  files.set("special_tokens_map.json", json(specialTokensMapJson()));
-  files.set("onnx/model.onnx", encodeDecoderModel(preset, weights));
+  const files = byteLevelModelFiles(preset, encodeDecoderModel(preset, weights));
   files.set("README.md", trainedReadme(preset, source, metadata.training));
   files.set(STAMP_FILE, trainedModelStamp(preset, source));
   return files;
