@@ -36,7 +36,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--warmup", type=int, default=100)
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--batch-size", type=int, default=16, help="episodes per batch at most")
-    p.add_argument("--attention-budget", type=float, default=1.2e7, help="episodes x longest length^2 per batch at most (memory: ~200 bytes each at the trained size)")
+    p.add_argument("--attention-budget", type=float, default=3e7, help="episodes x longest length^2 per batch at most (memory: ~200 bytes each at the trained size)")
     p.add_argument("--max-len", type=int, default=4096, help="episodes are cut to this many tokens")
     p.add_argument("--no-prefix-grad", action="store_true", help="run the shared prompt prefix without gradients (faster, inexact)")
     p.add_argument("--eval-every", type=int, default=250)
@@ -44,8 +44,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--checkpoint-every", type=int, default=250)
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--time-limit", type=float, default=0, help="stop (checkpoint and export) after this many seconds; 0: none")
+    p.add_argument("--time-limit", type=float, default=0, help="stop (checkpoint and export) after this many seconds of training, the learning rate decayed to 0 by then; 0: none")
     p.add_argument("--resume", action="store_true", help="continue from <out>/checkpoint.pt")
+    p.add_argument("--export-only", metavar="FILE", help="write <out>/checkpoint.pt's weights to FILE (a look at a run under way) and stop")
     return p.parse_args(argv)
 
 
@@ -59,10 +60,15 @@ def batch_loss(model: Decoder, batch: Batch, prefix_grad: bool) -> tuple[torch.T
     return loss, correct
 
 
-def learning_rate(step: int, args: argparse.Namespace) -> float:
+def learning_rate(step: int, args: argparse.Namespace, seconds: float = 0.0) -> float:
+    """Linear warm-up, then a cosine decay to 0 at ``--steps``, or at ``--time-limit`` seconds of training when that
+    comes first (the decay follows whichever is further along, so a run cut by its time limit still ends annealed;
+    such a run depends on the machine's speed, a run by steps alone does not)."""
     if step < args.warmup:
         return args.lr * (step + 1) / args.warmup
     progress = (step - args.warmup) / max(1, args.steps - args.warmup)
+    if args.time_limit:
+        progress = max(progress, seconds / args.time_limit)
     return args.lr * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
 
 
@@ -120,6 +126,16 @@ def main(argv: list[str]) -> int:
         torch.save(state, out / "checkpoint.pt.tmp")
         (out / "checkpoint.pt.tmp").replace(checkpoint_path)
 
+    if args.export_only:
+        if not checkpoint_path.exists():
+            print(f"{checkpoint_path}: no checkpoint to export", file=sys.stderr)
+            return 1
+        state = torch.load(checkpoint_path)
+        model.load_state_dict(state["model"])
+        weights_file.save(Path(args.export_only), model, {"size": args.size, "seed": args.seed, "steps": state["step"], "checkpoint": True})
+        emit({"event": "exported", "weights": args.export_only, "step": state["step"]})
+        return 0
+
     emit({"event": "start", "size": args.size, "parameters": sum(p.numel() for p in model.parameters()), "train": train_stats, "held_out": held_out_stats, "step": step})
     # Every epoch has as many batches as the first (the same episodes, grouped the same way).
     epoch, batches = 0, epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, 0)
@@ -133,7 +149,7 @@ def main(argv: list[str]) -> int:
             batches = epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, epoch)
         batch = batches[step % per_epoch]
         for group in optimizer.param_groups:
-            group["lr"] = learning_rate(step, args)
+            group["lr"] = learning_rate(step, args, seconds)
         started = time.perf_counter()
         loss, _ = batch_loss(model, batch, not args.no_prefix_grad)
         optimizer.zero_grad(set_to_none=True)
@@ -149,7 +165,7 @@ def main(argv: list[str]) -> int:
         window_loss.append(loss.item())
         if step % args.log_every == 0 or step == args.steps:
             elapsed = time.perf_counter() - window_start
-            record = {"step": step, "epoch": epoch, "loss": round(sum(window_loss) / len(window_loss), 4), "lr": round(learning_rate(step - 1, args), 6), "tokens_per_s": round(window_tokens / elapsed), "learned_tokens_per_s": round(window_learned / elapsed)}
+            record = {"step": step, "epoch": epoch, "loss": round(sum(window_loss) / len(window_loss), 4), "lr": round(optimizer.param_groups[0]["lr"], 6), "tokens_per_s": round(window_tokens / elapsed), "learned_tokens_per_s": round(window_learned / elapsed)}
             history.append(record)
             emit(record)
             window_start, window_tokens, window_learned, window_loss = time.perf_counter(), 0, 0, []

@@ -58,6 +58,15 @@ describe("training episodes from the labelled oracle", () => {
     expect(kept.heldOutTasksKept).toBeGreaterThan(0);
   });
 
+  it("opens the workspace's planned tool calls with a paired think block, which the environment accepts", async () => {
+    const workspace = ENVIRONMENT_PLANS.find((p) => p.env === "workspace")!;
+    const { episodes } = await collectEpisodes(workspace, { split: "train", seeds: 2, samplesPerSeed: 3, errorRate: 0, oracleSeed: 0, environments });
+    for (const e of episodes) {
+      expect(e.total_reward).toBe(1); // no malformed-thinking penalty: the blocks are closed
+      for (const span of learnedSpans(e.ids, e.mask)) expect(span).toMatch(/^<think>\nNext: (run_shell|read_file|write_file|task_complete)\.\n<\/think>\n\n<tool_call>\n/);
+    }
+  });
+
   it("bisects the number-guess range from the context's answers", () => {
     const prompt = "I am thinking of a number from 1 to 20. Guess it: answer <guess>N</guess>.";
     expect(possibleRange(prompt)).toEqual({ lo: 1, hi: 20 });

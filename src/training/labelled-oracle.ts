@@ -13,6 +13,18 @@ export interface LabelledOracleOptions {
   seed: number;
   errorRate: number;
   solvers?: readonly OracleSolver[];
+  /**
+   * Open each planned tool call with a short think block naming the step (`<think>\nNext: read_file.\n</think>\n\n`),
+   * as a thinking model writes it; the oracle itself never thinks aloud. Mistakes are left as the oracle wrote them.
+   */
+  thinkBeforeCalls?: boolean;
+}
+
+/** The think block a planned `<tool_call>` turn opens with, when asked for: the step's tool, by name. */
+export function thinkBeforeCall(text: string): string {
+  if (!text.startsWith("<tool_call>")) return text;
+  const name = /"name":\s*"([^"]+)"/.exec(text)?.[1] ?? "a tool";
+  return `<think>\nNext: ${name}.\n</think>\n\n${text}`;
 }
 
 export interface LabelledOracle {
@@ -33,8 +45,9 @@ export function labelledOraclePolicy(tokenizer: TokenizerInterface, options: Lab
     if (cut(actual) !== cut(ask(0))) {
       if (!mistakes.has(sampleId)) mistakes.set(sampleId, new Set());
       mistakes.get(sampleId)!.add(turn);
+      return actual;
     }
-    return actual;
+    return options.thinkBeforeCalls ? thinkBeforeCall(actual) : actual;
   });
   return { policy, mistakes };
 }

@@ -29,6 +29,8 @@ export interface EnvironmentPlan {
    * task), or by dataset seed only, where tasks repeat so often that excluding them would leave no training data.
    */
   heldOutBy?: "task" | "seed";
+  /** The planned tool calls open with a think block (labelled-oracle.ts), so the model learns paired thinking. */
+  thinkBeforeCalls?: boolean;
 }
 
 /**
@@ -79,6 +81,7 @@ export const ENVIRONMENT_PLANS: readonly EnvironmentPlan[] = [
     maxRolloutTurns: 8,
     maxSeqLen: 8192,
     structured: true,
+    thinkBeforeCalls: true,
   },
   {
     name: "number_guess",

@@ -127,6 +127,18 @@ class TrainTest(unittest.TestCase):
             # A resumed run continues from the checkpoint's step.
             code = train.main(["--data", str(data), "--out", str(out), "--size", "tiny", "--steps", "45", "--resume", "--log-every", "5", "--eval-every", "100"])
             self.assertEqual(json.loads((out / "train.json").read_text())["steps"], 45)
+            # --export-only writes the checkpoint's weights (a look at a run under way), the same as the run's own.
+            self.assertEqual(train.main(["--data", str(data), "--out", str(out), "--size", "tiny", "--export-only", str(Path(tmp) / "look.safetensors")]), 0)
+            look, _ = weights_file.load(Path(tmp) / "look.safetensors")
+            final, _ = weights_file.load(out / "weights.safetensors")
+            for (name, a), (_, b) in zip(look.state_dict().items(), final.state_dict().items()):
+                self.assertTrue(torch.equal(a, b), name)
+
+    def test_a_time_limit_decays_the_learning_rate_to_zero_by_then(self):
+        args = train.parse_args(["--data", "d", "--out", "o", "--steps", "1000", "--warmup", "10", "--time-limit", "100"])
+        self.assertAlmostEqual(train.learning_rate(500, args, seconds=0.0), train.learning_rate(500, train.parse_args(["--data", "d", "--out", "o", "--steps", "1000", "--warmup", "10"])))
+        self.assertLess(train.learning_rate(20, args, seconds=50.0), 0.51 * args.lr)  # half the time: half way down
+        self.assertEqual(train.learning_rate(20, args, seconds=100.0), 0.0)
 
 
 if __name__ == "__main__":

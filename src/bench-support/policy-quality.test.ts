@@ -1,0 +1,125 @@
+import { describe, expect, it } from "vitest";
+import { byteLevelTokenizer } from "../core/index.js";
+import { environmentLookup } from "../envs/index.js";
+import { loadCheckoutEnvironments } from "../cli/checkout-environments.js";
+import { oraclePolicy } from "../policy/oracle/index.js";
+import { runScenario } from "../scenario/run.js";
+import { parseScenario } from "../scenario/schema.js";
+import { TRAINING_SOLVERS } from "../training/collect.js";
+import { ENVIRONMENT_PLANS, HELD_OUT_SEED_BASE, planScenario, splitSeeds, type EnvironmentPlan } from "../training/plan.js";
+import { formatPolicyQuality, heldOutScenario, judgeTurns, runPolicyQuality, seedSizes, type PolicyQualityOptions } from "./policy-quality.js";
+
+const environments = environmentLookup(await loadCheckoutEnvironments());
+
+const baseOptions: PolicyQualityOptions<EnvironmentPlan> = {
+  plans: ENVIRONMENT_PLANS,
+  scenarioFor: (plan, seed, size) => planScenario(plan, seed, size, { seed: 0, errorRate: 0 }),
+  heldOutSeeds: (count) => splitSeeds("held_out", count),
+  samples: 2,
+  samplesPerSeed: 10,
+  model: null,
+  oracleSolvers: TRAINING_SOLVERS,
+  randomSeed: 0,
+  environments,
+};
+
+const planNamed = (name: string) => ENVIRONMENT_PLANS.find((p) => p.name === name)!;
+
+/** One sample of a plan answered by fixed replies (the scripted policy), judged turn by turn. */
+async function judgeReplies(planName: string, replies: string[]) {
+  const plan = planNamed(planName);
+  const raw = planScenario(plan, HELD_OUT_SEED_BASE, 1, { seed: 0, errorRate: 0 });
+  const result = await runScenario(parseScenario({ ...raw, policy: { kind: "scripted", responses: [replies] } }), { environments });
+  return judgeTurns(plan.env, result.samples[0]!);
+}
+
+describe("the policy-quality benchmark", () => {
+  it("judges the oracle 100% well-formed and solving, the random-action policy 100% well-formed", async () => {
+    const result = await runPolicyQuality(baseOptions);
+    expect(result.plans.map((p) => p.plan)).toEqual(ENVIRONMENT_PLANS.map((p) => p.name));
+    expect(result.model).toBeNull();
+    expect(result.targets).toEqual([]);
+    for (const p of result.plans) {
+      const oracle = p.policies.oracle!;
+      const random = p.policies.random!;
+      expect(p.dataset_seeds).toEqual([HELD_OUT_SEED_BASE]);
+      expect(oracle.samples, p.plan).toBe(2);
+      expect(oracle.errors, p.plan).toBe(0);
+      expect(oracle.well_formed_rate, p.plan).toBe(1);
+      expect(oracle.solve_rate, p.plan).toBe(1);
+      expect(oracle.judged_turns, p.plan).toBeGreaterThan(0);
+      expect(random.errors, p.plan).toBe(0);
+      expect(random.well_formed_rate, p.plan).toBe(1);
+      expect(p.model_budget_fits_oracle, p.plan).toBe(true);
+    }
+    expect(result.plans.find((p) => p.plan === "workspace")!.policies.oracle!.malformed_thinking_rate).toBe(0);
+  });
+
+  it("counts garbage as not well-formed in every environment", async () => {
+    const garbage = "uh, hello? ]]}{ <tool";
+    for (const plan of ENVIRONMENT_PLANS) {
+      const verdicts = await judgeReplies(plan.name, [garbage, garbage]);
+      expect(verdicts[0], plan.name).toBe("malformed");
+    }
+    // Actions the environment cannot read are malformed; a blocked direction is a well-formed move.
+    expect(await judgeReplies("sliding_puzzle", ["<action>jump</action>", "<action>slide x y</action>"])).toEqual(["malformed", "malformed"]);
+    expect((await judgeReplies("sliding_puzzle", ["<action>slide 9 9</action>"]))[0]).toBe("well_formed");
+    expect(await judgeReplies("calculator", ["[1, 2, pow]<call: calculator>"])).toEqual(["malformed"]);
+    expect(await judgeReplies("calculator", ["[1, 2, sum]<call: calculator>", "3"])).toEqual(["well_formed", "well_formed"]);
+    expect(await judgeReplies("workspace", ['<tool_call>\n{"name": "read_file", "arguments": {"path": 5}}\n</tool_call>'])).toContain("malformed");
+    expect((await judgeReplies("number_guess", ["<guess>99</guess>"]))[0]).toBe("well_formed");
+  });
+
+  it("leaves turns the environment did not read unjudged", async () => {
+    // The default puzzle's 11th turn comes after its 10 moves: the environment no longer reads the action.
+    const blocked = Array.from({ length: 11 }, () => "<action>view</action>");
+    const verdicts = await judgeReplies("sliding_puzzle", blocked);
+    expect(verdicts).toHaveLength(11);
+    expect(verdicts.slice(0, 10).every((v) => v === "well_formed")).toBe(true);
+    const moves = await judgeReplies("sliding_puzzle", ["<action>up</action>", "<action>down</action>"].flatMap((x) => Array(6).fill(x)));
+    expect(moves.at(-1)).toBe("unjudged");
+    const log = [{ role: "user", content: "x", token_ids: [] }, { role: "assistant", content: "<guess>3</guess>", token_ids: [] }];
+    expect(judgeTurns("number_guess", { message_log: log })).toEqual(["unjudged"]);
+    expect(() => judgeTurns("chess", { message_log: log })).toThrow(/no well-formedness judge for environment 'chess'/);
+  });
+
+  it("runs a model through the scenario on the same samples as the baselines, and reports the targets", async () => {
+    const loads: string[] = [];
+    const result = await runPolicyQuality({
+      ...baseOptions,
+      plans: ENVIRONMENT_PLANS.filter((p) => p.name === "sliding_puzzle" || p.name === "calculator"),
+      model: "builtin:stand-in",
+      // A stand-in for the model: the oracle behind the model loader, so its figures must equal the oracle's.
+      modelPolicy: async (spec) => {
+        loads.push(spec.model);
+        return { generation: oraclePolicy(byteLevelTokenizer, { solvers: TRAINING_SOLVERS }), tokenizer: byteLevelTokenizer };
+      },
+    });
+    expect(loads).toEqual(["builtin:stand-in", "builtin:stand-in"]);
+    for (const p of result.plans) {
+      const { wall_ms: _a, ...model } = p.policies.model!;
+      const { wall_ms: _b, ...oracle } = p.policies.oracle!;
+      expect(model, p.plan).toEqual(oracle);
+      expect(p.model_max_new_tokens).toBe(48);
+    }
+    const flags = Object.fromEntries(result.targets.map((t) => [t.id, t]));
+    expect(flags["well_formed/every_env"]!.pass).toBe(true);
+    expect(flags["puzzle_solve/vs_oracle"]).toMatchObject({ value: 1, pass: true });
+    expect(flags["calculator/correct_final_answers"]).toMatchObject({ value: 1, pass: true });
+    const table = formatPolicyQuality(result);
+    expect(table).toMatch(/sliding_puzzle\s+model\s+2\s+100\.0%\s+100\.0%/);
+    expect(table).toContain("[PASS] (aim) model: correct final answers on calculator ≥ 25%: 1");
+  });
+
+  it("splits the samples over held-out seeds, one scenario for every policy", async () => {
+    expect(seedSizes(40, 10)).toEqual([10, 10, 10, 10]);
+    expect(seedSizes(3, 2)).toEqual([2, 1]);
+    expect(() => seedSizes(0, 10)).toThrow(/samples: expected a positive integer/);
+    const { scenario, seeds } = await heldOutScenario(planNamed("calculator"), { ...baseOptions, samples: 3, samplesPerSeed: 2 });
+    expect(seeds).toEqual([HELD_OUT_SEED_BASE, HELD_OUT_SEED_BASE + 1]);
+    const samples = scenario.samples as { idx: number }[];
+    expect(samples.map((s) => s.idx)).toEqual([0, 1, 2]);
+    expect(scenario.dataset).toBeUndefined();
+    expect(() => parseScenario({ ...scenario, policy: { kind: "oracle" } })).not.toThrow();
+  });
+});

@@ -1,0 +1,424 @@
+/**
+ * The policy-quality benchmark (`npm run bench:policy-quality`): a model policy (by default `builtin:trained`)
+ * against two baselines on the same held-out samples, in one run: the oracle (error rate 0; the caller passes its
+ * solvers, the number-guess one included) and a uniformly random well-formed action (src/policy/random-action/).
+ * Per environment plan it reports the share of well-formed actions, the solve rate, the mean total reward and the
+ * mean turns, and the targets as pass/fail flags (reported, never asserted).
+ *
+ * The plans, their scenarios and the held-out seeds come from the caller (src/training/plan.ts, which this layer may
+ * not import). Each plan's samples are generated once, from `ceil(samples / samplesPerSeed)` held-out dataset seeds,
+ * and every policy runs that same list of samples (a scenario with `samples`, not `dataset`).
+ *
+ * Well-formed is judged per assistant turn from what the run already reports, never by re-parsing with our own rules:
+ * - workspace (structured tool calls, invalid-action assessment on): the turn's `invalid_action_violations` of an
+ *   invalid-action type (`env_invalid_action`: the environment found no single runnable call; `malformed_tool_call`,
+ *   `schema_args`, `schema_unknown_tool`: the core's parse and schema checks). Malformed thinking is reported apart,
+ *   since a call inside a broken think block still runs. Without the assessment, the environment's own parser decides.
+ * - sliding puzzle: the environment's answer. "Invalid response format" (no `<action>` pair), "Unknown command" and
+ *   "Invalid input format" (an action it cannot read) are malformed; a direction that cannot slide is a well-formed
+ *   move that failed. The turn after the move budget ("Maximum moves … reached") is not judged: the action is not read.
+ * - calculator: well-formed when the environment answered with a `<result>` or judged a final answer ("Correct!",
+ *   "Incorrect final answer"); "Invalid response" and "Calculation failed" (an unknown operation, a division by
+ *   zero) are not; "Maximum steps reached" is not judged.
+ * - number guess: "Answer with <guess>N</guess>." is malformed; higher/lower/correct are well-formed.
+ * A turn the environment never answered (the sample ended on an error or the sequence limit first) is not judged.
+ */
+
+import { byteLevelTokenizer, isInvalidActionType, isThinkingType, type Message } from "../core/index.js";
+import type { EnvironmentLookup } from "../envs/index.js";
+import { parseStructuredAction } from "../envs/workspace/tools.js";
+import { oraclePolicy, type OracleSolver } from "../policy/oracle/index.js";
+import { randomActionPolicy } from "../policy/random-action/index.js";
+import type { ResultSample, RolloutResultJson } from "../scenario/result.js";
+import { prepareScenario, rendersOwnTemplate, runScenario, type LoadedPolicy, type RunScenarioOptions } from "../scenario/run.js";
+import { parseScenario, type Scenario } from "../scenario/schema.js";
+
+export const POLICIES = ["model", "oracle", "random"] as const;
+export type PolicyName = (typeof POLICIES)[number];
+
+/** What the benchmark reads of an environment plan (src/training/plan.ts's `EnvironmentPlan`). */
+export interface QualityPlan {
+  name: string;
+  /** The environment's `name`: picks the judge. */
+  env: string;
+  datasetConfig?: Record<string, unknown>;
+}
+
+/** The plans the targets name. */
+export const PUZZLE_PLAN = "sliding_puzzle";
+export const CALCULATOR_PLAN = "calculator";
+
+/**
+ * The model's `max_new_tokens` per turn, by environment: room for the oracle's longest reply (measured on 200
+ * held-out samples: puzzle 36 tokens, calculator 33, number guess 17; the workspace 353, a config file rewritten
+ * whole with the think block the trained model learned), so no reply the model was taught is cut.
+ */
+export const MODEL_MAX_NEW_TOKENS: Readonly<Record<string, number>> = { workspace: 384 };
+export const DEFAULT_MODEL_MAX_NEW_TOKENS = 48;
+
+export interface PolicyQualityOptions<P extends QualityPlan = QualityPlan> {
+  plans: readonly P[];
+  /** The scenario (an object for `parseScenario`) of one plan, dataset seed and size: `planScenario`. */
+  scenarioFor: (plan: P, datasetSeed: number, size: number) => Record<string, unknown>;
+  /** The first `count` held-out dataset seeds: `splitSeeds("held_out", count)`. */
+  heldOutSeeds: (count: number) => number[];
+  /** Samples per plan, and per dataset seed. */
+  samples: number;
+  samplesPerSeed: number;
+  /** The model policy's model id, or null to run the baselines alone. */
+  model: string | null;
+  /** Loads a model policy (Node: `nodeRunOptions(...).modelPolicy`, as `npm run rollout` does). */
+  modelPolicy?: RunScenarioOptions["modelPolicy"];
+  /** The oracle's solvers, one per environment (`TRAINING_SOLVERS`: the built-in oracles and the number-guess one). */
+  oracleSolvers: readonly OracleSolver[];
+  randomSeed: number;
+  environments: EnvironmentLookup;
+  /** The model's `max_new_tokens` for every plan, instead of `MODEL_MAX_NEW_TOKENS`. */
+  modelMaxNewTokens?: number;
+  /** Which policies to run (all by default; the model only when `model` is given). */
+  policies?: readonly PolicyName[];
+  log?: (line: string) => void;
+  clock?: () => number;
+}
+
+export type TurnVerdict = "well_formed" | "malformed" | "unjudged";
+
+/** One sample as the judge reads it: its messages and whether the invalid-action assessment ran. */
+export type JudgedSample = Pick<ResultSample, "message_log"> & { invalid_action_count?: unknown };
+
+type TurnJudge = (assistant: Message, answer: Message | undefined, assessed: boolean) => TurnVerdict;
+
+/** A judge that reads the environment's answer: `unjudged` and `malformed` patterns, else well-formed. */
+const byAnswer =
+  (unjudged: RegExp | null, malformed: RegExp): TurnJudge =>
+  (_assistant, answer) => {
+    if (answer === undefined) return "unjudged";
+    if (unjudged?.test(answer.content)) return "unjudged";
+    return malformed.test(answer.content) ? "malformed" : "well_formed";
+  };
+
+const invalidViolations = (m: Message) => (m.invalid_action_violations ?? []).filter((v) => isInvalidActionType(v.type));
+
+/** The environments' own wording (src/envs/*, environments/number_guess.js); the tests run each to keep it true. */
+const JUDGES: Readonly<Record<string, TurnJudge>> = {
+  sliding_puzzle: byAnswer(/<error>Maximum moves \(\d+\) reached\.<\/error>/, /Invalid response format no move made|Unknown command\. Type 'help'|Invalid input format\. Use: slide row col/),
+  calculator: byAnswer(/^<error>Maximum steps reached\./, /^(?!<result>|Correct! The final answer is |Incorrect final answer\. )/),
+  number_guess: byAnswer(null, /^<environment>Answer with <guess>N<\/guess>\./),
+  workspace: (assistant, answer, assessed) => {
+    if (answer === undefined) return "unjudged";
+    if (assessed) return invalidViolations(assistant).length > 0 ? "malformed" : "well_formed";
+    return parseStructuredAction(assistant.content).invalid ? "malformed" : "well_formed";
+  },
+};
+
+/** Each assistant turn's verdict, in order. */
+export function judgeTurns(env: string, sample: JudgedSample): TurnVerdict[] {
+  const judge = JUDGES[env];
+  if (!judge) throw new Error(`policy-quality: no well-formedness judge for environment '${env}' (known: ${Object.keys(JUDGES).join(", ")})`);
+  const assessed = sample.invalid_action_count !== undefined;
+  const log = sample.message_log;
+  const out: TurnVerdict[] = [];
+  log.forEach((m, i) => {
+    if (m.role !== "assistant") return;
+    const next = log[i + 1];
+    out.push(judge(m, next && next.role !== "assistant" ? next : undefined, assessed));
+  });
+  return out;
+}
+
+export interface PolicyStats {
+  samples: number;
+  /** Samples that ended in an error (counted as unsolved). */
+  errors: number;
+  turns: number;
+  judged_turns: number;
+  well_formed_turns: number;
+  /** Well-formed over judged turns; null when no turn was judged. */
+  well_formed_rate: number | null;
+  /** Samples with a total reward > 0. */
+  solve_rate: number;
+  mean_total_reward: number;
+  mean_turns: number;
+  /** Samples whose last response was cut at `max_new_tokens`. */
+  truncated_rate: number;
+  /** Judged turns with a malformed think block; null where the run made no assessment. */
+  malformed_thinking_rate: number | null;
+  longest_reply_tokens: number;
+  terminations: Record<string, number>;
+  /** The first few malformed replies (shortened), to see what went wrong. */
+  malformed_examples: string[];
+  wall_ms: number;
+}
+
+const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+export const round = (x: number, digits = 4) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** The statistics of one policy's run of one plan. */
+export function policyStats(env: string, result: RolloutResultJson, wallMs: number): PolicyStats {
+  let turns = 0;
+  let judged = 0;
+  let wellFormed = 0;
+  let thinking = 0;
+  let longest = 0;
+  let assessedAny = false;
+  const examples: string[] = [];
+  const terminations: Record<string, number> = {};
+  for (const sample of result.samples) {
+    terminations[sample.termination] = (terminations[sample.termination] ?? 0) + 1;
+    const verdicts = judgeTurns(env, sample);
+    const assistants = sample.message_log.filter((m) => m.role === "assistant");
+    assessedAny ||= sample.invalid_action_count !== undefined;
+    verdicts.forEach((v, i) => {
+      const m = assistants[i]!;
+      turns++;
+      longest = Math.max(longest, m.token_ids.length);
+      if (v === "unjudged") return;
+      judged++;
+      if (v === "well_formed") wellFormed++;
+      else if (examples.length < 3) examples.push(m.content.length > 160 ? `${m.content.slice(0, 160)}…` : m.content);
+      if ((m.invalid_action_violations ?? []).some((x) => isThinkingType(x.type))) thinking++;
+    });
+  }
+  const n = result.samples.length;
+  return {
+    samples: n,
+    errors: result.samples.filter((s) => s.error !== undefined).length,
+    turns,
+    judged_turns: judged,
+    well_formed_turns: wellFormed,
+    well_formed_rate: judged ? round(wellFormed / judged) : null,
+    solve_rate: round(mean(result.samples.map((s) => Number(s.total_reward > 0)))),
+    mean_total_reward: round(mean(result.samples.map((s) => s.total_reward))),
+    mean_turns: round(n ? turns / n : 0, 2),
+    truncated_rate: round(mean(result.samples.map((s) => Number(s.truncated)))),
+    malformed_thinking_rate: assessedAny && judged ? round(thinking / judged) : null,
+    longest_reply_tokens: longest,
+    terminations,
+    malformed_examples: examples,
+    wall_ms: Math.round(wallMs),
+  };
+}
+
+export interface TargetFlag {
+  id: string;
+  description: string;
+  /** A target the model should meet, or one it is aimed at (reported alike). */
+  kind: "target" | "aim";
+  value: number | null;
+  threshold: number | null;
+  pass: boolean;
+}
+
+/** The targets, from the plan reports (the model's against the baselines'). */
+export function targetFlags(plans: readonly PlanReport[]): TargetFlag[] {
+  const stats = (plan: string, policy: PolicyName) => plans.find((p) => p.plan === plan)?.policies[policy];
+  const flags: TargetFlag[] = [];
+  const rates = plans.map((p) => ({ plan: p.plan, rate: p.policies.model?.well_formed_rate ?? null }));
+  for (const { plan, rate } of rates) {
+    flags.push({ id: `well_formed/${plan}`, description: `model: well-formed actions ≥ 95% on ${plan}`, kind: "target", value: rate, threshold: 0.95, pass: rate !== null && rate >= 0.95 });
+  }
+  flags.push({
+    id: "well_formed/every_env",
+    description: "model: well-formed actions ≥ 95% on every environment",
+    kind: "target",
+    value: rates.length && rates.every((r) => r.rate !== null) ? Math.min(...rates.map((r) => r.rate!)) : null,
+    threshold: 0.95,
+    pass: rates.length > 0 && rates.every((r) => r.rate !== null && r.rate >= 0.95),
+  });
+  const model = stats(PUZZLE_PLAN, "model")?.solve_rate ?? null;
+  const random = stats(PUZZLE_PLAN, "random")?.solve_rate ?? null;
+  const oracle = stats(PUZZLE_PLAN, "oracle")?.solve_rate ?? null;
+  // No ratio over a baseline that solved nothing (JSON has no infinity); `pass` still says whether the model did better.
+  const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? null : round(a / b, 3));
+  flags.push({
+    id: "puzzle_solve/vs_random",
+    description: `model: ${PUZZLE_PLAN} solve rate ≥ 1.5 × the random-action policy's (value: model ÷ random)`,
+    kind: "target",
+    value: ratio(model, random),
+    threshold: 1.5,
+    pass: model !== null && random !== null && model > 0 && model >= 1.5 * random,
+  });
+  flags.push({
+    id: "puzzle_solve/vs_oracle",
+    description: `model: ${PUZZLE_PLAN} solve rate ≥ 0.6 × the oracle's (value: model ÷ oracle)`,
+    kind: "aim",
+    value: ratio(model, oracle),
+    threshold: 0.6,
+    pass: model !== null && oracle !== null && oracle > 0 && model >= 0.6 * oracle,
+  });
+  const calculator = stats(CALCULATOR_PLAN, "model")?.solve_rate ?? null;
+  flags.push({
+    id: "calculator/correct_final_answers",
+    description: `model: correct final answers on ${CALCULATOR_PLAN} ≥ 25%`,
+    kind: "aim",
+    value: calculator,
+    threshold: 0.25,
+    pass: calculator !== null && calculator >= 0.25,
+  });
+  return flags;
+}
+
+export interface PlanReport {
+  plan: string;
+  env: string;
+  dataset_config: Record<string, unknown>;
+  dataset_seeds: number[];
+  samples: number;
+  model_max_new_tokens: number;
+  /** The oracle's longest reply here, and whether the model's budget holds it. */
+  oracle_longest_reply_tokens: number | null;
+  model_budget_fits_oracle: boolean | null;
+  policies: Partial<Record<PolicyName, PolicyStats>>;
+}
+
+export interface PolicyQualityResult {
+  benchmark: "policy-quality";
+  model: string | null;
+  config: { samples_per_plan: number; samples_per_seed: number; random_seed: number; greedy: true; policies: PolicyName[] };
+  plans: PlanReport[];
+  targets: TargetFlag[];
+  /** Each policy's wall time over every plan (its rollouts only; the samples are generated once, before). */
+  wall_ms: Partial<Record<PolicyName, number>>;
+}
+
+/** How many samples each dataset seed gives: `samplesPerSeed` each, the last one the rest. */
+export function seedSizes(samples: number, samplesPerSeed: number): number[] {
+  if (!Number.isInteger(samples) || samples < 1) throw new RangeError(`samples: expected a positive integer, got ${samples}`);
+  if (!Number.isInteger(samplesPerSeed) || samplesPerSeed < 1) throw new RangeError(`samples per seed: expected a positive integer, got ${samplesPerSeed}`);
+  const sizes: number[] = [];
+  for (let left = samples; left > 0; left -= samplesPerSeed) sizes.push(Math.min(samplesPerSeed, left));
+  return sizes;
+}
+
+/**
+ * One scenario holding a plan's samples from every seed (generated as each seed's dataset would be), so that each
+ * policy runs the very same samples. `idx` is the position in the list.
+ */
+export async function heldOutScenario<P extends QualityPlan>(
+  plan: P,
+  options: Pick<PolicyQualityOptions<P>, "scenarioFor" | "heldOutSeeds" | "samples" | "samplesPerSeed" | "environments">,
+): Promise<{ scenario: Record<string, unknown>; seeds: number[] }> {
+  const sizes = seedSizes(options.samples, options.samplesPerSeed);
+  const seeds = options.heldOutSeeds(sizes.length);
+  let base: Record<string, unknown> | null = null;
+  const samples: unknown[] = [];
+  for (const [i, size] of sizes.entries()) {
+    const raw = options.scenarioFor(plan, seeds[i]!, size);
+    base ??= raw;
+    const { data } = await prepareScenario(parseScenario(raw), options.environments);
+    for (const d of data) samples.push({ ...d, idx: samples.length });
+  }
+  const { dataset: _dataset, ...rest } = base!;
+  // A JSON copy: generated data may share objects, and holds no undefined once in a scenario.
+  return { scenario: JSON.parse(JSON.stringify({ ...rest, samples })) as Record<string, unknown>, seeds };
+}
+
+/** A model loader that refuses a model with its own chat template: these prompts are the built-in ChatML ones. */
+function byteLevelOnly(load: NonNullable<RunScenarioOptions["modelPolicy"]>): NonNullable<RunScenarioOptions["modelPolicy"]> {
+  return async (spec) => {
+    const loaded: LoadedPolicy = await load(spec);
+    if (rendersOwnTemplate(loaded.tokenizer)) {
+      await loaded.dispose?.();
+      throw new Error(`policy-quality: '${spec.model}' has a tokenizer of its own; the benchmark's prompts are rendered for the lab's byte-level vocabulary (builtin:trained, builtin:tiny, builtin:small)`);
+    }
+    return loaded;
+  };
+}
+
+export async function runPolicyQuality<P extends QualityPlan>(options: PolicyQualityOptions<P>): Promise<PolicyQualityResult> {
+  const clock = options.clock ?? (() => performance.now());
+  const log = options.log ?? (() => {});
+  const wanted = options.policies ?? POLICIES;
+  const policies = POLICIES.filter((p) => wanted.includes(p) && (p !== "model" || options.model !== null));
+  if (policies.includes("model") && !options.modelPolicy) throw new Error("policy-quality: a model is named but no model loader was given (modelPolicy)");
+  const wall: Partial<Record<PolicyName, number>> = {};
+  const plans: PlanReport[] = [];
+
+  for (const plan of options.plans) {
+    const { scenario: raw, seeds } = await heldOutScenario(plan, options);
+    const budget = options.modelMaxNewTokens ?? MODEL_MAX_NEW_TOKENS[plan.env] ?? DEFAULT_MODEL_MAX_NEW_TOKENS;
+    const report: PlanReport = {
+      plan: plan.name,
+      env: plan.env,
+      dataset_config: plan.datasetConfig ?? {},
+      dataset_seeds: seeds,
+      samples: options.samples,
+      model_max_new_tokens: budget,
+      oracle_longest_reply_tokens: null,
+      model_budget_fits_oracle: null,
+      policies: {},
+    };
+    for (const policy of policies) {
+      const started = clock();
+      const result = await runOne(policy, raw, budget, options);
+      const ms = clock() - started;
+      wall[policy] = (wall[policy] ?? 0) + ms;
+      const stats = policyStats(plan.env, result, ms);
+      report.policies[policy] = stats;
+      log(`${plan.name.padEnd(24)} ${policy.padEnd(7)} ${stats.samples} samples in ${(ms / 1000).toFixed(1)} s`);
+    }
+    const oracle = report.policies.oracle;
+    if (oracle) {
+      report.oracle_longest_reply_tokens = oracle.longest_reply_tokens;
+      report.model_budget_fits_oracle = oracle.longest_reply_tokens <= budget;
+    }
+    plans.push(report);
+  }
+
+  for (const p of policies) wall[p] = Math.round(wall[p] ?? 0);
+  return {
+    benchmark: "policy-quality",
+    model: policies.includes("model") ? options.model : null,
+    config: { samples_per_plan: options.samples, samples_per_seed: options.samplesPerSeed, random_seed: options.randomSeed, greedy: true, policies },
+    plans,
+    targets: policies.includes("model") ? targetFlags(plans) : [],
+    wall_ms: wall,
+  };
+}
+
+/** One policy's rollout of a plan's samples: the model through the scenario, the baselines as text policies. */
+async function runOne(
+  policy: PolicyName,
+  raw: Record<string, unknown>,
+  budget: number,
+  options: Pick<PolicyQualityOptions, "environments" | "model" | "modelPolicy" | "oracleSolvers" | "randomSeed">,
+): Promise<RolloutResultJson> {
+  const environments = options.environments;
+  if (policy === "model") {
+    const scenario: Scenario = parseScenario({ ...raw, greedy: true, max_new_tokens: budget, policy: { kind: "model", model: options.model } });
+    return runScenario(scenario, { environments, modelPolicy: byteLevelOnly(options.modelPolicy!) });
+  }
+  const scenario = parseScenario({ ...raw, policy: { kind: "oracle", seed: 0, error_rate: 0 } });
+  const generation =
+    policy === "oracle"
+      ? oraclePolicy(byteLevelTokenizer, { seed: 0, errorRate: 0, solvers: options.oracleSolvers })
+      : randomActionPolicy(byteLevelTokenizer, { seed: options.randomSeed });
+  return runScenario(scenario, { environments, policyOverride: { generation, tokenizer: byteLevelTokenizer } });
+}
+
+const pct = (x: number | null) => (x === null ? "–" : `${(100 * x).toFixed(1)}%`);
+
+/** The console table: one row per plan × policy, then the target flags. */
+export function formatPolicyQuality(result: PolicyQualityResult): string {
+  const header = ["plan", "policy", "samples", "well-formed", "solved", "mean reward", "mean turns", "errors", "time"];
+  const rows = result.plans.flatMap((p) =>
+    POLICIES.filter((name) => p.policies[name]).map((name) => {
+      const s = p.policies[name]!;
+      return [p.plan, name, String(s.samples), pct(s.well_formed_rate), pct(s.solve_rate), s.mean_total_reward.toFixed(3), s.mean_turns.toFixed(2), String(s.errors), `${(s.wall_ms / 1000).toFixed(1)} s`];
+    }),
+  );
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  const out = [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)];
+  const unfit = result.plans.filter((p) => p.model_budget_fits_oracle === false);
+  for (const p of unfit) out.push(`note: ${p.plan}: the oracle's longest reply (${p.oracle_longest_reply_tokens} tokens) exceeds the model's max_new_tokens (${p.model_max_new_tokens})`);
+  if (result.targets.length) {
+    out.push("", "targets (reported, not asserted):");
+    for (const t of result.targets) {
+      const value = t.value === null ? "–" : String(t.value);
+      out.push(`  [${t.pass ? "PASS" : "FAIL"}] ${t.kind === "aim" ? "(aim) " : ""}${t.description}: ${value}`);
+    }
+  }
+  out.push("", `wall time: ${POLICIES.filter((p) => result.wall_ms[p] !== undefined).map((p) => `${p} ${(result.wall_ms[p]! / 1000).toFixed(1)} s`).join(", ")}`);
+  return out.join("\n");
+}
