@@ -38,7 +38,8 @@ describe("training episodes from the labelled oracle", () => {
     const clean = await collectEpisodes(puzzle, { split: "train", seeds: 4, samplesPerSeed: 3, errorRate: 0, oracleSeed: 1, environments });
     expect(clean.episodes.every((e) => e.mistakes.length === 0)).toBe(true);
     // Every learned span of an erring run is a well-formed action, as the error-free oracle writes them.
-    for (const e of withMistakes) for (const span of learnedSpans(e.ids, e.mask)) expect(span).toMatch(/^Let me think\.\n<action>(up|down|left|right|view)<\/action>$/);
+    const planned = /^<think>\nBoard: [\d_]+( [\d_]+)*( \/ [\d_]+( [\d_]+)*)+\.\nEmpty: row \d, column \d\.\n<\/think>\n<action>(up|down|left|right)<\/action>$/;
+    for (const e of withMistakes) for (const span of learnedSpans(e.ids, e.mask)) expect(span).toMatch(planned);
   });
 
   it("keeps held-out seeds and tasks out of the training split", async () => {
@@ -64,6 +65,38 @@ describe("training episodes from the labelled oracle", () => {
     for (const e of episodes) {
       expect(e.total_reward).toBe(1); // no malformed-thinking penalty: the blocks are closed
       for (const span of learnedSpans(e.ids, e.mask)) expect(span).toMatch(/^<think>\nNext: (run_shell|read_file|write_file|task_complete)\.\n<\/think>\n\n<tool_call>\n/);
+    }
+  });
+
+  it("writes the puzzle board as it stands into each planned move's think block, one slide apart, ending solved", async () => {
+    const puzzle = ENVIRONMENT_PLANS.find((p) => p.name === "sliding_puzzle_shuffled")!;
+    const { episodes } = await collectEpisodes(puzzle, { split: "train", seeds: 2, samplesPerSeed: 4, errorRate: 0, oracleSeed: 0, environments });
+    const boards = (e: (typeof episodes)[number]) =>
+      learnedSpans(e.ids, e.mask).map((span) => {
+        const [, rows, move] = /^<think>\nBoard: (.+)\.\nEmpty: row \d, column \d\.\n<\/think>\n<action>(\w+)<\/action>$/.exec(span)!;
+        return { cells: rows!.split(" / ").flatMap((r) => r.split(" ")), move: move! };
+      });
+    const multiTurn = episodes.filter((e) => e.turns >= 3);
+    expect(multiTurn.length).toBeGreaterThan(0);
+    for (const e of multiTurn) {
+      expect(e.total_reward).toBe(1);
+      const seen = boards(e);
+      // The first board is the prompt's, cell for cell (the rendered rows' numbers, blanks as "_").
+      const prompt = decode(e.ids.slice(0, e.mask.indexOf("1")));
+      const rendered = /Current Board State:\n\n\n  \+-+\+\n((?:\d+ \|[^\n]*\|\n)+)/.exec(prompt)![1]!;
+      const n = seen[0]!.cells.length ** 0.5;
+      const cellsOf = (line: string) => {
+        const inner = line.slice(line.indexOf("|") + 1, line.lastIndexOf("|"));
+        const width = inner.length / n;
+        return Array.from({ length: n }, (_, k) => inner.slice(k * width, (k + 1) * width).trim() || "_");
+      };
+      expect(seen[0]!.cells).toEqual(rendered.trim().split("\n").flatMap(cellsOf));
+      // Consecutive boards differ by one tile swapped with the blank.
+      for (let t = 1; t < seen.length; t++) {
+        const changed = seen[t]!.cells.flatMap((c, i) => (c === seen[t - 1]!.cells[i] ? [] : [i]));
+        expect(changed).toHaveLength(2);
+        expect(changed.some((i) => seen[t]!.cells[i] === "_")).toBe(true);
+      }
     }
   });
 

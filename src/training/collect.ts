@@ -51,7 +51,7 @@ export async function collectEpisodes(plan: EnvironmentPlan, options: CollectOpt
     const oracle = { seed: options.oracleSeed + datasetSeed, errorRate: options.errorRate };
     const scenario = parseScenario(planScenario(plan, datasetSeed, options.samplesPerSeed, oracle));
     const { data } = await prepareScenario(scenario, options.environments);
-    const labelled = labelledOraclePolicy(byteLevelTokenizer, { ...oracle, solvers: TRAINING_SOLVERS, thinkBeforeCalls: plan.thinkBeforeCalls === true });
+    const labelled = labelledOraclePolicy(byteLevelTokenizer, { ...oracle, solvers: TRAINING_SOLVERS, thoughts: plan.thoughts });
     const result = await runScenario(scenario, {
       environments: options.environments,
       policyOverride: { generation: labelled.policy, tokenizer: byteLevelTokenizer },

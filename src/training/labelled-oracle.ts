@@ -7,24 +7,50 @@
 
 import { Rng, type TokenizerInterface } from "../core/index.js";
 import { ORACLE_SOLVERS, type OracleSolver } from "../policy/oracle/index.js";
+import { currentPuzzleBoard } from "../policy/oracle/sliding-puzzle.js";
 import { cutAtStopStrings, TextPolicy } from "../policy/text-policy.js";
 
 export interface LabelledOracleOptions {
   seed: number;
   errorRate: number;
   solvers?: readonly OracleSolver[];
-  /**
-   * Open each planned tool call with a short think block naming the step (`<think>\nNext: read_file.\n</think>\n\n`),
-   * as a thinking model writes it; the oracle itself never thinks aloud. Mistakes are left as the oracle wrote them.
-   */
-  thinkBeforeCalls?: boolean;
+  /** What the planned turns think aloud before acting (the oracle itself never does); mistakes stay as written. */
+  thoughts?: Thoughts;
 }
 
-/** The think block a planned `<tool_call>` turn opens with, when asked for: the step's tool, by name. */
+/**
+ * - `tool_step`: a planned tool call opens with a think block naming the step (`<think>\nNext: read_file.\n</think>\n\n`).
+ * - `puzzle_board`: a planned puzzle move opens with a think block that writes out the board as it now stands and
+ *   where the empty space is. The environment shows the board only once, in the prompt, so a small model that must
+ *   pick a move from it gets the state next to the decision, and learns to carry it from turn to turn.
+ */
+export type Thoughts = "tool_step" | "puzzle_board";
+
+/** The think block a planned `<tool_call>` turn opens with: the step's tool, by name. */
 export function thinkBeforeCall(text: string): string {
   if (!text.startsWith("<tool_call>")) return text;
   const name = /"name":\s*"([^"]+)"/.exec(text)?.[1] ?? "a tool";
   return `<think>\nNext: ${name}.\n</think>\n\n${text}`;
+}
+
+/**
+ * The board, row by row (`Board: 1 2 3 / 4 _ 6 / 7 5 8.`), and the empty cell, as a puzzle move's think block in
+ * place of the oracle's `Let me think.`; the move itself is unchanged. Without a board in the context, unchanged.
+ */
+export function thinkAboutBoard(text: string, context: string): string {
+  const board = currentPuzzleBoard(context);
+  const action = /<action>[\s\S]*$/.exec(text)?.[0];
+  if (!board || action === undefined) return text;
+  const { n, tiles } = board;
+  const rows = Array.from({ length: n }, (_, r) => tiles.slice(r * n, (r + 1) * n).map((t) => (t === 0 ? "_" : String(t))).join(" "));
+  const blank = tiles.indexOf(0);
+  return `<think>\nBoard: ${rows.join(" / ")}.\nEmpty: row ${Math.floor(blank / n) + 1}, column ${(blank % n) + 1}.\n</think>\n${action}`;
+}
+
+function think(thoughts: Thoughts | undefined, text: string, context: string): string {
+  if (thoughts === "tool_step") return thinkBeforeCall(text);
+  if (thoughts === "puzzle_board") return thinkAboutBoard(text, context);
+  return text;
 }
 
 export interface LabelledOracle {
@@ -47,7 +73,7 @@ export function labelledOraclePolicy(tokenizer: TokenizerInterface, options: Lab
       mistakes.get(sampleId)!.add(turn);
       return actual;
     }
-    return options.thinkBeforeCalls ? thinkBeforeCall(actual) : actual;
+    return think(options.thoughts, actual, promptText);
   });
   return { policy, mistakes };
 }

@@ -7,6 +7,8 @@
  * training episode whose task (prompt and initial state) is a held-out one.
  */
 
+import type { Thoughts } from "./labelled-oracle.js";
+
 /** The first held-out dataset seed; training seeds stay below it. */
 export const HELD_OUT_SEED_BASE = 1_000_000;
 
@@ -29,8 +31,8 @@ export interface EnvironmentPlan {
    * task), or by dataset seed only, where tasks repeat so often that excluding them would leave no training data.
    */
   heldOutBy?: "task" | "seed";
-  /** The planned tool calls open with a think block (labelled-oracle.ts), so the model learns paired thinking. */
-  thinkBeforeCalls?: boolean;
+  /** What the planned turns think aloud before acting (labelled-oracle.ts): paired think blocks for the model to learn. */
+  thoughts?: Thoughts;
 }
 
 /**
@@ -52,6 +54,7 @@ export const ENVIRONMENT_PLANS: readonly EnvironmentPlan[] = [
     // ~62 start boards, half of them 2×2 (`size` is the largest side): holding their tasks out would leave no 2×2
     // board to train on. The shuffled plan below holds its (mostly distinct) 3×3 tasks out instead.
     heldOutBy: "seed",
+    thoughts: "puzzle_board",
   },
   {
     // Longer shuffles: many more start boards, so held-out tasks can be kept out of training.
@@ -62,6 +65,7 @@ export const ENVIRONMENT_PLANS: readonly EnvironmentPlan[] = [
     datasetConfig: { size: 3, shuffle_moves: 16, max_moves: 20 },
     maxRolloutTurns: 21,
     maxSeqLen: 4096,
+    thoughts: "puzzle_board",
   },
   {
     name: "calculator",
@@ -81,7 +85,7 @@ export const ENVIRONMENT_PLANS: readonly EnvironmentPlan[] = [
     maxRolloutTurns: 8,
     maxSeqLen: 8192,
     structured: true,
-    thinkBeforeCalls: true,
+    thoughts: "tool_step",
   },
   {
     name: "number_guess",
