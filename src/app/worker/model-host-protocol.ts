@@ -13,6 +13,8 @@ export type ToModelHost =
   | { type: "load"; spec: HostedModelSpec }
   | { type: "generate"; id: number; data: GenerationDatumSpec; greedy: boolean; stream: boolean }
   | { type: "abort"; id: number }
+  /** These samples ended: the host frees their kept KV caches (the model policy's `releaseSamples`). */
+  | { type: "release"; sampleIds: number[] }
   | { type: "dispose" };
 
 export type FromModelHost =

@@ -45,6 +45,8 @@ self.onmessage = async (e: MessageEvent<ToModelHost>) => {
     }
   } else if (message.type === "abort") {
     calls.get(message.id)?.abort();
+  } else if (message.type === "release") {
+    policy?.releaseSamples(message.sampleIds);
   } else if (message.type === "dispose") {
     await policy?.dispose().catch(() => undefined);
     policy = null;

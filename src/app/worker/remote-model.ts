@@ -66,6 +66,11 @@ export class RemoteModelPolicy implements GenerationInterface {
     return promise;
   }
 
+  /** The samples ended: the host frees their kept caches, as the model policy does in this realm. */
+  releaseSamples(sampleIds: readonly number[]): void {
+    if (!this.dead) this.send({ type: "release", sampleIds: [...sampleIds] });
+  }
+
   /** Frees the host's model and ends the host. */
   async dispose(): Promise<void> {
     if (!this.dead) {

@@ -82,8 +82,12 @@ describe("onnx/model.onnx", () => {
     expect(graph.output.map((v) => [v.name, dims(v)])).toEqual([
       ["present.0.key", ["batch_size", 2, "total_sequence_length", 16]],
       ["present.0.value", ["batch_size", 2, "total_sequence_length", 16]],
+      ["new_key_values.0.key", ["batch_size", 2, "sequence_length", 16]],
+      ["new_key_values.0.value", ["batch_size", 2, "sequence_length", 16]],
       ["present.1.key", ["batch_size", 2, "total_sequence_length", 16]],
       ["present.1.value", ["batch_size", 2, "total_sequence_length", 16]],
+      ["new_key_values.1.key", ["batch_size", 2, "sequence_length", 16]],
+      ["new_key_values.1.value", ["batch_size", 2, "sequence_length", 16]],
       ["logits", ["batch_size", "sequence_length", VOCAB_SIZE]],
     ]);
   });
@@ -91,7 +95,7 @@ describe("onnx/model.onnx", () => {
   it("uses only the standard ops of the spec's graph", () => {
     const ops = new Set(graph.node.map((n) => n.opType));
     const spec = ["Add", "Cast", "Concat", "Cos", "Gather", "LessOrEqual", "MatMul", "Mul", "Range", "Reciprocal", "ReduceMean"];
-    const more = ["Reshape", "Shape", "Sigmoid", "Sin", "Softmax", "Sqrt", "Sub", "Transpose", "Unsqueeze"];
+    const more = ["Identity", "Reshape", "Shape", "Sigmoid", "Sin", "Softmax", "Sqrt", "Sub", "Transpose", "Unsqueeze"];
     expect([...ops].sort()).toEqual([...spec, ...more].sort());
     expect(graph.node.every((n) => !n.domain)).toBe(true);
   });

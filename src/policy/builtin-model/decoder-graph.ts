@@ -2,6 +2,11 @@
  * The Llama-style decoder as an ONNX graph (browser-inference.md §6.4–§6.5), with the KV-cache I/O transformers.js
  * feeds: `input_ids`, `attention_mask`, `position_ids`, `past_key_values.{i}.key|value` in; `logits` and
  * `present.{i}.key|value` out. Only standard ai.onnx ops at opset 17, so it runs on ORT's CPU, WASM and WebGPU EPs.
+ *
+ * `new_key_values.{i}.key|value` are the keys and values of the step's own tokens alone (`[B, KV, S, D]`): the
+ * decode engine fetches them instead of `present` and appends them to cache buffers it keeps, so a decode step no
+ * longer copies the whole cache out of onnxruntime (decode-engine.ts, "append mode"). transformers.js reads only the
+ * `present` outputs and ignores these.
  */
 
 import { FLOAT, INT64, OnnxGraphBuilder } from "./onnx-graph-builder.js";
@@ -10,7 +15,7 @@ import type { ModelPreset } from "./presets.js";
 import { ropeInvFreq, rotateHalfMatrix, type ModelWeights } from "./weights.js";
 
 /** Bumped whenever the graph or the files change, so stale built folders are rebuilt. */
-export const BUILDER_VERSION = "2";
+export const BUILDER_VERSION = "3";
 
 /** Additive mask value: finite, so a fully padded query row gives a uniform softmax instead of NaN. */
 const MASK_NEGATIVE = 1e9;
@@ -67,6 +72,8 @@ export function encodeDecoderModel(p: ModelPreset, w: ModelWeights, bias: Float3
     const presentV = g.node("Concat", [`past_key_values.${l}.value`, v], { axis: 2 }, `present.${l}.value`);
     g.output(presentK, FLOAT, ["batch_size", KV, "total_sequence_length", D]);
     g.output(presentV, FLOAT, ["batch_size", KV, "total_sequence_length", D]);
+    g.output(g.node("Identity", [k], {}, `new_key_values.${l}.key`), FLOAT, ["batch_size", KV, "sequence_length", D]);
+    g.output(g.node("Identity", [v], {}, `new_key_values.${l}.value`), FLOAT, ["batch_size", KV, "sequence_length", D]);
 
     // Grouped-query attention without repeating the cache: the G query heads of a KV head are stacked as G·S rows
     // (`[B, KV, G·S, D]`, head h = kv·G + g), so K and V are read as they are instead of copied G times per step.

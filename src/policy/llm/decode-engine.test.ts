@@ -86,9 +86,29 @@ describe("the decode engine (builtin:tiny, onnxruntime-node)", () => {
       const reference = policyOn({ ...sampling, engine: "generate" });
       expect(engine.backend).toBe("continuous");
       expect(reference.backend).toBe("generate");
+      const appended = engine.engineStats!.appendSteps;
       expectSameRows(rowsOf(await engine.generate(data, greedy), data), rowsOf(await reference.generate(data, greedy), data));
+      // The built-in decoder offers its new positions' keys and values: every decode step appended them.
+      expect(engine.engineStats!.appendSteps - appended).toBeGreaterThan(0);
       await engine.dispose();
       await reference.dispose();
+    }
+  });
+
+  it("gives the same tokens fetching the whole present cache each step (hub models, WebGPU) as appending the new positions", async () => {
+    const own = await loadNodeModel({ model: "builtin:tiny", modelsRoot });
+    try {
+      const prompts = [chat("Move the tile."), chat("a much longer prompt than the first one, to pad"), chat("x")];
+      const data = input(prompts, { maxNew: 20, stops: [null, ["e"], null] });
+      const present = policyOn({ seed: 3, engineOptions: { appendMode: false } }, own);
+      const appended = policyOn({ seed: 3 });
+      for (const greedy of [true, false]) expectSameRows(rowsOf(await present.generate(data, greedy), data), rowsOf(await appended.generate(data, greedy), data));
+      expect(present.engineStats!.decodeSteps).toBeGreaterThan(0);
+      expect(present.engineStats!.appendSteps).toBe(0);
+      await present.dispose();
+      await appended.dispose();
+    } finally {
+      await own.model.dispose();
     }
   });
 

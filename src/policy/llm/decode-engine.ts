@@ -12,13 +12,21 @@
  * On CPU and WASM the caches are typed arrays; on WebGPU the present tensors stay on the GPU (`gpu-buffer`), and the
  * moves between the running batch and the samples' caches are GPU copies (`cache-ops.ts`). GPU buffers are disposed
  * when a cache is replaced, evicted or dropped.
+ *
+ * Append mode (CPU and WASM caches, a decoder with `new_key_values.*` outputs: the built-in models): a decode step
+ * fetches only the logits and its own token's keys and values, and writes them into the batch's cache buffers, which
+ * have room for more positions than are used (masked out). Fetching `present` instead copies the whole cache out of
+ * onnxruntime at every step, about 90% of a step's time at long contexts (bench:model-rollout).
+ *
+ * The engine runs the decoder's onnxruntime session itself (`session.run` with the outputs it needs), one pass at
+ * a time, rather than through transformers.js's `model.forward`, which fetches every output.
  */
 
 import type * as Transformers from "@huggingface/transformers";
 import { abortError, type Rng } from "../../core/index.js";
 import { logSoftmax, sampleToken, stepStats, stopsAt, type HookTokenizer, type SamplingSettings, type StepStats } from "./processors.js";
 import { cpuCacheOps, gpuCacheOps, type CacheOps, type GpuDeviceLike, type TensorView } from "./cache-ops.js";
-import { cacheBytes, commonPrefix, SampleCacheStore, type CacheLayout } from "./kv-cache.js";
+import { cacheBytes, commonPrefix, growCapacity, SampleCacheStore, writePosition, type CacheArray, type CacheLayout } from "./kv-cache.js";
 
 type Tensor = Transformers.Tensor;
 type Model = Transformers.PreTrainedModel;
@@ -68,6 +76,11 @@ export interface EngineOptions {
    * caches are never moved (each row is stepped on its own).
    */
   gpuDevice?: () => GpuDeviceLike | null;
+  /**
+   * Append mode where the decoder offers it (default true); false: every decode step fetches the whole `present`
+   * cache, as hub models and WebGPU do (tests and benchmarks compare the two).
+   */
+  appendMode?: boolean;
 }
 
 export const DEFAULT_CACHE_BUDGET_BYTES = 1024 * 1024 * 1024;
@@ -94,13 +107,20 @@ interface SampleCache {
   tensors: Tensor[];
 }
 
-/** Rows stepped together: row `i` holds its cache at positions `[pads[i], seq)` of `past`; null rows have left. */
+/**
+ * Rows stepped together: row `i` holds its cache at positions `[pads[i], seq)` of `past`, whose tensors have `cap`
+ * positions (`cap` > `seq` only in append mode: room for the next steps); null rows have left.
+ */
 interface Batch {
   rows: (Row | null)[];
   past: Tensor[];
   seq: number;
+  cap: number;
   pads: number[];
 }
+
+/** The most positions a batch's buffers grow by at once (append mode): its rows' remaining tokens, at most this. */
+const MAX_CAPACITY_STEP = 256;
 
 /** Why the engine cannot drive a model (it then runs on transformers.js's `generate`); null: it can. */
 export function engineUnsupported(model: Model): string | null {
@@ -117,8 +137,13 @@ export function engineUnsupported(model: Model): string | null {
 
 interface OrtSession {
   inputNames: string[];
+  outputNames?: string[];
   inputMetadata: { name: string; shape?: readonly (number | string)[]; type?: string; isTensor?: boolean }[];
+  run?(feeds: Record<string, unknown>, fetches: string[]): Promise<Record<string, unknown>>;
 }
+
+/** The output that answers a cache input: `past_key_values.{l}.key` → `present.{l}.key` (or `new_key_values.{l}.key`). */
+const outputName = (cacheName: string, prefix: "present" | "new_key_values") => cacheName.replace(/^past_key_values/, prefix);
 
 function cacheLayout(session: OrtSession): CacheLayout {
   const metas = session.inputMetadata.filter((m) => m.name.startsWith("past_"));
@@ -159,9 +184,12 @@ export class DecodeEngine {
   /** False on the GPU without a device to copy with: rows are then never batched or cut. */
   private canMove = true;
   /** Counters, and milliseconds spent in prefill passes, decode passes and cache copies (for benchmarks). */
-  readonly stats = { forwardPasses: 0, decodeSteps: 0, stepRows: 0, merges: 0, prefilled: 0, reused: 0, sharedPrefixes: 0, prefillMs: 0, decodeMs: 0, copyMs: 0 };
+  readonly stats = { forwardPasses: 0, decodeSteps: 0, appendSteps: 0, stepRows: 0, merges: 0, prefilled: 0, reused: 0, sharedPrefixes: 0, prefillMs: 0, decodeMs: 0, copyMs: 0 };
 
   private readonly gpuDevice: () => GpuDeviceLike | null;
+  private readonly session: OrtSession;
+  /** The decoder answers `new_key_values.*`: decode steps may fetch them alone once the caches are known to be on the CPU. */
+  private readonly hasNewOutputs: boolean;
 
   constructor(
     private readonly runtime: EngineRuntime,
@@ -170,7 +198,10 @@ export class DecodeEngine {
     options: EngineOptions = {},
   ) {
     const session = (model as unknown as { sessions: Record<string, OrtSession> }).sessions.model!;
+    this.session = session;
     this.layout = cacheLayout(session);
+    this.hasNewOutputs =
+      options.appendMode !== false && this.layout.names.every((name) => session.outputNames?.includes(outputName(name, "new_key_values")) ?? false);
     this.hasPositions = session.inputNames.includes("position_ids");
     this.prefillChunk = options.prefillChunk ?? DEFAULT_PREFILL_CHUNK;
     this.ops = cpuCacheOps(this.layout, runtime.Tensor);
@@ -293,7 +324,7 @@ export class DecodeEngine {
       this.keep(row, past);
       return this.finish(row);
     }
-    this.batches.push({ rows: [row], past, seq: row.covered.length, pads: [0] });
+    this.batches.push({ rows: [row], past, seq: row.covered.length, cap: row.covered.length, pads: [0] });
   }
 
   /**
@@ -310,7 +341,7 @@ export class DecodeEngine {
         if (!other || other.req.call !== row.req.call || row.req.call === undefined) return;
         const length = Math.min(commonPrefix(other.covered, prompt), prompt.length - 1);
         if (length >= own + MIN_SHARED_PREFIX && length > (best?.length ?? 0)) {
-          best = { tensors: batch.past, row: i, seq: batch.seq, start: batch.pads[i]!, length };
+          best = { tensors: batch.past, row: i, seq: batch.cap, start: batch.pads[i]!, length };
         }
       });
     }
@@ -336,7 +367,7 @@ export class DecodeEngine {
     }
     const { tensors, seq, pads } = this.ops.assemble(views);
     for (const batch of this.batches) disposeAll(batch.past);
-    this.batches = [{ rows, past: tensors, seq, pads }];
+    this.batches = [{ rows, past: tensors, seq, cap: seq, pads }];
     this.stats.merges += 1;
     this.stats.copyMs += performance.now() - started;
   }
@@ -350,33 +381,42 @@ export class DecodeEngine {
           row.reject(abortError("generation cancelled"));
         }
       });
-      const width = batch.seq + 1;
+      if (batch.rows.every((r) => r === null)) {
+        this.drop(batch);
+        continue;
+      }
+      const append = this.appendMode();
+      if (append && batch.cap === batch.seq) this.grow(batch);
       const ids: number[][] = [];
       const masks: number[][] = [];
       const positions: number[][] = [];
       batch.rows.forEach((row, i) => {
         const pad = batch.pads[i]!;
         ids.push([row ? row.generated.at(-1)! : this.tokenizer.padTokenId]);
-        masks.push([...new Array<number>(pad).fill(0), ...new Array<number>(width - pad).fill(1)]);
+        // The cache's used positions, its unused room (append mode), then the step's own token.
+        masks.push([...zeros(pad), ...ones(batch.seq - pad), ...zeros(batch.cap - batch.seq), 1]);
         positions.push([batch.seq - pad]);
       });
-      if (batch.rows.every((r) => r === null)) {
-        this.drop(batch);
-        continue;
-      }
       let out: Awaited<ReturnType<DecodeEngine["forward"]>>;
       const started = performance.now();
       try {
-        out = await this.forward(ids, masks, positions, batch.past, batch.seq);
+        out = await this.forward(ids, masks, positions, batch.past, batch.cap, append ? "new_key_values" : "present");
         this.stats.decodeMs += performance.now() - started;
       } catch (e) {
         this.drop(batch);
         for (const row of batch.rows) row?.reject(e);
         continue;
       }
-      disposeAll(batch.past);
-      batch.past = out.present;
-      batch.seq = width;
+      if (append) {
+        writePosition(this.layout, arraysOf(batch.past), batch.cap, arraysOf(out.present), batch.rows.length, batch.seq);
+        batch.seq += 1;
+        this.stats.appendSteps += 1;
+      } else {
+        disposeAll(batch.past);
+        batch.past = out.present;
+        batch.seq += 1;
+        batch.cap = batch.seq;
+      }
       this.stats.decodeSteps += 1;
       this.stats.stepRows += batch.rows.length;
       batch.rows.forEach((row, i) => {
@@ -385,7 +425,8 @@ export class DecodeEngine {
         this.accept(row, out.lastLogits[i]!);
         if (!row.done) return;
         batch.rows[i] = null;
-        this.keep(row, batch.rows.length === 1 ? batch.past : this.ops.extract(viewOf(batch, i)));
+        // A one-row batch's own tensors when they are exactly its cache (extract then returns them as they are).
+        this.keep(row, this.ops.extract(viewOf(batch, i)));
         this.finish(row);
       });
       if (batch.rows.length === 1 && batch.rows[0] === null) this.batches = this.batches.filter((b) => b !== batch);
@@ -426,26 +467,28 @@ export class DecodeEngine {
     this.batches = this.batches.filter((b) => b !== batch);
   }
 
-  private async forward(ids: number[][], masks: number[][], positions: number[][], past: Tensor[], pastSeq: number) {
+  /**
+   * One forward pass. `cacheOutputs`: which cache outputs to fetch, `present` (the whole cache, past and new) or
+   * `new_key_values` (the new positions alone, append mode); they are returned as `present` either way.
+   */
+  private async forward(ids: number[][], masks: number[][], positions: number[][], past: Tensor[], pastSeq: number, cacheOutputs: "present" | "new_key_values" = "present") {
     const { Tensor } = this.runtime;
     const B = ids.length;
     const S = ids[0]!.length;
     const int64 = (rows: number[][], width: number) => new Tensor("int64", BigInt64Array.from(rows.flat(), BigInt), [B, width]);
-    const feeds: Record<string, unknown> = {
+    const feeds: Record<string, Tensor> = {
       input_ids: int64(ids, S),
       attention_mask: int64(masks, pastSeq + S),
-      past_key_values: Object.fromEntries(this.layout.names.map((name, n) => [name, past[n]!])),
       num_logits_to_keep: new Tensor("int64", BigInt64Array.from([1n]), []),
+      ...Object.fromEntries(this.layout.names.map((name, n) => [name, past[n]!])),
     };
     if (this.hasPositions) feeds.position_ids = int64(positions, S);
-    const outputs = (await (this.model as unknown as { forward(f: Record<string, unknown>): Promise<Record<string, Tensor>> }).forward(feeds)) as Record<
-      string,
-      Tensor
-    >;
+    const names = this.layout.names.map((name) => outputName(name, cacheOutputs));
+    const outputs = await this.run(feeds, ["logits", ...names]);
     this.stats.forwardPasses += 1;
-    const present = this.layout.names.map((name) => {
-      const out = outputs[name.replace(/^past_key_values/, "present")];
-      if (!out) throw new Error(`the decoder gave no '${name.replace(/^past_key_values/, "present")}' output`);
+    const present = names.map((name) => {
+      const out = outputs[name];
+      if (!out) throw new Error(`the decoder gave no '${name}' output`);
       return out;
     });
     if (!this.onGpu && present.some((t) => t.location === "gpu-buffer")) {
@@ -463,6 +506,40 @@ export class DecodeEngine {
     return { present, lastLogits };
   }
 
+  /**
+   * Runs the decoder's session with the outputs named (`session.run` with fetches), or through transformers.js's
+   * `model.forward` (every output) where the session takes an input the engine does not feed.
+   */
+  private async run(feeds: Record<string, Tensor>, fetches: string[]): Promise<Record<string, Tensor>> {
+    const session = this.session;
+    if (session.run && session.inputNames.every((name) => name in feeds)) {
+      const ortFeeds = Object.fromEntries(session.inputNames.map((name) => [name, (feeds[name] as unknown as { ort_tensor: unknown }).ort_tensor]));
+      const out = await session.run(ortFeeds, fetches);
+      const { Tensor } = this.runtime;
+      return Object.fromEntries(Object.entries(out).map(([name, t]) => [name, new Tensor(t as ConstructorParameters<typeof Tensor>[0] as never)]));
+    }
+    const { num_logits_to_keep, input_ids, attention_mask, position_ids, ...past } = feeds;
+    const forward = (this.model as unknown as { forward(f: Record<string, unknown>): Promise<Record<string, Tensor>> }).forward.bind(this.model);
+    return forward({ input_ids, attention_mask, num_logits_to_keep, ...(position_ids ? { position_ids } : {}), past_key_values: past });
+  }
+
+  /** Whether decode steps append their own keys and values to cache buffers kept here (typed arrays only). */
+  private appendMode(): boolean {
+    return this.hasNewOutputs && !this.onGpu && this.session.run !== undefined;
+  }
+
+  /** Room in `batch`'s buffers for its rows' remaining tokens (at most `MAX_CAPACITY_STEP` more positions). */
+  private grow(batch: Batch): void {
+    const remaining = Math.max(1, ...batch.rows.map((row) => (row ? row.req.maxNew - row.generated.length : 0)));
+    const cap = batch.seq + Math.min(remaining, MAX_CAPACITY_STEP);
+    const started = performance.now();
+    const data = growCapacity(this.layout, arraysOf(batch.past), batch.rows.length, batch.cap, batch.seq, cap);
+    const { Tensor } = this.runtime;
+    batch.past = data.map((d, n) => new Tensor(this.layout.type, d, [batch.rows.length, this.layout.heads[n]!, cap, this.layout.dims[n]!]));
+    batch.cap = cap;
+    this.stats.copyMs += performance.now() - started;
+  }
+
   private emptyCache(batch: number): Tensor[] {
     const { Tensor } = this.runtime;
     const { type, heads, dims } = this.layout;
@@ -472,7 +549,16 @@ export class DecodeEngine {
 }
 
 function viewOf(batch: Batch, row: number): TensorView {
-  return { tensors: batch.past, row, seq: batch.seq, start: batch.pads[row]!, length: batch.seq - batch.pads[row]! };
+  return { tensors: batch.past, row, seq: batch.cap, start: batch.pads[row]!, length: batch.seq - batch.pads[row]! };
+}
+
+/** The typed arrays of CPU cache tensors. */
+function arraysOf(tensors: readonly Tensor[]): CacheArray[] {
+  return tensors.map((t) => t.data as CacheArray);
+}
+
+function zeros(n: number): number[] {
+  return new Array<number>(n).fill(0);
 }
 
 function disposeAll(tensors: readonly Tensor[]): void {

@@ -80,6 +80,25 @@ export function assembleBatch(layout: CacheLayout, views: readonly CacheView[]):
   return { data, seq, pads };
 }
 
+/**
+ * A batch's tensors (`[batch, heads, seq, dim]`, of which positions `[0, filled)` are used) copied into tensors of
+ * `capacity` positions, each row's used positions at the same place; the rest zeros.
+ */
+export function growCapacity(layout: CacheLayout, data: readonly CacheArray[], batch: number, seq: number, filled: number, capacity: number): CacheArray[] {
+  if (capacity < filled) throw new RangeError(`a capacity of ${capacity} positions cannot hold ${filled}`);
+  const out = layout.names.map((_, n) => emptyArray(layout, cacheSize(layout, n, batch, capacity)));
+  for (let row = 0; row < batch; row++) copyInto(layout, { data, row, seq, start: 0, length: filled }, out, row, capacity, 0);
+  return out;
+}
+
+/**
+ * Writes one step's keys and values (`fresh`, each `[batch, heads, 1, dim]`) into position `at` of every row of
+ * `data` (each `[batch, heads, capacity, dim]`).
+ */
+export function writePosition(layout: CacheLayout, data: readonly CacheArray[], capacity: number, fresh: readonly CacheArray[], batch: number, at: number): void {
+  for (let row = 0; row < batch; row++) copyInto(layout, { data: fresh, row, seq: 1, start: 0, length: 1 }, data as CacheArray[], row, capacity, at);
+}
+
 export function cacheSize(layout: CacheLayout, n: number, batch: number, seq: number): number {
   return batch * layout.heads[n]! * seq * layout.dims[n]!;
 }
