@@ -40,12 +40,14 @@ async function runInNode(scenario: object) {
 
 const tokens = (r: Awaited<ReturnType<typeof runInPage>>) => r.samples.map((s) => s.message_log.map((m) => m.token_ids));
 
-test("the default preset: the built-in model in a Worker on WASM, nothing fetched from outside", async ({ page }) => {
+test("the default preset: the built-in trained model in a Worker on WASM, nothing fetched from outside", async ({ page }) => {
+  test.setTimeout(180_000);
   await page.goto("/");
   await page.getByRole("button", { name: "Run" }).click();
-  await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 30_000 });
+  await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 150_000 });
+  await expect(page.getByTestId("model-status")).toContainText("builtin:trained");
   await expect(page.getByTestId("model-status")).toContainText("ready on WASM");
-  await expect(page.getByTestId("model-status")).toContainText("random weights");
+  await expect(page.getByTestId("model-status")).toContainText("trained on the lab's own oracle rollouts");
   expect(await page.getByTestId("termination").allTextContents()).toHaveLength(3);
   await page.screenshot({ path: "e2e/artifacts/model-wasm.png", fullPage: true });
 });

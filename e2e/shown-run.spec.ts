@@ -71,7 +71,7 @@ test("an imported run with its scenario fills the form; one without a scenario h
   const exported = readFileSync((await (await download).path())!, "utf8");
 
   await page.reload();
-  await loadPreset(page, "Built-in model on the sliding puzzle (default)");
+  await loadPreset(page, "Built-in trained model on the sliding puzzle (default)");
   await page.getByLabel("Import JSONL").setInputFiles({ name: "run.jsonl", mimeType: "application/x-ndjson", buffer: Buffer.from(exported) });
   await expect(page.getByTestId("keep-message")).toContainText("imported run.jsonl");
   // A scenario file's run (explicit samples): the JSON editor holds it; the form says its fields do not write it.

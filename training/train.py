@@ -44,6 +44,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--checkpoint-every", type=int, default=250)
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto", help="where to train; auto: a CUDA GPU when torch sees one, else the CPU")
     p.add_argument("--time-limit", type=float, default=0, help="stop (checkpoint and export) after this many seconds of training, the learning rate decayed to 0 by then; 0: none")
     p.add_argument("--resume", action="store_true", help="continue from <out>/checkpoint.pt")
     p.add_argument("--export-only", metavar="FILE", help="write <out>/checkpoint.pt's weights to FILE (a look at a run under way) and stop")
@@ -52,8 +53,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def batch_loss(model: Decoder, batch: Batch, prefix_grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """The mean loss over the batch's learned tokens, and how many of them the argmax got right."""
-    logits = model.forward_with_prefix(batch.prefix, batch.suffixes, prefix_grad)
-    flat, targets = logits.reshape(-1, logits.shape[-1]), batch.targets.reshape(-1)
+    device = model.lm_head.weight.device
+    logits = model.forward_with_prefix(batch.prefix.to(device), batch.suffixes.to(device), prefix_grad)
+    flat, targets = logits.reshape(-1, logits.shape[-1]), batch.targets.to(device).reshape(-1)
     loss = F.cross_entropy(flat, targets, ignore_index=IGNORE)
     kept = targets != IGNORE
     correct = (flat[kept].argmax(-1) == targets[kept]).sum()
@@ -108,14 +110,15 @@ def main(argv: list[str]) -> int:
     eval_pool = random.Random(args.seed).sample(held_out, min(len(held_out), args.eval_episodes))
     eval_batches = epoch_batches(eval_pool, args.batch_size, int(args.attention_budget), args.seed, 0) if eval_pool else []
 
-    model = Decoder(SIZES[args.size])
+    device = torch.device("cuda" if args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available()) else "cpu")
+    model = Decoder(SIZES[args.size]).to(device)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
     step, seconds, tokens_read, tokens_learned = 0, 0.0, 0, 0
     checkpoint_path = out / "checkpoint.pt"
     if args.resume and checkpoint_path.exists():
-        state = torch.load(checkpoint_path)
+        state = torch.load(checkpoint_path, map_location=device)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         step, seconds, tokens_read, tokens_learned = state["step"], state["seconds"], state["tokens_read"], state["tokens_learned"]
@@ -130,13 +133,13 @@ def main(argv: list[str]) -> int:
         if not checkpoint_path.exists():
             print(f"{checkpoint_path}: no checkpoint to export", file=sys.stderr)
             return 1
-        state = torch.load(checkpoint_path)
+        state = torch.load(checkpoint_path, map_location=device)
         model.load_state_dict(state["model"])
         weights_file.save(Path(args.export_only), model, {"size": args.size, "seed": args.seed, "steps": state["step"], "checkpoint": True})
         emit({"event": "exported", "weights": args.export_only, "step": state["step"]})
         return 0
 
-    emit({"event": "start", "size": args.size, "parameters": sum(p.numel() for p in model.parameters()), "train": train_stats, "held_out": held_out_stats, "step": step})
+    emit({"event": "start", "device": device.type, "size": args.size, "parameters": sum(p.numel() for p in model.parameters()), "train": train_stats, "held_out": held_out_stats, "step": step})
     # Every epoch has as many batches as the first (the same episodes, grouped the same way).
     epoch, batches = 0, epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, 0)
     per_epoch = len(batches)
@@ -193,6 +196,7 @@ def main(argv: list[str]) -> int:
         "learned_tokens_per_s": round(tokens_learned / max(seconds, 1e-9)),
         "prefix_grad": not args.no_prefix_grad,
         "threads": args.threads,
+        "device": device.type,
         "held_out": last_eval,
         "data": json.loads((data / "data.json").read_text()) if (data / "data.json").exists() else None,
     }

@@ -34,7 +34,7 @@ def tensors_of(model: Decoder) -> dict[str, torch.Tensor]:
         # A tied LM head is the embedding: the file holds it once, as model.embed_tokens.weight.
         if name == "lm_head.weight" and model.architecture.tie_word_embeddings:
             continue
-        out[hf_name(name)] = tensor.detach().to(torch.float32).contiguous()
+        out[hf_name(name)] = tensor.detach().to("cpu", torch.float32).contiguous()
     return out
 
 

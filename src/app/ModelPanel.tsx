@@ -37,7 +37,7 @@ export function ModelPanel() {
           aria-label="Model"
           value={String(policy.model ?? "")}
           onChange={(e) => update({ model: e.target.value })}
-          placeholder="builtin:tiny, builtin:small, builtin:tiny-qwen3 or org/name"
+          placeholder="builtin:trained, builtin:tiny, builtin:small, builtin:tiny-qwen3 or org/name"
         />
       </label>
       <label>

@@ -1,4 +1,11 @@
+import { BUILTIN_MODEL_LABELS, isBuiltinModelName } from "../policy/builtin-model/presets.js";
 import { useShown } from "./session/hooks.js";
+
+/** What a built-in model is (trained, or random weights), for the line after its name; null for other models. */
+function builtinAbout(model: string): string | null {
+  const name = model.startsWith("builtin:") ? model.slice("builtin:".length) : "";
+  return isBuiltinModelName(name) ? BUILTIN_MODEL_LABELS[name].about : null;
+}
 
 /** Which model, on which device and why, and the download progress while it loads. */
 export function ModelStatusLine() {
@@ -14,7 +21,7 @@ export function ModelStatusLine() {
           <progress data-testid="download-progress" max={1} value={status.progress.fraction} /> {status.progress.file}
         </>
       )}
-      {status.model.startsWith("builtin:") && " · a pipeline model with random weights: its text is noise, its mechanics are real."}
+      {builtinAbout(status.model) !== null && ` · ${builtinAbout(status.model)}`}
     </p>
   );
 }

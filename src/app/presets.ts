@@ -14,7 +14,7 @@ import { DEFAULT_SETUP, type Setup } from "./setup/setup.js";
 export type Preset = { id: string; title: string } & ({ setup: Setup } | { scenario: unknown });
 
 export const PRESETS: readonly Preset[] = [
-  { id: "default", title: "Built-in model on the sliding puzzle (default)", setup: DEFAULT_SETUP },
+  { id: "default", title: "Built-in trained model on the sliding puzzle (default)", setup: DEFAULT_SETUP },
   {
     id: "oracle-demo",
     title: "Oracle demo: the sliding puzzle solved",
@@ -36,6 +36,26 @@ export const PRESETS: readonly Preset[] = [
       maxSeqLen: 8192,
       maxRolloutTurns: 8,
       structured: true,
+      invalidAction: true,
+    },
+  },
+  {
+    id: "trained-workspace",
+    title: "Trained built-in model: the workspace with tools",
+    // The workspace as builtin:trained was trained on it (src/training/plan.ts): Hermes tool calls with paired think
+    // blocks, the fork envelope, the invalid-action and malformed-thinking penalties; greedy, so every run is the same.
+    setup: {
+      ...DEFAULT_SETUP,
+      env: "workspace",
+      datasetSize: 3,
+      datasetSeed: 1_000_000,
+      greedy: true,
+      maxSeqLen: 8192,
+      maxRolloutTurns: 8,
+      maxNewTokens: 384,
+      structured: true,
+      thinkingStyle: "paired",
+      envelope: "fork",
       invalidAction: true,
     },
   },

@@ -95,17 +95,24 @@ describe("the policy-quality benchmark", () => {
         return { generation: oraclePolicy(byteLevelTokenizer, { solvers: TRAINING_SOLVERS }), tokenizer: byteLevelTokenizer };
       },
     });
-    expect(loads).toEqual(["builtin:stand-in", "builtin:stand-in"]);
+    // Greedy, then sampled as the lab's default run samples, on each plan.
+    expect(loads).toEqual(["builtin:stand-in", "builtin:stand-in", "builtin:stand-in", "builtin:stand-in"]);
+    expect(result.config.sampling).toEqual({ temperature: 1, top_k: 0, top_p: 0.95, seed: 0 });
     for (const p of result.plans) {
-      const { wall_ms: _a, ...model } = p.policies.model!;
       const { wall_ms: _b, ...oracle } = p.policies.oracle!;
-      expect(model, p.plan).toEqual(oracle);
-      expect(p.model_max_new_tokens).toBe(48);
+      for (const name of ["model", "model_sampled"] as const) {
+        const { wall_ms: _a, ...model } = p.policies[name]!;
+        expect(model, `${p.plan} ${name}`).toEqual(oracle);
+      }
+      // Room for the board the puzzle's moves think aloud; the default elsewhere.
+      expect(p.model_max_new_tokens).toBe(p.env === "sliding_puzzle" ? 128 : 48);
     }
     const flags = Object.fromEntries(result.targets.map((t) => [t.id, t]));
     expect(flags["well_formed/every_env"]!.pass).toBe(true);
     expect(flags["puzzle_solve/vs_oracle"]).toMatchObject({ value: 1, pass: true });
     expect(flags["calculator/correct_final_answers"]).toMatchObject({ value: 1, pass: true });
+    expect(flags["sampled/puzzle_solve/vs_oracle"]).toMatchObject({ value: 1, pass: true });
+    expect(flags["sampled/well_formed/every_env"]!.description).toBe("model (sampled): well-formed actions ≥ 95% on every environment");
     const table = formatPolicyQuality(result);
     expect(table).toMatch(/sliding_puzzle\s+model\s+2\s+100\.0%\s+100\.0%/);
     expect(table).toContain("[PASS] (aim) model: correct final answers on calculator ≥ 25%: 1");

@@ -33,8 +33,15 @@ import type { ResultSample, RolloutResultJson } from "../scenario/result.js";
 import { prepareScenario, rendersOwnTemplate, runScenario, type LoadedPolicy, type RunScenarioOptions } from "../scenario/run.js";
 import { parseScenario, type Scenario } from "../scenario/schema.js";
 
-export const POLICIES = ["model", "oracle", "random"] as const;
+export const POLICIES = ["model", "model_sampled", "oracle", "random"] as const;
 export type PolicyName = (typeof POLICIES)[number];
+/** The model, greedy; and the model as the lab's default run samples it (`LAB_SAMPLING`). */
+export const MODEL_POLICIES = ["model", "model_sampled"] as const;
+type ModelPolicyName = (typeof MODEL_POLICIES)[number];
+const isModelPolicy = (p: PolicyName): p is ModelPolicyName => (MODEL_POLICIES as readonly string[]).includes(p);
+
+/** The lab's default sampling (src/app/setup/setup.ts's DEFAULT_SETUP), seeded: `model_sampled` runs with it. */
+export const LAB_SAMPLING = { temperature: 1, top_k: 0, top_p: 0.95, seed: 0 } as const;
 
 /** What the benchmark reads of an environment plan (src/training/plan.ts's `EnvironmentPlan`). */
 export interface QualityPlan {
@@ -49,11 +56,11 @@ export const PUZZLE_PLAN = "sliding_puzzle";
 export const CALCULATOR_PLAN = "calculator";
 
 /**
- * The model's `max_new_tokens` per turn, by environment: room for the oracle's longest reply (measured on 200
- * held-out samples: puzzle 36 tokens, calculator 33, number guess 17; the workspace 353, a config file rewritten
- * whole with the think block the trained model learned), so no reply the model was taught is cut.
+ * The model's `max_new_tokens` per turn, by environment: room for the longest reply the trained model was taught
+ * (measured on 200 held-out samples: calculator 33 tokens, number guess 17; the puzzle ~95, a 3×3 board written
+ * out in the think block; the workspace 353, a config file rewritten whole after its think block), so none is cut.
  */
-export const MODEL_MAX_NEW_TOKENS: Readonly<Record<string, number>> = { workspace: 384 };
+export const MODEL_MAX_NEW_TOKENS: Readonly<Record<string, number>> = { sliding_puzzle: 128, workspace: 384 };
 export const DEFAULT_MODEL_MAX_NEW_TOKENS = 48;
 
 export interface PolicyQualityOptions<P extends QualityPlan = QualityPlan> {
@@ -209,47 +216,52 @@ export interface TargetFlag {
   pass: boolean;
 }
 
-/** The targets, from the plan reports (the model's against the baselines'). */
-export function targetFlags(plans: readonly PlanReport[]): TargetFlag[] {
-  const stats = (plan: string, policy: PolicyName) => plans.find((p) => p.plan === plan)?.policies[policy];
+/**
+ * The targets, from the plan reports (a model policy's against the baselines'): the greedy model's (`model`), or
+ * the sampled one's (`model_sampled`: ids prefixed `sampled/`, descriptions say "model (sampled)").
+ */
+export function targetFlags(plans: readonly PlanReport[], policy: ModelPolicyName = "model"): TargetFlag[] {
+  const stats = (plan: string, name: PolicyName) => plans.find((p) => p.plan === plan)?.policies[name];
+  const id = (name: string) => (policy === "model" ? name : `sampled/${name}`);
+  const who = policy === "model" ? "model" : "model (sampled)";
   const flags: TargetFlag[] = [];
-  const rates = plans.map((p) => ({ plan: p.plan, rate: p.policies.model?.well_formed_rate ?? null }));
+  const rates = plans.map((p) => ({ plan: p.plan, rate: p.policies[policy]?.well_formed_rate ?? null }));
   for (const { plan, rate } of rates) {
-    flags.push({ id: `well_formed/${plan}`, description: `model: well-formed actions ≥ 95% on ${plan}`, kind: "target", value: rate, threshold: 0.95, pass: rate !== null && rate >= 0.95 });
+    flags.push({ id: id(`well_formed/${plan}`), description: `${who}: well-formed actions ≥ 95% on ${plan}`, kind: "target", value: rate, threshold: 0.95, pass: rate !== null && rate >= 0.95 });
   }
   flags.push({
-    id: "well_formed/every_env",
-    description: "model: well-formed actions ≥ 95% on every environment",
+    id: id("well_formed/every_env"),
+    description: `${who}: well-formed actions ≥ 95% on every environment`,
     kind: "target",
     value: rates.length && rates.every((r) => r.rate !== null) ? Math.min(...rates.map((r) => r.rate!)) : null,
     threshold: 0.95,
     pass: rates.length > 0 && rates.every((r) => r.rate !== null && r.rate >= 0.95),
   });
-  const model = stats(PUZZLE_PLAN, "model")?.solve_rate ?? null;
+  const model = stats(PUZZLE_PLAN, policy)?.solve_rate ?? null;
   const random = stats(PUZZLE_PLAN, "random")?.solve_rate ?? null;
   const oracle = stats(PUZZLE_PLAN, "oracle")?.solve_rate ?? null;
   // No ratio over a baseline that solved nothing (JSON has no infinity); `pass` still says whether the model did better.
   const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? null : round(a / b, 3));
   flags.push({
-    id: "puzzle_solve/vs_random",
-    description: `model: ${PUZZLE_PLAN} solve rate ≥ 1.5 × the random-action policy's (value: model ÷ random)`,
+    id: id("puzzle_solve/vs_random"),
+    description: `${who}: ${PUZZLE_PLAN} solve rate ≥ 1.5 × the random-action policy's (value: model ÷ random)`,
     kind: "target",
     value: ratio(model, random),
     threshold: 1.5,
     pass: model !== null && random !== null && model > 0 && model >= 1.5 * random,
   });
   flags.push({
-    id: "puzzle_solve/vs_oracle",
-    description: `model: ${PUZZLE_PLAN} solve rate ≥ 0.6 × the oracle's (value: model ÷ oracle)`,
+    id: id("puzzle_solve/vs_oracle"),
+    description: `${who}: ${PUZZLE_PLAN} solve rate ≥ 0.6 × the oracle's (value: model ÷ oracle)`,
     kind: "aim",
     value: ratio(model, oracle),
     threshold: 0.6,
     pass: model !== null && oracle !== null && oracle > 0 && model >= 0.6 * oracle,
   });
-  const calculator = stats(CALCULATOR_PLAN, "model")?.solve_rate ?? null;
+  const calculator = stats(CALCULATOR_PLAN, policy)?.solve_rate ?? null;
   flags.push({
-    id: "calculator/correct_final_answers",
-    description: `model: correct final answers on ${CALCULATOR_PLAN} ≥ 25%`,
+    id: id("calculator/correct_final_answers"),
+    description: `${who}: correct final answers on ${CALCULATOR_PLAN} ≥ 25%`,
     kind: "aim",
     value: calculator,
     threshold: 0.25,
@@ -274,7 +286,8 @@ export interface PlanReport {
 export interface PolicyQualityResult {
   benchmark: "policy-quality";
   model: string | null;
-  config: { samples_per_plan: number; samples_per_seed: number; random_seed: number; greedy: true; policies: PolicyName[] };
+  /** `model` is greedy; `model_sampled` samples with `sampling` (the lab's default run's settings). */
+  config: { samples_per_plan: number; samples_per_seed: number; random_seed: number; greedy: true; sampling: typeof LAB_SAMPLING; policies: PolicyName[] };
   plans: PlanReport[];
   targets: TargetFlag[];
   /** Each policy's wall time over every plan (its rollouts only; the samples are generated once, before). */
@@ -329,8 +342,8 @@ export async function runPolicyQuality<P extends QualityPlan>(options: PolicyQua
   const clock = options.clock ?? (() => performance.now());
   const log = options.log ?? (() => {});
   const wanted = options.policies ?? POLICIES;
-  const policies = POLICIES.filter((p) => wanted.includes(p) && (p !== "model" || options.model !== null));
-  if (policies.includes("model") && !options.modelPolicy) throw new Error("policy-quality: a model is named but no model loader was given (modelPolicy)");
+  const policies = POLICIES.filter((p) => wanted.includes(p) && (!isModelPolicy(p) || options.model !== null));
+  if (policies.some(isModelPolicy) && !options.modelPolicy) throw new Error("policy-quality: a model is named but no model loader was given (modelPolicy)");
   const wall: Partial<Record<PolicyName, number>> = {};
   const plans: PlanReport[] = [];
 
@@ -355,7 +368,7 @@ export async function runPolicyQuality<P extends QualityPlan>(options: PolicyQua
       wall[policy] = (wall[policy] ?? 0) + ms;
       const stats = policyStats(plan.env, result, ms);
       report.policies[policy] = stats;
-      log(`${plan.name.padEnd(24)} ${policy.padEnd(7)} ${stats.samples} samples in ${(ms / 1000).toFixed(1)} s`);
+      log(`${plan.name.padEnd(24)} ${policy.padEnd(13)} ${stats.samples} samples in ${(ms / 1000).toFixed(1)} s`);
     }
     const oracle = report.policies.oracle;
     if (oracle) {
@@ -368,10 +381,10 @@ export async function runPolicyQuality<P extends QualityPlan>(options: PolicyQua
   for (const p of policies) wall[p] = Math.round(wall[p] ?? 0);
   return {
     benchmark: "policy-quality",
-    model: policies.includes("model") ? options.model : null,
-    config: { samples_per_plan: options.samples, samples_per_seed: options.samplesPerSeed, random_seed: options.randomSeed, greedy: true, policies },
+    model: policies.some(isModelPolicy) ? options.model : null,
+    config: { samples_per_plan: options.samples, samples_per_seed: options.samplesPerSeed, random_seed: options.randomSeed, greedy: true, sampling: LAB_SAMPLING, policies },
     plans,
-    targets: policies.includes("model") ? targetFlags(plans) : [],
+    targets: MODEL_POLICIES.filter((p) => policies.includes(p)).flatMap((p) => targetFlags(plans, p)),
     wall_ms: wall,
   };
 }
@@ -384,8 +397,10 @@ async function runOne(
   options: Pick<PolicyQualityOptions, "environments" | "model" | "modelPolicy" | "oracleSolvers" | "randomSeed">,
 ): Promise<RolloutResultJson> {
   const environments = options.environments;
-  if (policy === "model") {
-    const scenario: Scenario = parseScenario({ ...raw, greedy: true, max_new_tokens: budget, policy: { kind: "model", model: options.model } });
+  if (isModelPolicy(policy)) {
+    const sampling = policy === "model" ? { greedy: true } : { greedy: false };
+    const model = { kind: "model", model: options.model, ...(policy === "model_sampled" ? LAB_SAMPLING : {}) };
+    const scenario: Scenario = parseScenario({ ...raw, ...sampling, max_new_tokens: budget, policy: model });
     return runScenario(scenario, { environments, modelPolicy: byteLevelOnly(options.modelPolicy!) });
   }
   const scenario = parseScenario({ ...raw, policy: { kind: "oracle", seed: 0, error_rate: 0 } });

@@ -1,11 +1,12 @@
 /**
- * `npm run build:model [-- --preset tiny|small|tiny-qwen3|all] [--out <root>] [--seed N] [--force] [--ort-out <dir>] [--no-ort]`
+ * `npm run build:model [-- --preset trained|tiny|small|tiny-qwen3|all] [--out <root>] [--seed N] [--force] [--ort-out <dir>] [--no-ort]`
  *
- * Writes the built-in model presets in the hub layout transformers.js loads offline (`env.localModelPath = root`,
- * id `builtin/<preset>`), by default to `public/models/builtin/{tiny,small,tiny-qwen3}/`, and copies onnxruntime-web's
- * self-hosted wasm files to `public/ort/`. Both steps skip what is already up to date. Exit status 2 on bad usage.
- * `--preset trained --weights <file.safetensors>` builds `builtin/trained` from a weights file (`npm run
- * train:model` writes one; docs/training.md); `all` does not include it. Exit status 1 on a bad weights file.
+ * Writes the built-in models in the hub layout transformers.js loads offline (`env.localModelPath = root`, id
+ * `builtin/<name>`), by default to `public/models/builtin/{trained,tiny,small,tiny-qwen3}/`, and copies
+ * onnxruntime-web's self-hosted wasm files to `public/ort/`. Both steps skip what is already up to date. Exit status
+ * 2 on bad usage. `trained` is built from the committed weights file (`TRAINED_WEIGHTS_FILE`), or from `--weights
+ * <file.safetensors>` (`npm run train:model` writes one; docs/training.md); the others from `--seed`. Exit status 1
+ * on a bad weights file.
  */
 
 import { LabError } from "../core/index.js";
@@ -13,9 +14,9 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from "nod
 import { dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { checkSeed } from "../policy/builtin-model/build.js";
-import { isPresetName, PRESET_NAMES, type PresetName } from "../policy/builtin-model/presets.js";
+import { BUILTIN_MODEL_NAMES, isBuiltinModelName, type BuiltinModelName } from "../policy/builtin-model/presets.js";
 import { WeightsFileError } from "../policy/builtin-model/weights-file.js";
-import { writeBuiltinModel, writeTrainedModel, type BuiltinWriteResult } from "../policy/builtin-model/write-folder.js";
+import { TRAINED_WEIGHTS_FILE, writeBuiltinFolder, writeBuiltinModel, writeTrainedModel, type BuiltinWriteResult } from "../policy/builtin-model/write-folder.js";
 import { isEntryPoint } from "./entry.js";
 
 /** The project's root: the checkout, or the installed package's folder. */
@@ -24,8 +25,8 @@ export const PUBLIC_MODELS_DIR = join(ROOT, "public", "models");
 export const PUBLIC_ORT_DIR = join(ROOT, "public", "ort");
 
 const USAGE =
-  "usage: npm run build:model -- [--preset tiny|small|tiny-qwen3|all] [--out <root>] [--seed N] [--force] [--ort-out <dir>] [--no-ort]\n" +
-  "       npm run build:model -- --preset trained --weights <file.safetensors> [--out <root>] [--force] [--no-ort]";
+  "usage: npm run build:model -- [--preset trained|tiny|small|tiny-qwen3|all] [--out <root>] [--seed N] [--force] [--ort-out <dir>] [--no-ort]\n" +
+  "       npm run build:model -- --preset trained [--weights <file.safetensors>] [--out <root>] [--force] [--no-ort]";
 
 /**
  * The ORT files transformers.js 4.3.2's web build requests (`transformers.web.js`, `wasmPaths`): the asyncify build
@@ -40,8 +41,8 @@ const ORT_FILES = [
 ];
 
 export interface Options {
-  presets: PresetName[];
-  /** A weights file to build `builtin/trained` from (with `--preset trained`, instead of the seeded presets). */
+  presets: BuiltinModelName[];
+  /** The weights file `builtin/trained` is built from (default: the committed `TRAINED_WEIGHTS_FILE`). */
   weights?: string;
   out: string;
   seed: number;
@@ -76,12 +77,8 @@ function parseOptions(argv: string[]): Options {
   if (values.help) throw new UsageError("");
   const preset = values.preset;
   const ortOut = values["no-ort"] ? null : values["ort-out"];
-  if (preset === "trained") {
-    if (!values.weights) throw new UsageError("--preset trained needs --weights <file.safetensors> (npm run train:model writes one)");
-    return { presets: [], weights: values.weights, out: values.out, seed: 0, force: values.force, ortOut };
-  }
-  if (values.weights !== undefined) throw new UsageError("--weights is for --preset trained only");
-  if (preset !== "all" && !isPresetName(preset)) throw new UsageError(`unknown preset ${preset}`);
+  if (values.weights !== undefined && preset !== "trained") throw new UsageError("--weights is for --preset trained only");
+  if (preset !== "all" && !isBuiltinModelName(preset)) throw new UsageError(`unknown preset ${preset}`);
   const seed = Number(values.seed);
   try {
     checkSeed(seed);
@@ -89,7 +86,8 @@ function parseOptions(argv: string[]): Options {
     throw new UsageError((error as Error).message);
   }
   return {
-    presets: preset === "all" ? PRESET_NAMES : [preset],
+    presets: preset === "all" ? [...BUILTIN_MODEL_NAMES] : [preset],
+    ...(values.weights === undefined ? {} : { weights: values.weights }),
     out: values.out,
     seed,
     force: values.force,
@@ -187,10 +185,15 @@ function reportWritten(result: BuiltinWriteResult, from: string): void {
 }
 
 /** Writes the presets' folders and copies the ORT files (what is up to date is skipped), reporting each on stdout. */
-export function buildModelAssets(options: Options = { presets: PRESET_NAMES, out: PUBLIC_MODELS_DIR, seed: 0, force: false, ortOut: PUBLIC_ORT_DIR }): void {
+export function buildModelAssets(options: Options = { presets: [...BUILTIN_MODEL_NAMES], out: PUBLIC_MODELS_DIR, seed: 0, force: false, ortOut: PUBLIC_ORT_DIR }): void {
   const root = resolve(options.out);
-  for (const preset of options.presets) reportWritten(writeBuiltinModel(root, preset, options.seed, options.force), `seed ${options.seed}`);
-  if (options.weights) reportWritten(writeTrainedModel(root, resolve(options.weights), options.force, display(resolve(options.weights))), "weights " + display(resolve(options.weights)));
+  for (const preset of options.presets) {
+    if (preset === "trained" && options.weights !== undefined) {
+      const weights = display(resolve(options.weights));
+      reportWritten(writeTrainedModel(root, resolve(options.weights), options.force, weights), `weights ${weights}`);
+    } else if (preset === "trained") reportWritten(writeBuiltinFolder(root, "trained", options.force), `weights ${display(TRAINED_WEIGHTS_FILE)}`);
+    else reportWritten(writeBuiltinModel(root, preset, options.seed, options.force), `seed ${options.seed}`);
+  }
   if (options.ortOut) copyOrtFiles(resolve(options.ortOut), options.force);
 }
 

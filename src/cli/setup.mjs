@@ -1,5 +1,6 @@
 // Shared by `npm start` and `npm test` (plain Node, no dependencies: it runs before `npm ci`).
-// Installs what a fresh machine lacks: the npm packages, and, for the browser tests, Debian's Chromium.
+// Installs what a fresh machine lacks: the npm packages, for the browser tests Debian's Chromium, and for the
+// training pipeline's tests Debian's PyTorch.
 
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
@@ -29,6 +30,38 @@ export function ensureDependencies() {
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
   console.log("Installing npm packages (npm ci)…");
   mustRun("npm", ["ci", "--no-audit", "--no-fund"], { env: { ...process.env, ONNXRUNTIME_NODE_INSTALL: "skip" } });
+}
+
+function canApt() {
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  if (!isRoot) return false;
+  try {
+    execFileSync("sh", ["-c", "command -v apt-get"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The Debian packages the training pipeline runs on (docs/training.md): PyTorch, the threaded BLAS, jemalloc. */
+export const TRAINING_PACKAGES = ["python3-torch", "libopenblas0-pthread", "libjemalloc2"];
+
+/**
+ * A python3 that can import torch, for the training pipeline's tests: $PYTHON, python3 or /usr/bin/python3; where
+ * none can and apt-get is there for root, Debian's PyTorch is installed (about 4 minutes). Null: none (the tests are
+ * then skipped, and said to be).
+ */
+export function ensureTorchPython() {
+  const find = () => [process.env.PYTHON, "python3", "/usr/bin/python3"].find((py) => py && spawnSync(py, ["-c", "import torch"]).status === 0) ?? null;
+  const found = find();
+  if (found || !canApt() || !existsSync("/usr/bin/python3")) return found;
+  console.log(`Installing Debian's PyTorch for the training pipeline's tests (${TRAINING_PACKAGES.join(" ")})…`);
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  if (run("apt-get", ["update", "-qq"]) !== 0 || run("apt-get", ["install", "-y", "-qq", ...TRAINING_PACKAGES], { env }) !== 0) {
+    console.error("apt-get could not install PyTorch: the training pipeline's tests are skipped");
+    return null;
+  }
+  return find();
 }
 
 /** The Chromium that Playwright drives: CHROMIUM_PATH, else Debian's /usr/bin/chromium (installed when missing). */

@@ -1,18 +1,21 @@
 /**
- * `npm run train:model -- [--size trained|tiny] [--steps 2000] [--episodes 1200] [--held-out 60] [--error-rate 0.2]
- * [--seed 0] [--work training/out] [--time-limit S] [--no-prefix-grad] [--skip-data] [--resume]`
+ * `npm run train:model -- [--size trained|tiny] [--steps 2000] [--time-limit 4200] [--episodes 1200] [--held-out 60]
+ * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
  *
  * The whole pipeline of `builtin:trained` (docs/training.md): the training data (`train:data`, into
  * `<work>/data/`), the training in PyTorch (`python3 -m training.train`, into `<work>/`; it exports
  * `<work>/weights.safetensors`), and the model folder built from that file (`public/models/builtin/trained/`).
+ * `--install` first copies the file and the run's summary over the committed ones (`TRAINED_WEIGHTS_FILE`,
+ * `trained.train.json`), so builtin:trained is this run's model everywhere.
  * Needs Debian's `python3-torch` and `libopenblas0-pthread` (`apt-get install python3-torch libopenblas0-pthread`);
  * says so when `python3` cannot import torch. Exit status 2 on bad usage, 1 when a step fails.
  */
 
 import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { writeTrainedModel } from "../policy/builtin-model/write-folder.js";
+import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE, writeBuiltinFolder, writeTrainedModel } from "../policy/builtin-model/write-folder.js";
 import { PUBLIC_MODELS_DIR } from "./build-model.js";
 import { isEntryPoint } from "./entry.js";
 import { writeTrainingData } from "./train-data.js";
@@ -22,11 +25,25 @@ const PYTHON = process.env.PYTHON ?? "/usr/bin/python3";
 
 const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
-  "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--skip-data] [--resume]";
+  "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
 const TORCH_MISSING =
   `${PYTHON} cannot import torch. Install Debian's PyTorch and the threaded OpenBLAS it should run on ` +
-  "(without it torch falls back to the reference BLAS, several times slower):\n  sudo apt-get install python3-torch libopenblas0-pthread";
+  "(without it torch falls back to the reference BLAS, several times slower), and jemalloc:\n  sudo apt-get install python3-torch libopenblas0-pthread libjemalloc2";
+
+/**
+ * jemalloc, where Debian's `libjemalloc2` put it. glibc hands every freed tensor above 32 MB (the attention scores)
+ * back to the kernel, and the next step faults the same memory in again: measured on a fresh 2-core VM, ~94,000 page
+ * faults a second, half the CPU in the kernel and ~760 tokens read/s; under jemalloc, told to keep what it freed,
+ * ~2,600 tokens read/s on the same steps.
+ */
+const JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+
+/** The training's environment: jemalloc preloaded (keeping freed memory) when it is installed and nothing else is. */
+export function trainingEnv(env: NodeJS.ProcessEnv = process.env, jemalloc: string | null = existsSync(JEMALLOC) ? JEMALLOC : null): NodeJS.ProcessEnv {
+  if (jemalloc === null || env.LD_PRELOAD) return env;
+  return { ...env, LD_PRELOAD: jemalloc, MALLOC_CONF: env.MALLOC_CONF ?? "dirty_decay_ms:-1,muzzy_decay_ms:-1" };
+}
 
 function parse(argv: string[]) {
   return parseArgs({
@@ -39,16 +56,19 @@ function parse(argv: string[]) {
       "error-rate": { type: "string", default: "0.2" },
       seed: { type: "string", default: "0" },
       work: { type: "string", default: join(ROOT, "training", "out") },
-      "time-limit": { type: "string", default: "0" },
+      // builtin:trained's run: 70 minutes of training on this project's 2-core machine (docs/training.md, section 4).
+      "time-limit": { type: "string", default: "4200" },
       "no-prefix-grad": { type: "boolean", default: false },
+      device: { type: "string", default: "auto" },
       "skip-data": { type: "boolean", default: false },
       resume: { type: "boolean", default: false },
+      install: { type: "boolean", default: false },
     },
   }).values;
 }
 
 function runPython(args: string[]): number {
-  const result = spawnSync(PYTHON, args, { cwd: ROOT, stdio: "inherit" });
+  const result = spawnSync(PYTHON, args, { cwd: ROOT, stdio: "inherit", env: trainingEnv() });
   if (result.error) throw new Error(`cannot run ${PYTHON}: ${result.error.message}`);
   return result.status ?? 1;
 }
@@ -65,11 +85,18 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`--size: expected trained or tiny, got ${values.size}\n${USAGE}`);
     return 2;
   }
+  if (!["auto", "cpu", "cuda"].includes(values.device)) {
+    console.error(`--device: expected auto, cpu or cuda, got ${values.device}\n${USAGE}`);
+    return 2;
+  }
   const work = resolve(values.work);
   const data = join(work, "data");
   if (spawnSync(PYTHON, ["-c", "import torch"], { stdio: "ignore" }).status !== 0) {
     console.error(TORCH_MISSING);
     return 1;
+  }
+  if (!existsSync(JEMALLOC) && !process.env.LD_PRELOAD) {
+    console.warn(`train:model: ${JEMALLOC} is missing: on a machine whose fresh memory is slow, glibc's page faults can make the training several times slower (sudo apt-get install libjemalloc2)`);
   }
   const started = performance.now();
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
@@ -93,15 +120,21 @@ export async function main(argv: string[]): Promise<number> {
   const trainArgs = ["-m", "training.train", "--data", data, "--out", work, "--size", values.size, "--steps", values.steps, "--seed", values.seed];
   if (Number(values["time-limit"]) > 0) trainArgs.push("--time-limit", values["time-limit"]);
   if (values["no-prefix-grad"]) trainArgs.push("--no-prefix-grad");
+  trainArgs.push("--device", values.device);
   if (values.resume) trainArgs.push("--resume");
   const status = runPython(trainArgs);
   if (status !== 0) {
     console.error(`train:model: python3 -m training.train exited with ${status}`);
     return status === 2 ? 2 : 1;
   }
-  console.log(`== building builtin/trained at ${elapsed()}`);
   const weights = join(work, "weights.safetensors");
-  const built = writeTrainedModel(PUBLIC_MODELS_DIR, weights, true);
+  if (values.install) {
+    copyFileSync(weights, TRAINED_WEIGHTS_FILE);
+    copyFileSync(join(work, "train.json"), TRAINED_SUMMARY_FILE);
+    console.log(`== installed ${weights} as ${TRAINED_WEIGHTS_FILE} (summary: ${TRAINED_SUMMARY_FILE})`);
+  }
+  console.log(`== building builtin/trained at ${elapsed()}`);
+  const built = values.install ? writeBuiltinFolder(PUBLIC_MODELS_DIR, "trained", true) : writeTrainedModel(PUBLIC_MODELS_DIR, weights, true);
   console.log(`built ${built.id} from ${weights} into ${built.dir} in ${built.buildMs.toFixed(0)} ms; done in ${elapsed()}`);
   return 0;
 }

@@ -20,6 +20,7 @@ import {
   type ToolSpec,
 } from "../core/index.js";
 import { findEnvironment, type EnvironmentDefinition, type EnvironmentLookup } from "../envs/index.js";
+import { BYTE_LEVEL_SPECS } from "../policy/builtin-model/presets.js";
 import { oraclePolicy } from "../policy/oracle/index.js";
 import { replayPolicy, type SavedSample } from "../policy/replay.js";
 import { scriptedPolicy } from "../policy/scripted.js";
@@ -96,16 +97,13 @@ export interface PreparedScenario {
   realTemplate?: boolean;
 }
 
-/** Tokenizer specs that are the byte-level tokenizer with the built-in ChatML template. */
-export const BYTE_LEVEL_TOKENIZERS: readonly string[] = ["builtin:tiny", "builtin:small", "builtin:byte-level"];
-
 /**
  * The model id whose chat template renders a scenario's prompts (its `tokenizer` key), or null for the built-in
  * ChatML one (no key, or a byte-level built-in).
  */
 export function activeTokenizerSpec(scenario: Pick<Scenario, "tokenizer">): string | null {
   const spec = scenario.tokenizer ?? null;
-  return spec === null || BYTE_LEVEL_TOKENIZERS.includes(spec) ? null : spec;
+  return spec === null || BYTE_LEVEL_SPECS.includes(spec) ? null : spec;
 }
 
 type DatumSpec = NonNullable<Scenario["samples"]>[number];
@@ -250,7 +248,7 @@ async function buildPolicy(
 /** The text policies' tokenizer: the one the scenario's `tokenizer` names, else the byte-level one. */
 async function textPolicyTokenizer(scenario: Scenario, options: RunScenarioOptions): Promise<TokenizerInterface> {
   const spec = scenario.tokenizer;
-  if (spec === undefined || BYTE_LEVEL_TOKENIZERS.includes(spec) || scenario.policy.kind === "model" || scenario.policy.kind === "server") return byteLevelTokenizer;
+  if (spec === undefined || BYTE_LEVEL_SPECS.includes(spec) || scenario.policy.kind === "model" || scenario.policy.kind === "server") return byteLevelTokenizer;
   if (!options.textTokenizer) throw problem("tokenizer", `this runner cannot load the tokenizer '${spec}'`);
   try {
     return await options.textTokenizer(spec);

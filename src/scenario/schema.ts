@@ -98,7 +98,7 @@ const policy = z.discriminatedUnion(
     z.strictObject({ kind: z.literal("replay"), file: z.string({ error: "expected a file path" }) }),
     z.strictObject({
       kind: z.literal("model"),
-      model: z.string({ error: "expected builtin:tiny, builtin:small, builtin:tiny-qwen3, a hub id or a local folder" }),
+      model: z.string({ error: "expected builtin:trained, builtin:tiny, builtin:small, builtin:tiny-qwen3, a hub id or a local folder" }),
       device: z.enum(["auto", "cpu", "wasm", "webgpu"], { error: "expected auto, cpu, wasm or webgpu" }).optional(),
       dtype: z.enum(["fp32", "fp16", "q8", "q4", "q4f16"], { error: "expected fp32, fp16, q8, q4 or q4f16" }).optional(),
       ...samplingFields,

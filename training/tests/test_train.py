@@ -122,6 +122,8 @@ class TrainTest(unittest.TestCase):
             losses = [h["loss"] for h in summary["history"]]
             self.assertLess(losses[-1], 0.5 * losses[0])
             self.assertLess(summary["held_out"]["loss"], losses[0])
+            # --device auto: a CUDA GPU when torch sees one, else the CPU; the summary says which.
+            self.assertEqual(summary["device"], "cuda" if torch.cuda.is_available() else "cpu")
             model, metadata = weights_file.load(out / "weights.safetensors")
             self.assertEqual(json.loads(metadata["training"])["steps"], 40)
             # A resumed run continues from the checkpoint's step.

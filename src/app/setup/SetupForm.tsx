@@ -3,7 +3,11 @@ import { RemoteEnvironmentFields } from "../envs/RemoteEnvironmentFields.js";
 import { UserEnvironmentsPanel } from "../envs/UserEnvironmentsPanel.js";
 import { useUserEnvironments } from "../envs/user-environments.js";
 import { useLab } from "../store.js";
+import { BUILTIN_MODEL_LABELS, BUILTIN_MODEL_NAMES } from "../../policy/builtin-model/presets.js";
 import { isBuiltinSetupEnv, setupProblems, type EnvName, type PolicyKind, type Setup } from "./setup.js";
+
+/** The model picker's built-in entries: the trained model first, then the random-weight ones. */
+const BUILTIN_MODEL_CHOICES = BUILTIN_MODEL_NAMES.map((name) => [`builtin:${name}`, BUILTIN_MODEL_LABELS[name].label] as const);
 
 /** A labelled number input bound to one setup value. */
 function NumberField(props: { label: string; value: number; step?: number; min?: number; onChange(value: number): void }) {
@@ -177,13 +181,8 @@ export function SetupForm() {
           <>
             <Choice
               label="Built-in or hub model"
-              value={["builtin:tiny", "builtin:small", "builtin:tiny-qwen3"].includes(setup.model) ? setup.model : "other"}
-              options={[
-                ["builtin:tiny", "built-in tiny (random weights)"],
-                ["builtin:small", "built-in small (random weights)"],
-                ["builtin:tiny-qwen3", "built-in tiny, Qwen3 vocabulary (random weights)"],
-                ["other", "hub id or local folder…"],
-              ]}
+              value={BUILTIN_MODEL_CHOICES.some(([id]) => id === setup.model) ? setup.model : "other"}
+              options={[...BUILTIN_MODEL_CHOICES, ["other", "hub id or local folder…"]]}
               onChange={(v) => v !== "other" && update({ model: v })}
             />
             <Toggle label="Greedy" value={setup.greedy} onChange={set("greedy")} />

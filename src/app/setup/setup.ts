@@ -62,7 +62,10 @@ export const TASK_NAMES: Record<BuiltinEnvName, string> = {
   workspace: "workspace",
 };
 
-/** The defaults: the built-in model on the sliding puzzle, a few samples and turns, done in seconds. */
+/**
+ * The defaults: the built-in trained model (builtin:trained, docs/training.md) on the sliding puzzle, a few samples,
+ * with the turns a puzzle needs (its 10 moves, then the environment's last answer); done in seconds.
+ */
 export const DEFAULT_SETUP: Setup = {
   env: "sliding_puzzle",
   remoteUrl: "http://127.0.0.1:8765",
@@ -74,7 +77,7 @@ export const DEFAULT_SETUP: Setup = {
   datasetSize: 3,
   datasetSeed: 1,
   policy: "model",
-  model: "builtin:tiny",
+  model: "builtin:trained",
   tokenizer: "",
   greedy: false,
   temperature: 1,
@@ -86,9 +89,9 @@ export const DEFAULT_SETUP: Setup = {
   scripted: '[["<action>view</action>"]]',
   replayFile: "",
   mode: "sync",
-  maxSeqLen: 2048,
-  maxRolloutTurns: 3,
-  maxNewTokens: 48,
+  maxSeqLen: 4096,
+  maxRolloutTurns: 11,
+  maxNewTokens: 128,
   structured: false,
   thinkingStyle: "paired",
   envelope: "fork",

@@ -8,6 +8,7 @@
 
 import { useEffect, useMemo, useState, useSyncExternalStore } from "react";
 import { byteLevelTokenizer, renderChatTemplate, type Message } from "../../core/index.js";
+import { BYTE_LEVEL_SPECS } from "../../policy/builtin-model/presets.js";
 import { checkSample, type CheckResult, type CheckSample, type CheckTokenizer, type TemplateMessage } from "../../scenario/token-check.js";
 import { tokenIdsView } from "../run/compact-messages.js";
 import type { SampleView } from "../run/run-model.js";
@@ -37,7 +38,7 @@ export function tokenizerSpecOf(scenario: CheckScenario): string | null {
 
 /** Whether a spec names the byte-level vocabulary (checked in the page, no model needed). */
 export function isByteLevelSpec(spec: string | null): boolean {
-  return spec === null || spec === "builtin:tiny" || spec === "builtin:small" || spec === "builtin:byte-level";
+  return spec === null || BYTE_LEVEL_SPECS.includes(spec);
 }
 
 /** The sample's messages with plain token id arrays (the run model keeps them compact). */

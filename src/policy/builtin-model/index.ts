@@ -19,6 +19,9 @@ export { BUILDER_VERSION, encodeDecoderModel } from "./decoder-graph.js";
 export { allowedTokenIds, BLOCKED_BIAS, isAllowedByte, EMITTED_MARKERS, shapingBias } from "./logit-shaping.js";
 export { configJson, generationConfigJson } from "./model-config.js";
 export {
+  BUILTIN_MODEL_NAMES,
+  BYTE_LEVEL_SPECS,
+  isBuiltinModelName,
   isPresetName,
   isSeededPreset,
   parameterCount,
@@ -26,6 +29,7 @@ export {
   PRESETS,
   TRAINED_PRESET,
   trainedPreset,
+  type BuiltinModelName,
   type ModelPreset,
   type PresetName,
   type TrainedArchitecture,

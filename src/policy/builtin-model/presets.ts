@@ -36,10 +36,12 @@ export type PresetName = "tiny" | "small" | "tiny-qwen3";
 
 /**
  * The preset whose weights come from a weights file (`weights-file.ts`, written by the training pipeline) rather
- * than from a seed. Not one of `PRESETS`: `build:model`'s `all` and the `builtin:<preset>` ids stay the random ones
- * until trained weights are committed.
+ * than from a seed: `builtin:trained`, whose file is committed (`write-folder.ts`'s `TRAINED_WEIGHTS_FILE`).
  */
 export type TrainedPresetName = "trained";
+
+/** What a `builtin:<name>` model id may name: the random presets and the trained one. */
+export type BuiltinModelName = PresetName | TrainedPresetName;
 
 const common = { vocabSize: VOCAB_SIZE, ropeTheta: 10000, rmsNormEps: 1e-6, maxPositionEmbeddings: 4096 };
 
@@ -147,6 +149,38 @@ export const PRESET_NAMES = Object.keys(PRESETS) as PresetName[];
 export function isPresetName(name: string): name is PresetName {
   return Object.hasOwn(PRESETS, name);
 }
+
+export const BUILTIN_MODEL_NAMES: readonly BuiltinModelName[] = ["trained", ...PRESET_NAMES];
+
+const RANDOM_WEIGHTS = "a pipeline model with random weights: its text is noise, its mechanics are real.";
+
+/** How the page names each built-in model (its pickers) and what its status line says it is. */
+export const BUILTIN_MODEL_LABELS: Readonly<Record<BuiltinModelName, { label: string; about: string }>> = {
+  trained: {
+    label: "built-in trained (0.9M parameters, acts)",
+    about:
+      "the built-in decoder (0.9M parameters, byte-level) trained on the lab's own oracle rollouts of every built-in environment, " +
+      "the oracle's mistakes and their recoveries included (npm run train:model; docs/training.md): it acts, within a small model's reach.",
+  },
+  tiny: { label: "built-in tiny (random weights)", about: RANDOM_WEIGHTS },
+  small: { label: "built-in small (random weights)", about: RANDOM_WEIGHTS },
+  "tiny-qwen3": { label: "built-in tiny, Qwen3 vocabulary (random weights)", about: RANDOM_WEIGHTS },
+};
+
+export function isBuiltinModelName(name: string): name is BuiltinModelName {
+  return name === "trained" || isPresetName(name);
+}
+
+/**
+ * The model and tokenizer ids that speak the byte-level vocabulary of `core/tokenizer/byte-level.ts` (their
+ * tokenizer.json is its vocabulary, so the core's tokenizer stands in for it): the byte-level presets, the trained
+ * model, and `builtin:byte-level` (the tokenizer alone).
+ */
+export const BYTE_LEVEL_SPECS: readonly string[] = [
+  "builtin:trained",
+  ...PRESET_NAMES.filter((name) => PRESETS[name].vocabulary === undefined).map((name) => `builtin:${name}`),
+  "builtin:byte-level",
+];
 
 /** Trainable parameters (norm weights included; the RoPE constants and the logit-shaping bias are not). */
 export function parameterCount(p: ModelPreset): number {

@@ -6,10 +6,10 @@
 
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { buildModelFiles, builtinModelId, modelFilePaths, modelStamp, STAMP_FILE, type ModelFiles } from "./build.js";
 import { BUILDER_VERSION } from "./decoder-graph.js";
-import { PRESETS, type PresetName } from "./presets.js";
+import { PRESETS, type BuiltinModelName, type PresetName } from "./presets.js";
 import { readQwen3TokenizerFiles } from "./qwen3-package.js";
 import { buildTrainedModelFiles, TRAINED_MODEL_FILE_PATHS, type WeightsSource } from "./trained-model.js";
 import { WeightsFileError } from "./weights-file.js";
@@ -96,4 +96,20 @@ export function writeTrainedModel(root: string, weightsPath: string, force = fal
   const files = buildTrainedModelFiles(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), source);
   const buildMs = performance.now() - start;
   return { id: TRAINED_MODEL_ID, dir, written: true, files: writeModelFolder(root, TRAINED_MODEL_ID, files), buildMs };
+}
+
+/**
+ * builtin:trained's weights, committed to the repository (docs/training.md: `npm run train:model` wrote them; its
+ * summary is `trained.train.json` beside them).
+ */
+export const TRAINED_WEIGHTS_FILE = join(import.meta.dirname, "weights", "trained.safetensors");
+/** The run's summary (`train.json` of `python3 -m training.train`): steps, speeds, held-out losses, the data's seeds. */
+export const TRAINED_SUMMARY_FILE = join(import.meta.dirname, "weights", "trained.train.json");
+
+/** How the trained model's README names the committed file: its path in the repository. */
+const TRAINED_WEIGHTS_NAME = relative(join(import.meta.dirname, "..", "..", ".."), TRAINED_WEIGHTS_FILE).split("\\").join("/");
+
+/** Builds `<root>/builtin/<name>/` unless it is up to date: a seeded preset, or builtin:trained from the committed file. */
+export function writeBuiltinFolder(root: string, name: BuiltinModelName, force = false): BuiltinWriteResult {
+  return name === "trained" ? writeTrainedModel(root, TRAINED_WEIGHTS_FILE, force, TRAINED_WEIGHTS_NAME) : writeBuiltinModel(root, name, 0, force);
 }

@@ -8,6 +8,7 @@
 
 import { AutoTokenizer, env } from "@huggingface/transformers";
 import { byteLevelTokenizer, type TokenizerInterface } from "../../core/index.js";
+import { BYTE_LEVEL_SPECS } from "../builtin-model/presets.js";
 import { ModelTokenizer } from "./model-policy.js";
 import { resolveModelSource } from "./model-source.js";
 
@@ -20,7 +21,6 @@ export interface BrowserTokenizerSpec {
   remoteHost?: string;
 }
 
-const BYTE_LEVEL = ["builtin:tiny", "builtin:small", "builtin:byte-level"];
 const loading = new Map<string, Promise<TokenizerInterface>>();
 /** The tokenizers loaded so far, by the spec that named them (the token view and check of the run that used one). */
 const loaded = new Map<string, ModelTokenizer>();
@@ -31,7 +31,7 @@ export function loadedPolicyTokenizer(spec: string): ModelTokenizer["hf"] | null
 }
 
 export function browserPolicyTokenizer(spec: BrowserTokenizerSpec): Promise<TokenizerInterface> {
-  if (BYTE_LEVEL.includes(spec.tokenizer)) return Promise.resolve(byteLevelTokenizer);
+  if (BYTE_LEVEL_SPECS.includes(spec.tokenizer)) return Promise.resolve(byteLevelTokenizer);
   const key = JSON.stringify([spec.tokenizer, spec.modelsPath ?? "", spec.remoteHost ?? ""]);
   let tokenizer = loading.get(key);
   if (!tokenizer) {

@@ -1,12 +1,12 @@
 /** Where a model comes from, which dtypes it can load with, and load errors that name the file and the reason. */
 
-import { isPresetName, PRESET_NAMES, type PresetName } from "../builtin-model/presets.js";
+import { BUILTIN_MODEL_NAMES, isBuiltinModelName, type BuiltinModelName } from "../builtin-model/presets.js";
 
 export type Dtype = "fp32" | "fp16" | "q8" | "q4" | "q4f16";
 export const DTYPES: readonly Dtype[] = ["fp32", "fp16", "q8", "q4", "q4f16"];
 
 export type ModelSource =
-  | { kind: "builtin"; id: string; preset: PresetName; spec: string }
+  | { kind: "builtin"; id: string; preset: BuiltinModelName; spec: string }
   | { kind: "hub"; id: string; spec: string }
   /** A folder the user picked in the browser, or a local path in Node. */
   | { kind: "local"; id: string; path: string; spec: string };
@@ -14,14 +14,14 @@ export type ModelSource =
 const HUB_ID = /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/;
 
 /**
- * `builtin:tiny` / `builtin:small` / `builtin:tiny-qwen3`; `local:<name>` (a folder picked in the browser); an `org/name` hub id; any
+ * `builtin:trained` / `builtin:tiny` / `builtin:small` / `builtin:tiny-qwen3`; `local:<name>` (a folder picked in the browser); an `org/name` hub id; any
  * other string is a local folder path (Node).
  */
 export function resolveModelSource(spec: string): ModelSource {
   if (spec.startsWith("builtin:")) {
     const preset = spec.slice("builtin:".length);
-    if (isPresetName(preset)) return { kind: "builtin", id: `builtin/${preset}`, preset, spec };
-    throw new Error(`unknown built-in model '${spec}' (expected ${PRESET_NAMES.map((p) => `builtin:${p}`).join(", ")})`);
+    if (isBuiltinModelName(preset)) return { kind: "builtin", id: `builtin/${preset}`, preset, spec };
+    throw new Error(`unknown built-in model '${spec}' (expected ${BUILTIN_MODEL_NAMES.map((p) => `builtin:${p}`).join(", ")})`);
   }
   if (spec.startsWith("local:")) {
     const name = spec.slice("local:".length).replace(/[^\w.-]/g, "_") || "model";

@@ -16,7 +16,7 @@ import {
   StoppingCriteria,
   Tensor,
 } from "@huggingface/transformers";
-import { writeBuiltinModel } from "../builtin-model/write-folder.js";
+import { writeBuiltinFolder } from "../builtin-model/write-folder.js";
 import { ModelPolicy, type ModelPolicyOptions } from "./model-policy.js";
 import { checkDtype, checkModelFiles, describeLoadError, jsonProblem, resolveModelSource, type Dtype } from "./model-source.js";
 
@@ -50,7 +50,7 @@ export async function loadNodeModel(spec: NodeModelSpec) {
   let localFolder: string | null = null;
   if (source.kind === "builtin") {
     const root = spec.modelsRoot ?? DEFAULT_MODELS_ROOT;
-    writeBuiltinModel(root, source.preset);
+    writeBuiltinFolder(root, source.preset);
     loadFromLocalRoot(root);
   } else if (source.kind === "local") {
     const folder = resolve(source.path);

@@ -14,6 +14,7 @@ import { createRequire } from "node:module";
 import { basename, dirname, join, resolve } from "node:path";
 import { AutoTokenizer, env } from "@huggingface/transformers";
 import { byteLevelTokenizer, type TokenizerInterface } from "../../core/index.js";
+import { BYTE_LEVEL_SPECS } from "../builtin-model/presets.js";
 import { ModelTokenizer } from "./model-policy.js";
 
 /** A loaded tokenizer in the shape the consistency check takes (src/scenario/token-check.ts `CheckTokenizer`). */
@@ -47,10 +48,10 @@ export function tokenizerSource(spec: string): TokenizerSource {
 
 /** Where a tokenizer spec's files are: a folder, or null for the byte-level built-ins. Throws for what cannot be. */
 export function tokenizerFolder(spec: string): string | null {
-  if (spec === "builtin:tiny" || spec === "builtin:small" || spec === "builtin:byte-level") return null;
+  if (BYTE_LEVEL_SPECS.includes(spec)) return null;
   if (spec === "builtin:tiny-qwen3") return qwen3TokenizerFolder();
   if (spec.startsWith("builtin:")) {
-    throw new Error(`unknown built-in tokenizer '${spec}' (expected builtin:tiny, builtin:small, builtin:tiny-qwen3 or builtin:byte-level)`);
+    throw new Error(`unknown built-in tokenizer '${spec}' (expected ${[...BYTE_LEVEL_SPECS, "builtin:tiny-qwen3"].join(", ")})`);
   }
   const folder = resolve(spec);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) {

@@ -20,7 +20,7 @@ import { pyJsonDumps, type Rng } from "../../core/index.js";
 import type { OracleContext, OracleSolver } from "./types.js";
 
 /** How every workspace prompt's user text starts. */
-const WORKSPACE_MARK = "You are working in a virtual workspace at /workspace";
+export const WORKSPACE_MARK = "You are working in a virtual workspace at /workspace";
 const GENERATION_PROMPT = "<|im_start|>assistant\n";
 
 type Action =

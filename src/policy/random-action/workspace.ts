@@ -5,8 +5,8 @@
 
 import { pyJsonDumps, type Rng } from "../../core/index.js";
 import type { OracleSolver } from "../oracle/types.js";
+import { WORKSPACE_MARK } from "../oracle/workspace.js";
 
-const WORKSPACE_MARK = "You are working in a virtual workspace at /workspace";
 const TOOLS = ["run_shell", "read_file", "write_file", "task_complete"] as const;
 const ROOT = "/workspace";
 /** Absolute workspace paths; a sentence's full stop after one is not part of it. */
