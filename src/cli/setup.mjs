@@ -32,6 +32,7 @@ export function ensureDependencies() {
   mustRun("npm", ["ci", "--no-audit", "--no-fund"], { env: { ...process.env, ONNXRUNTIME_NODE_INSTALL: "skip" } });
 }
 
+/** Whether this process may install Debian packages: root, with apt-get on the PATH. */
 function canApt() {
   const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
   if (!isRoot) return false;
@@ -72,13 +73,7 @@ export function ensureChromium() {
     console.error(`CHROMIUM_PATH=${wanted} does not exist.`);
     process.exit(1);
   }
-  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
-  let hasApt = false;
-  try {
-    execFileSync("sh", ["-c", "command -v apt-get"], { stdio: "ignore" });
-    hasApt = true;
-  } catch {}
-  if (!isRoot || !hasApt) {
+  if (!canApt()) {
     console.error(
       "No Chromium at /usr/bin/chromium. Install Chromium (Debian: apt-get install chromium) or set CHROMIUM_PATH to a Chromium/Chrome binary.",
     );
