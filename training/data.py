@@ -1,7 +1,8 @@
 """The episodes of ``npm run train:data`` (src/training/episode.ts) and their batches.
 
-An episode is the whole final context as byte-level token ids and a mask, ``"1"`` on the tokens the loss applies
-to (the assistant's turns but its mistakes). A batch holds episodes of one environment, which share a long prompt
+An episode is the whole final context as byte-level token ids and a mask: ``"1"`` on the tokens the loss applies
+to (the assistant's turns but its mistakes), ``"2"`` on the mistakes (never learned), ``"0"`` on the context (the
+prompt, the environment's answers), which the loss may weigh low (train.py's ``--context-loss-weight``). A batch holds episodes of one environment, which share a long prompt
 prefix (the instructions, the tools); the prefix is run once per batch (model.Decoder.forward_with_prefix), the rest
 of each episode as a padded suffix. Token t's target is predicted at position t - 1, so the prefix ends before the
 first position whose next token is learned.
@@ -19,6 +20,7 @@ import torch
 from .model import ALLOWED_IDS
 
 IGNORE = -100
+MASK_MARKS = frozenset("012")
 ALLOWED = frozenset(ALLOWED_IDS)
 
 
@@ -39,6 +41,7 @@ class Batch:
     prefix: torch.Tensor  # [P]
     suffixes: torch.Tensor  # [B, S], right-padded with 0
     targets: torch.Tensor  # [B, S]: the next token where it is learned, else IGNORE
+    context: torch.Tensor  # [B, S]: the next token where it is context after the shared prefix, else IGNORE
     tokens: int  # the episodes' real tokens (prefix counted per episode): what the model "read"
     learned: int
 
@@ -50,6 +53,8 @@ def load_episodes(path: str | Path, max_len: int) -> tuple[list[Episode], dict]:
         for line in f:
             record = json.loads(line)
             ids, mask = record["ids"], record["mask"]
+            if set(mask) - MASK_MARKS:
+                raise ValueError(f"{path}: episode {record.get('env')}#{record.get('idx')}: mask characters other than 0, 1 and 2 (training data of an older format? run npm run train:data again)")
             if len(ids) != len(mask):
                 raise ValueError(f"{path}: episode {record.get('env')}#{record.get('idx')}: {len(ids)} ids but {len(mask)} mask characters")
             if len(ids) > max_len:
@@ -83,15 +88,19 @@ def make_batch(episodes: list[Episode]) -> Batch:
     width = max(len(e.ids) for e in episodes) - shared
     suffixes = torch.zeros(len(episodes), width, dtype=torch.long)
     targets = torch.full((len(episodes), width), IGNORE, dtype=torch.long)
+    context = torch.full((len(episodes), width), IGNORE, dtype=torch.long)
     learned = 0
     for row, e in enumerate(episodes):
         rest = e.ids[shared:]
         suffixes[row, : len(rest)] = torch.tensor(rest)
         for j in range(len(rest) - 1):
-            if e.mask[shared + j + 1] == "1":
-                targets[row, j] = rest[j + 1]
+            mark, token = e.mask[shared + j + 1], rest[j + 1]
+            if mark == "1":
+                targets[row, j] = token
                 learned += 1
-    return Batch(episodes[0].env, torch.tensor(episodes[0].ids[:shared], dtype=torch.long), suffixes, targets, sum(len(e.ids) for e in episodes), learned)
+            elif mark == "0" and token in ALLOWED:  # a token the graph blocks cannot be learned, as context either
+                context[row, j] = token
+    return Batch(episodes[0].env, torch.tensor(episodes[0].ids[:shared], dtype=torch.long), suffixes, targets, context, sum(len(e.ids) for e in episodes), learned)
 
 
 def epoch_batches(episodes: list[Episode], batch_size: int, attention_budget: int, seed: int, epoch: int) -> list[Batch]:

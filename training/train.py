@@ -1,7 +1,7 @@
 """``python3 -m training.train --data training/data --out training/out [--size trained] [--steps 2000] …``
 
 Trains the built-in decoder (model.py) on the episodes of ``npm run train:data``: cross-entropy on the learned
-tokens only, AdamW with a linear warm-up and a cosine decay, a seed for the initialisation and the batch order,
+tokens, plus a low weight of it on the context after the shared prompt (the environment's answers), AdamW with a linear warm-up and a cosine decay, a seed for the initialisation and the batch order,
 checkpoints (``checkpoint.pt``, ``--resume`` continues from one), the held-out loss and next-token accuracy per
 environment, and the weights file (``weights.safetensors``) that ``npm run build:model`` turns into builtin:trained.
 Prints one JSON line per log step; ``train.json`` sums the run up (speeds included).
@@ -38,6 +38,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--batch-size", type=int, default=16, help="episodes per batch at most")
     p.add_argument("--attention-budget", type=float, default=3e7, help="episodes x longest length^2 per batch at most (memory: ~200 bytes each at the trained size)")
     p.add_argument("--max-len", type=int, default=4096, help="episodes are cut to this many tokens")
+    p.add_argument("--context-loss-weight", type=float, default=0.1, help="the weight of the mean loss on context tokens after the shared prefix (the environment's answers: what copying a board or a path from earlier in the context learns from) beside the learned tokens' mean loss; 0: learned tokens only")
     p.add_argument("--no-prefix-grad", action="store_true", help="run the shared prompt prefix without gradients (faster, inexact)")
     p.add_argument("--eval-every", type=int, default=250)
     p.add_argument("--eval-episodes", type=int, default=200, help="held-out episodes per evaluation at most")
@@ -51,15 +52,21 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def batch_loss(model: Decoder, batch: Batch, prefix_grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """The mean loss over the batch's learned tokens, and how many of them the argmax got right."""
+def batch_loss(model: Decoder, batch: Batch, prefix_grad: bool, context_weight: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The mean loss over the batch's learned tokens, and how many of them the argmax got right; and the objective:
+    that loss plus ``context_weight`` times the mean loss over its context tokens (when it has any)."""
     device = model.lm_head.weight.device
     logits = model.forward_with_prefix(batch.prefix.to(device), batch.suffixes.to(device), prefix_grad)
     flat, targets = logits.reshape(-1, logits.shape[-1]), batch.targets.to(device).reshape(-1)
     loss = F.cross_entropy(flat, targets, ignore_index=IGNORE)
     kept = targets != IGNORE
     correct = (flat[kept].argmax(-1) == targets[kept]).sum()
-    return loss, correct
+    objective = loss
+    if context_weight > 0:
+        context = batch.context.to(device).reshape(-1)
+        if bool((context != IGNORE).any()):
+            objective = loss + context_weight * F.cross_entropy(flat, context, ignore_index=IGNORE)
+    return loss, correct, objective
 
 
 def learning_rate(step: int, args: argparse.Namespace, seconds: float = 0.0) -> float:
@@ -79,7 +86,7 @@ def evaluate(model: Decoder, batches: list[Batch]) -> dict:
     model.eval()
     per_env: dict[str, list[float]] = {}
     for batch in batches:
-        loss, correct = batch_loss(model, batch, prefix_grad=False)
+        loss, correct, _ = batch_loss(model, batch, prefix_grad=False)
         total = per_env.setdefault(batch.env, [0.0, 0, 0])
         total[0] += loss.item() * batch.learned
         total[1] += correct.item()
@@ -154,9 +161,9 @@ def main(argv: list[str]) -> int:
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, args, seconds)
         started = time.perf_counter()
-        loss, _ = batch_loss(model, batch, not args.no_prefix_grad)
+        loss, _, objective = batch_loss(model, batch, not args.no_prefix_grad, args.context_loss_weight)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        objective.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         seconds += time.perf_counter() - started
@@ -195,12 +202,13 @@ def main(argv: list[str]) -> int:
         "tokens_per_s": round(tokens_read / max(seconds, 1e-9)),
         "learned_tokens_per_s": round(tokens_learned / max(seconds, 1e-9)),
         "prefix_grad": not args.no_prefix_grad,
+        "context_loss_weight": args.context_loss_weight,
         "threads": args.threads,
         "device": device.type,
         "held_out": last_eval,
         "data": json.loads((data / "data.json").read_text()) if (data / "data.json").exists() else None,
     }
-    provenance = {k: summary[k] for k in ("size", "seed", "steps", "tokens_learned", "prefix_grad")}
+    provenance = {k: summary[k] for k in ("size", "seed", "steps", "tokens_learned", "prefix_grad", "context_loss_weight")}
     provenance["held_out_loss"] = last_eval["loss"] if last_eval else None
     if summary["data"]:
         provenance["data"] = {k: summary["data"][k] for k in ("seed", "error_rate", "train_dataset_seeds", "held_out_dataset_seeds")}

@@ -6,7 +6,8 @@
  * built-in ones and the starter number-guess module), oracle rollouts with seeded mistakes as JSONL episodes
  * (`src/training/episode.ts`): `held_out.jsonl` from the held-out dataset seeds first, then `train.jsonl` from the
  * training seeds without any held-out task, and `data.json`, what was written and from which seeds.
- * `--episodes`/`--held-out` are per environment and rounded up to whole dataset seeds. Exit status 2 on bad usage.
+ * `--episodes`/`--held-out` are per environment (training: times the plan's `trainingScale`) and rounded up to whole
+ * dataset seeds. Exit status 2 on bad usage.
  */
 
 import { createWriteStream, mkdirSync, writeFileSync } from "node:fs";
@@ -94,12 +95,13 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
   mkdirSync(options.out, { recursive: true });
   const environments = await checkoutEnvironmentLookup();
   const seedsFor = (n: number) => Math.ceil(n / options.samplesPerSeed);
+  const trainSeeds = (plan: EnvironmentPlan) => seedsFor(options.episodes * (plan.trainingScale ?? 1));
   const collected: Record<Split, Map<EnvironmentPlan, Collected>> = { held_out: new Map(), train: new Map() };
   const started = performance.now();
   for (const plan of ENVIRONMENT_PLANS) {
     const common = { samplesPerSeed: options.samplesPerSeed, errorRate: options.errorRate, oracleSeed: options.seed, environments };
     const heldOut = await collectEpisodes(plan, { ...common, split: "held_out", seeds: seedsFor(options.heldOut) });
-    const train = await collectEpisodes(plan, { ...common, split: "train", seeds: seedsFor(options.episodes), excludeTasks: heldOut.tasks });
+    const train = await collectEpisodes(plan, { ...common, split: "train", seeds: trainSeeds(plan), excludeTasks: heldOut.tasks });
     collected.held_out.set(plan, heldOut);
     collected.train.set(plan, train);
     log(`${plan.name}: ${train.episodes.length} training episodes (${train.excluded} dropped as held-out tasks, ${train.heldOutTasksKept} kept with a held-out task), ${heldOut.episodes.length} held out`);
@@ -108,14 +110,15 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     await writeJsonl(join(options.out, `${split}.jsonl`), [...collected[split].values()].flatMap((c) => c.episodes));
   }
   const manifest = {
-    format: "rollout-lab-training-data/1",
+    format: "rollout-lab-training-data/2",
     seed: options.seed,
     error_rate: options.errorRate,
     samples_per_seed: options.samplesPerSeed,
-    train_dataset_seeds: `0…${seedsFor(options.episodes) - 1}`,
+    train_dataset_seeds: `0…${Math.max(...ENVIRONMENT_PLANS.map(trainSeeds)) - 1}`,
     held_out_dataset_seeds: options.heldOut ? `${HELD_OUT_SEED_BASE}…${HELD_OUT_SEED_BASE + seedsFor(options.heldOut) - 1}` : "none",
     environments: ENVIRONMENT_PLANS.map((plan) => ({
       ...plan,
+      train_dataset_seeds: `0…${trainSeeds(plan) - 1}`,
       train: summary(collected.train.get(plan)!),
       held_out: summary(collected.held_out.get(plan)!),
     })),

@@ -40,6 +40,12 @@ describe("training episodes from the labelled oracle", () => {
     // Every learned span of an erring run is a well-formed action, as the error-free oracle writes them.
     const planned = /^<think>\nBoard: [\d_]+( [\d_]+)*( \/ [\d_]+( [\d_]+)*)+\.\nEmpty: row \d, column \d\.\n<\/think>\n<action>(up|down|left|right)<\/action>$/;
     for (const e of withMistakes) for (const span of learnedSpans(e.ids, e.mask)) expect(span).toMatch(planned);
+    // Each mistake is one span marked 2 (never learned), none of them a planned action.
+    for (const e of withMistakes) {
+      const spans = [...e.mask.matchAll(/2+/g)].map((m) => decode(e.ids.slice(m.index, m.index + m[0].length)));
+      expect(spans).toHaveLength(e.mistakes.length);
+      for (const span of spans) expect(span).not.toMatch(planned);
+    }
   });
 
   it("keeps held-out seeds and tasks out of the training split", async () => {

@@ -2,7 +2,9 @@
  * One training episode from one rollout sample: the whole final context as token ids (the messages' `token_ids`
  * concatenated, which is what the model policy is given each turn with the byte-level tokenizer) and a loss mask
  * with 1 on the tokens the policy generated. The oracle's mistakes stay in the context, so the model learns what
- * follows one (the environment's answer, then a recovery), but are masked out: it should learn to recover, not to err.
+ * follows one (the environment's answer, then a recovery), but are marked 2, never learned: it should learn to
+ * recover, not to err. The rest (the prompt, the environment's answers) is 0: context, which training may learn at
+ * a low weight (training/train.py's `--context-loss-weight`).
  */
 
 import type { ResultSample } from "../scenario/result.js";
@@ -19,7 +21,7 @@ export interface TrainingEpisode {
   turns: number;
   mistakes: number[];
   ids: number[];
-  /** One character per token: "1" where the loss applies, "0" elsewhere (the prompt, observations, mistakes). */
+  /** One character per token: "1" the policy's turns (learned), "2" its mistakes (never learned), "0" the context (the prompt, observations). */
   mask: string;
 }
 
@@ -32,10 +34,10 @@ export function episodeFromSample(
   let mask = "";
   let turn = 0;
   for (const message of sample.message_log) {
-    const learned = message.role === "assistant" && !mistakes.has(turn);
+    const mark = message.role !== "assistant" ? "0" : mistakes.has(turn) ? "2" : "1";
     if (message.role === "assistant") turn++;
     for (const id of message.token_ids) ids.push(id);
-    mask += (learned ? "1" : "0").repeat(message.token_ids.length);
+    mask += mark.repeat(message.token_ids.length);
   }
   return {
     ...where,

@@ -12,7 +12,7 @@ import torch
 
 from training import train, weights_file
 from training.data import epoch_batches, load_episodes
-from training.model import SIZES, Decoder, apply_rope, rotate_half
+from training.model import ALLOWED_IDS, SIZES, Decoder, apply_rope, rotate_half
 
 torch.set_num_threads(2)
 
@@ -109,6 +109,37 @@ class TrainTest(unittest.TestCase):
             self.assertGreaterEqual(b.prefix.shape[0], 10)  # "<|im_start|>user\nSay " at least
             self.assertEqual(b.learned, int((b.targets != -100).sum()))
         self.assertEqual(sum(b.learned for b in batches), sum(e.mask.count("1") for e in episodes))
+
+    def test_context_after_the_prefix_is_a_second_target_and_mistakes_are_neither(self):
+        prompt = encode("<|im_start|>user\nSay up.<|im_end|>\n<|im_start|>assistant\n")
+        mistake, answer = encode("<action>dwn</action>"), encode("<action>up</action>")
+        observation = encode("<|im_start|>user\nInvalid move.<|im_end|>\n<|im_start|>assistant\n")
+        rows = [  # one that answered right, one that erred first and recovered
+            (prompt + answer + observation + answer, "0" * len(prompt) + "1" * len(answer) + "0" * len(observation) + "1" * len(answer)),
+            (prompt + mistake + observation + answer, "0" * len(prompt) + "2" * len(mistake) + "0" * len(observation) + "1" * len(answer)),
+        ]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "train.jsonl"
+            path.write_text("".join(json.dumps({"env": "toy", "idx": i, "ids": ids, "mask": mask}) + "\n" for i, (ids, mask) in enumerate(rows)))
+            episodes, _ = load_episodes(path, 4096)
+            path.write_text(json.dumps({"env": "toy", "idx": 7, "ids": rows[1][0], "mask": rows[1][1].replace("2", "x")}) + "\n")
+            with self.assertRaisesRegex(ValueError, "toy#7: mask characters other than 0, 1 and 2"):
+                load_episodes(path, 4096)
+        [batch] = epoch_batches(episodes, 4, 1_000_000, seed=0, epoch=0)
+        self.assertEqual(batch.prefix.shape[0], len(prompt) - 1)  # up to the first learned target's position
+        allowed = [t for t in observation if t in ALLOWED_IDS]
+        by_row = {tuple(batch.suffixes[r, 1 : 1 + len(answer)].tolist()): r for r in range(2)}
+        right, erred = by_row[tuple(answer)], by_row[tuple(mistake[: len(answer)])]
+        self.assertEqual([int(t) for t in batch.targets[right] if t != -100], answer + answer)
+        self.assertEqual([int(t) for t in batch.targets[erred] if t != -100], answer)  # not the mistake
+        self.assertEqual([int(t) for t in batch.context[right] if t != -100], allowed)
+        self.assertEqual([int(t) for t in batch.context[erred] if t != -100], allowed)  # nor as context
+        torch.manual_seed(0)
+        model = Decoder(SIZES["tiny"])
+        loss, _, plain = train.batch_loss(model, batch, True, 0.0)
+        _, _, weighted = train.batch_loss(model, batch, True, 0.5)
+        self.assertEqual(plain.item(), loss.item())
+        self.assertGreater(weighted.item(), loss.item() + 0.1)
 
     def test_a_few_steps_make_the_loss_fall_and_export_a_weights_file(self):
         with tempfile.TemporaryDirectory() as tmp:
