@@ -130,6 +130,30 @@ describe("the decode engine (builtin:tiny, onnxruntime-node)", () => {
     for (const p of [main, fork, aloneA, aloneB]) await p.dispose();
   });
 
+  it("a request that arrives while a batch runs takes a row that left, written in place, with the tokens it gets alone", async () => {
+    const policy = policyOn({ seed: 2 });
+    const first = input([chat("a row that stops early"), chat("a row that runs on and on"), chat("another long runner")], { maxNew: 40, ids: [0, 1, 2] });
+    first.max_new_tokens[0] = 3;
+    const late = input([chat("late")], { maxNew: 16, ids: [9] });
+    const before = policy.engineStats!.joinsInPlace;
+    let lateOut: Promise<GenerationOutputSpec> | null = null;
+    let seen = 0;
+    const out = await policy.generate(first, false, {
+      onToken: (row) => {
+        // Row 0's last token: it leaves the batch; the late call is admitted before the next step.
+        if (row === 0 && ++seen === 3) lateOut = policy.generate(late, false);
+      },
+    });
+    const lateRows = rowsOf(await lateOut!, late);
+    expect(policy.engineStats!.joinsInPlace - before).toBe(1);
+    const alone = policyOn({ seed: 2 });
+    expectSameRows(lateRows, rowsOf(await alone.generate(late, false), late));
+    const { sample_ids: _s, turns: _t, ...firstAgain } = first;
+    expectSameRows(rowsOf(out, first), rowsOf(await alone.generate({ ...firstAgain, sample_ids: [0, 1, 2] }, false), first));
+    await policy.dispose();
+    await alone.dispose();
+  });
+
   it("reuses the longest common prefix of a sample's cache when its next prompt differs after it", async () => {
     const policy = policyOn();
     const first = input([chat("the same beginning, then one ending")], { maxNew: 6, ids: [3] });
@@ -248,11 +272,13 @@ describe("model rollouts on the decode engine", () => {
       let prompts = 0;
       let fresh = 0;
       let turns = 0;
+      const firstPrompts: number[] = [];
       for (const sample of result.samples) {
         let seen = 0;
         let context = 0;
         for (const m of sample.message_log) {
           if (m.role === "assistant") {
+            if (seen === 0) firstPrompts.push(context);
             prompts += context;
             fresh += context - seen;
             turns += 1;
@@ -265,9 +291,16 @@ describe("model rollouts on the decode engine", () => {
       expect(prefilled! + reused!).toBe(prompts);
       // Each later turn also runs the previous turn's last token, which was sampled but never fed back.
       const ownOnly = fresh + turns - result.samples.length;
-      if (mode === "async") expect(prefilled).toBe(ownOnly);
-      // A sync turn's rows also share their prompts' common prefix (the puzzle's instructions) within the call.
-      else expect(prefilled).toBeLessThan(ownOnly);
+      // The first turns (a sync turn's rows; an async rollout's first turns, each a call of its own) share their
+      // prompts' common prefix (the puzzle's instructions): run once, then copied.
+      expect(prefilled).toBeLessThan(ownOnly);
+      const firstTotal = firstPrompts.reduce((a, b) => a + b, 0);
+      const later = ownOnly - firstTotal;
+      if (mode === "async") {
+        // Later turns are asked one sample at a time and share nothing: exactly their own new tokens.
+        expect(prefilled! - later).toBeLessThan(firstTotal);
+        expect(prefilled! - later).toBeGreaterThanOrEqual(Math.max(...firstPrompts));
+      }
       expect({ mode, keptAtEnd }).toEqual({ mode, keptAtEnd: 0 });
     }
   });

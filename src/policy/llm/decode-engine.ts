@@ -26,7 +26,7 @@ import type * as Transformers from "@huggingface/transformers";
 import { abortError, type Rng } from "../../core/index.js";
 import { logSoftmax, sampleToken, stepStats, stopsAt, type HookTokenizer, type SamplingSettings, type StepStats } from "./processors.js";
 import { cpuCacheOps, gpuCacheOps, type CacheOps, type GpuDeviceLike, type TensorView } from "./cache-ops.js";
-import { cacheBytes, commonPrefix, growCapacity, SampleCacheStore, writePosition, type CacheArray, type CacheLayout } from "./kv-cache.js";
+import { cacheBytes, commonPrefix, copyInto, growCapacity, SampleCacheStore, writePosition, type CacheArray, type CacheLayout } from "./kv-cache.js";
 
 type Tensor = Transformers.Tensor;
 type Model = Transformers.PreTrainedModel;
@@ -52,8 +52,13 @@ export interface DecodeRequest {
   topK: number;
   onToken?: (tokenId: number, step: StepStats | null) => void;
   signal?: AbortSignal;
-  /** The generation call the row belongs to: rows of one call may share their prompts' common prefix. */
+  /** The generation call the row belongs to (a sync batch's rows are one call; async makes one per sample turn). */
   call?: object;
+  /**
+   * Rows that may share their prompts' common prefix (default: the call). Rows of one group should arrive together,
+   * so that they are admitted in their order and what is shared is the same in every run.
+   */
+  shareGroup?: object;
 }
 
 export interface DecodeResult {
@@ -81,9 +86,20 @@ export interface EngineOptions {
    * cache, as hub models and WebGPU do (tests and benchmarks compare the two).
    */
   appendMode?: boolean;
+  /**
+   * Append mode, a running batch of several calls' rows (async's per-sample turns): the most padding every row gets
+   * at a rebuild beyond the longest row, so that a sample's next turn (its context longer by the reply and the
+   * observation) still fits a free row, written there in place, rather than rebuilding the batch (a copy of every
+   * row's cache). The padding given is the largest growth between a sample's turns seen lately, at most this.
+   * Default `DEFAULT_JOIN_HEADROOM`; 0: only turns no longer than the batch's longest row join in place.
+   */
+  joinHeadroom?: number;
 }
 
 export const DEFAULT_CACHE_BUDGET_BYTES = 1024 * 1024 * 1024;
+export const DEFAULT_JOIN_HEADROOM = 512;
+/** How many of the latest turns' context growths the join headroom looks at. */
+const GROWTH_WINDOW = 32;
 const DEFAULT_PREFILL_CHUNK = 512;
 /** Another sample's prefix is copied only when it saves at least this many tokens over the sample's own cache. */
 const MIN_SHARED_PREFIX = 16;
@@ -113,6 +129,11 @@ interface SampleCache {
  */
 interface Batch {
   rows: (Row | null)[];
+  /**
+   * Its rows came from more than one call (async's turns, a fork beside a run): rows that leave are followed by
+   * their samples' next turns, so their rows are kept for them rather than dropped at half the batch.
+   */
+  mixed: boolean;
   past: Tensor[];
   seq: number;
   cap: number;
@@ -184,12 +205,29 @@ export class DecodeEngine {
   /** False on the GPU without a device to copy with: rows are then never batched or cut. */
   private canMove = true;
   /** Counters, and milliseconds spent in prefill passes, decode passes and cache copies (for benchmarks). */
-  readonly stats = { forwardPasses: 0, decodeSteps: 0, appendSteps: 0, stepRows: 0, merges: 0, prefilled: 0, reused: 0, sharedPrefixes: 0, prefillMs: 0, decodeMs: 0, copyMs: 0 };
+  readonly stats = {
+    forwardPasses: 0,
+    decodeSteps: 0,
+    appendSteps: 0,
+    stepRows: 0,
+    merges: 0,
+    /** Rows that joined the running batch in a free row, written in place (append mode), rather than by a merge. */
+    joinsInPlace: 0,
+    prefilled: 0,
+    reused: 0,
+    sharedPrefixes: 0,
+    prefillMs: 0,
+    decodeMs: 0,
+    copyMs: 0,
+  };
 
   private readonly gpuDevice: () => GpuDeviceLike | null;
   private readonly session: OrtSession;
   /** The decoder answers `new_key_values.*`: decode steps may fetch them alone once the caches are known to be on the CPU. */
   private readonly hasNewOutputs: boolean;
+  private readonly joinHeadroom: number;
+  /** The latest turns' growth over their sample's kept cache (prompt tokens it did not cover), newest last. */
+  private readonly growths: number[] = [];
 
   constructor(
     private readonly runtime: EngineRuntime,
@@ -203,6 +241,7 @@ export class DecodeEngine {
     this.hasNewOutputs =
       options.appendMode !== false && this.layout.names.every((name) => session.outputNames?.includes(outputName(name, "new_key_values")) ?? false);
     this.hasPositions = session.inputNames.includes("position_ids");
+    this.joinHeadroom = options.joinHeadroom ?? DEFAULT_JOIN_HEADROOM;
     this.prefillChunk = options.prefillChunk ?? DEFAULT_PREFILL_CHUNK;
     this.ops = cpuCacheOps(this.layout, runtime.Tensor);
     this.gpuDevice = options.gpuDevice ?? (() => null);
@@ -298,6 +337,7 @@ export class DecodeEngine {
       reuse = 0;
       past = this.emptyCache(1);
     }
+    if (kept) this.noteGrowth(prompt.length - kept.tokens.length);
     row.covered = prompt.slice(0, reuse);
     row.reused = reuse;
     row.prefilled = prompt.length - reuse;
@@ -324,21 +364,23 @@ export class DecodeEngine {
       this.keep(row, past);
       return this.finish(row);
     }
-    this.batches.push({ rows: [row], past, seq: row.covered.length, cap: row.covered.length, pads: [0] });
+    this.batches.push({ rows: [row], past, seq: row.covered.length, cap: row.covered.length, pads: [0], mixed: false });
   }
 
   /**
-   * The longest prefix of `row`'s prompt that the cache of an earlier row of the same call covers (a sync batch's
-   * shared system prompt, a GRPO group's prompt), when it saves at least `MIN_SHARED_PREFIX` tokens over the row's
-   * own reuse. Only rows of one call: they are admitted in their order, so what is shared, and the counts, are the
-   * same in every run (rows of other calls come and go with the timing of the environments).
+   * The longest prefix of `row`'s prompt that the cache of an earlier row of the same share group covers (a sync
+   * batch's shared system prompt, a GRPO group's prompt, an async rollout's first turns), when it saves at least
+   * `MIN_SHARED_PREFIX` tokens over the row's own reuse. Only rows of one group, which arrive together: they are
+   * admitted in their order, so what is shared, and the counts, are the same in every run (rows of other calls come
+   * and go with the timing of the environments).
    */
   private sharedPrefix(row: Row, own: number): TensorView | null {
     const prompt = row.req.promptIds;
     let best: TensorView | null = null;
     for (const batch of this.batches) {
       batch.rows.forEach((other, i) => {
-        if (!other || other.req.call !== row.req.call || row.req.call === undefined) return;
+        const group = row.req.shareGroup ?? row.req.call;
+        if (!other || group === undefined || (other.req.shareGroup ?? other.req.call) !== group) return;
         const length = Math.min(commonPrefix(other.covered, prompt), prompt.length - 1);
         if (length >= own + MIN_SHARED_PREFIX && length > (best?.length ?? 0)) {
           best = { tensors: batch.past, row: i, seq: batch.cap, start: batch.pads[i]!, length };
@@ -348,13 +390,20 @@ export class DecodeEngine {
     return best;
   }
 
-  /** The batches (and rows that left) become one batch, left-padded. */
+  /**
+   * The batches (and rows that left) become one batch, left-padded. In append mode a new one-row batch (a request
+   * just prefilled) first takes a free row of the largest batch when its cache fits before that batch's next
+   * position; a rebuild gives every row `joinHeadroom` more padding and the buffers room for the next steps.
+   */
   private merge(): void {
     if (!this.canMove) return;
+    if (this.appendMode()) this.joinInPlace();
     const live = this.batches.flatMap((b) => b.rows.filter((r) => r !== null)).length;
     const dead = this.batches.reduce((n, b) => n + b.rows.filter((r) => r === null).length, 0);
-    // Rows that left are still computed until the batch is rebuilt: rebuilt when they are half of it.
-    if (live === 0 || (this.batches.length <= 1 && dead * 2 < live + dead)) return;
+    // Rows that left are still computed until the batch is rebuilt: rebuilt when they are half of it, or three
+    // quarters where their samples' next turns are expected back.
+    const share = this.batches[0]?.mixed ? 0.75 : 0.5;
+    if (live === 0 || (this.batches.length <= 1 && dead < share * (live + dead))) return;
     const started = performance.now();
     const rows: Row[] = [];
     const views: TensorView[] = [];
@@ -365,11 +414,37 @@ export class DecodeEngine {
         views.push(viewOf(batch, i));
       });
     }
-    const { tensors, seq, pads } = this.ops.assemble(views);
+    const mixed = new Set(rows.map((row) => row.req.call ?? row)).size > 1;
+    const space = this.appendMode() ? { headroom: mixed ? this.headroom() : 0, room: this.roomFor(rows) } : {};
+    const { tensors, seq, cap, pads } = this.ops.assemble(views, space);
     for (const batch of this.batches) disposeAll(batch.past);
-    this.batches = [{ rows, past: tensors, seq, cap: seq, pads }];
+    this.batches = [{ rows, past: tensors, seq, cap, pads, mixed }];
     this.stats.merges += 1;
     this.stats.copyMs += performance.now() - started;
+  }
+
+  /**
+   * Each one-row batch whose cache is no longer than the largest batch's used positions moves into a free row of
+   * it, right-aligned at its next position: the row's padding is the rest, masked like any padding. Positions are
+   * given per row, and keys carry their rotation, so where a row's cache sits in the buffer does not matter.
+   */
+  private joinInPlace(): void {
+    if (this.batches.length < 2) return;
+    const main = this.batches.reduce((a, b) => (b.rows.length > a.rows.length ? b : a));
+    for (const batch of [...this.batches]) {
+      if (batch === main || batch.rows.length !== 1 || !batch.rows[0]) continue;
+      const free = main.rows.indexOf(null);
+      if (free < 0) return;
+      const length = batch.seq - batch.pads[0]!;
+      if (length > main.seq) continue;
+      const started = performance.now();
+      copyInto(this.layout, { data: arraysOf(batch.past), row: 0, seq: batch.cap, start: batch.pads[0]!, length }, arraysOf(main.past), free, main.cap, main.seq - length);
+      main.rows[free] = batch.rows[0];
+      main.pads[free] = main.seq - length;
+      this.batches = this.batches.filter((b) => b !== batch);
+      this.stats.joinsInPlace += 1;
+      this.stats.copyMs += performance.now() - started;
+    }
   }
 
   /** One decode step of every batch: each running row feeds its last token and draws its next. */
@@ -528,10 +603,25 @@ export class DecodeEngine {
     return this.hasNewOutputs && !this.onGpu && this.session.run !== undefined;
   }
 
+  private noteGrowth(tokens: number): void {
+    this.growths.push(Math.max(0, tokens));
+    if (this.growths.length > GROWTH_WINDOW) this.growths.shift();
+  }
+
+  /** Padding for the samples' next turns at a rebuild: the largest recent growth, at most `joinHeadroom`. */
+  private headroom(): number {
+    return Math.min(this.joinHeadroom, Math.max(0, ...this.growths));
+  }
+
+  /** Positions for `rows`' remaining tokens, at most `MAX_CAPACITY_STEP`. */
+  private roomFor(rows: readonly (Row | null)[]): number {
+    const remaining = Math.max(1, ...rows.map((row) => (row ? row.req.maxNew - row.generated.length : 0)));
+    return Math.min(remaining, MAX_CAPACITY_STEP);
+  }
+
   /** Room in `batch`'s buffers for its rows' remaining tokens (at most `MAX_CAPACITY_STEP` more positions). */
   private grow(batch: Batch): void {
-    const remaining = Math.max(1, ...batch.rows.map((row) => (row ? row.req.maxNew - row.generated.length : 0)));
-    const cap = batch.seq + Math.min(remaining, MAX_CAPACITY_STEP);
+    const cap = batch.seq + this.roomFor(batch.rows);
     const started = performance.now();
     const data = growCapacity(this.layout, arraysOf(batch.past), batch.rows.length, batch.cap, batch.seq, cap);
     const { Tensor } = this.runtime;

@@ -1,7 +1,7 @@
 /** The append mode's cache buffers (decode-engine.ts): grown with each row's positions in place, one step written in. */
 
 import { describe, expect, it } from "vitest";
-import { growCapacity, writePosition, type CacheLayout } from "./kv-cache.js";
+import { assembleBatch, growCapacity, writePosition, type CacheLayout } from "./kv-cache.js";
 
 const layout: CacheLayout = { names: ["past_key_values.0.key"], type: "float32", heads: [2], dims: [3] };
 /** Element `[b, h, s, d]` of a `[B, 2, seq, 3]` tensor, as a number that names it. */
@@ -33,5 +33,21 @@ describe("append-mode cache buffers", () => {
         expect(buffer[((b * 2 + h) * 6 + 2) * 3]).toBe(tag(b, h, 2, 0));
         expect(buffer[((b * 2 + h) * 6 + 4) * 3]).toBe(0);
       }
+  });
+
+  it("assemble rows left-padded to the longest plus the headroom, with room after them", () => {
+    // Row 0 holds 3 positions, row 1 holds 2 (of a 4-position tensor): headroom 2, room 3.
+    const views = [
+      { data: [tensor(1, 3, 3)], row: 0, seq: 3, start: 0, length: 3 },
+      { data: [tensor(1, 4, 2)], row: 0, seq: 4, start: 0, length: 2 },
+    ];
+    const { data, seq, cap, pads } = assembleBatch(layout, views, { headroom: 2, room: 3 });
+    expect({ seq, cap, pads }).toEqual({ seq: 5, cap: 8, pads: [2, 3] });
+    const [out] = data;
+    const at = (b: number, h: number, s: number) => out![((b * 2 + h) * cap + s) * 3];
+    for (let h = 0; h < 2; h++) {
+      expect([0, 1, 2, 3, 4, 5, 6, 7].map((s) => at(0, h, s))).toEqual([0, 0, tag(0, h, 0, 0), tag(0, h, 1, 0), tag(0, h, 2, 0), 0, 0, 0]);
+      expect([0, 1, 2, 3, 4, 5, 6, 7].map((s) => at(1, h, s))).toEqual([0, 0, 0, tag(0, h, 0, 0), tag(0, h, 1, 0), 0, 0, 0]);
+    }
   });
 });

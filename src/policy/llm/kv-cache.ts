@@ -66,18 +66,24 @@ export function extract(layout: CacheLayout, view: CacheView): CacheArray[] {
 }
 
 /**
- * Rows `views` as one batch, each left-padded to the longest (`seq` positions): row `i` holds its positions at
- * `[seq − length, seq)`. Returns the tensors and each row's padding.
+ * Rows `views` as one batch, each left-padded to the longest plus `headroom` (`seq` positions): row `i` holds its
+ * positions at `[seq − length, seq)`; the buffers have `room` more positions after `seq` (append mode's next steps).
+ * Returns the arrays, `seq`, the capacity and each row's padding.
  */
-export function assembleBatch(layout: CacheLayout, views: readonly CacheView[]): { data: CacheArray[]; seq: number; pads: number[] } {
-  const seq = Math.max(0, ...views.map((v) => v.length));
-  const data = layout.names.map((_, n) => emptyArray(layout, cacheSize(layout, n, views.length, seq)));
+export function assembleBatch(
+  layout: CacheLayout,
+  views: readonly CacheView[],
+  { headroom = 0, room = 0 }: { headroom?: number; room?: number } = {},
+): { data: CacheArray[]; seq: number; cap: number; pads: number[] } {
+  const seq = Math.max(0, ...views.map((v) => v.length)) + headroom;
+  const cap = seq + room;
+  const data = layout.names.map((_, n) => emptyArray(layout, cacheSize(layout, n, views.length, cap)));
   const pads = views.map((view, row) => {
     const pad = seq - view.length;
-    copyInto(layout, view, data, row, seq, pad);
+    copyInto(layout, view, data, row, cap, pad);
     return pad;
   });
-  return { data, seq, pads };
+  return { data, seq, cap, pads };
 }
 
 /**

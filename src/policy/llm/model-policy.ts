@@ -71,6 +71,11 @@ export class ModelPolicy implements GenerationInterface {
   /** Prefix of this policy's cache keys: its samples' caches are its own. */
   private readonly keyPrefix = `${++policies}:`;
   private counts = { prefilled: 0, reused: 0 };
+  /**
+   * The first turns of this policy's samples share their prompts' common prefix, whichever call they come in: an
+   * async rollout asks each sample's first turn in a call of its own, all at its start.
+   */
+  private readonly firstTurns = {};
 
   constructor(
     runtime: TransformersRuntime,
@@ -159,6 +164,7 @@ export class ModelPolicy implements GenerationInterface {
         onToken: onToken ? (id, step) => onToken(i, id, this.tokenizer.tokenText(id), step ? this.detail(step) : undefined) : undefined,
         signal: options.signal,
         call,
+        ...((data.turns?.[i] ?? 0) === 0 && data.sample_ids ? { shareGroup: this.firstTurns } : {}),
       });
     });
   }
