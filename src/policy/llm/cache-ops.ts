@@ -20,11 +20,8 @@ export interface TensorView {
 }
 
 export interface CacheOps {
-  /**
-   * The views as one batch, each row left-padded to the longest (plus `headroom`), with `room` unused positions
-   * after them (typed arrays only: append mode); each row's padding, and the tensors' positions (`cap`).
-   */
-  assemble(views: readonly TensorView[], space?: { headroom?: number; room?: number }): { tensors: Tensor[]; seq: number; cap: number; pads: number[] };
+  /** The views as one batch, each row left-padded to the longest; each row's padding. */
+  assemble(views: readonly TensorView[]): { tensors: Tensor[]; seq: number; pads: number[] };
   /** A view as cache tensors of its own (`[1, heads, length, dim]`); the view's own tensors when they already are. */
   extract(view: TensorView): Tensor[];
 }
@@ -34,9 +31,9 @@ export function cpuCacheOps(layout: CacheLayout, TensorClass: typeof Transformer
     data.map((d, n) => new TensorClass(layout.type, d, [batch, layout.heads[n]!, seq, layout.dims[n]!]));
   const cpuView = (v: TensorView): CacheView => ({ data: v.tensors.map((t) => t.data as CacheArray), row: v.row, seq: v.seq, start: v.start, length: v.length });
   return {
-    assemble(views, space) {
-      const { data, seq, cap, pads } = assembleBatch(layout, views.map(cpuView), space);
-      return { tensors: wrap(data, views.length, cap), seq, cap, pads };
+    assemble(views) {
+      const { data, seq, pads } = assembleBatch(layout, views.map(cpuView));
+      return { tensors: wrap(data, views.length, seq), seq, pads };
     },
     extract(view) {
       if (isWhole(layout, view)) return [...view.tensors];
@@ -106,7 +103,7 @@ export function gpuCacheOps(layout: CacheLayout, TensorClass: typeof Transformer
         return pad;
       });
       device.queue.submit([encoder.finish()]);
-      return { tensors: made.map((m) => m.tensor), seq, cap: seq, pads };
+      return { tensors: made.map((m) => m.tensor), seq, pads };
     },
     extract(view) {
       if (isWhole(layout, view)) return [...view.tensors];

@@ -26,7 +26,7 @@ import type * as Transformers from "@huggingface/transformers";
 import { abortError, type Rng } from "../../core/index.js";
 import { logSoftmax, sampleToken, stepStats, stopsAt, type HookTokenizer, type SamplingSettings, type StepStats } from "./processors.js";
 import { cpuCacheOps, gpuCacheOps, type CacheOps, type GpuDeviceLike, type TensorView } from "./cache-ops.js";
-import { cacheBytes, commonPrefix, copyInto, growCapacity, SampleCacheStore, writePosition, type CacheArray, type CacheLayout } from "./kv-cache.js";
+import { assembleBatch, extract as extractRows, cacheBytes, commonPrefix, copyInto, growCapacity, SampleCacheStore, writePosition, type CacheArray, type CacheLayout, type CacheView } from "./kv-cache.js";
 
 type Tensor = Transformers.Tensor;
 type Model = Transformers.PreTrainedModel;
@@ -125,13 +125,20 @@ interface SampleCache {
 
 /**
  * Rows stepped together: row `i` holds its cache at positions `[pads[i], seq)` of `past`, whose tensors have `cap`
- * positions (`cap` > `seq` only in append mode: room for the next steps); null rows have left.
+ * positions (`cap` > `seq` only in append mode: room for the next steps); null rows have left (append mode moves
+ * the last row into such a row and the batch shrinks instead).
  */
 interface Batch {
   rows: (Row | null)[];
   /**
-   * Its rows came from more than one call (async's turns, a fork beside a run): rows that leave are followed by
-   * their samples' next turns, so their rows are kept for them rather than dropped at half the batch.
+   * Append mode: the typed arrays behind `past`, with room for `rowsAllocated` rows; `past` views the first
+   * `rows.length` of them (the batch dimension is the outermost), so rows join and leave without a rebuild.
+   */
+  buffers: CacheArray[] | null;
+  rowsAllocated: number;
+  /**
+   * Its rows came from more than one call (async's turns, a fork beside a run): their samples' next turns come back
+   * one by one, and should fit the batch (`joinHeadroom`).
    */
   mixed: boolean;
   past: Tensor[];
@@ -226,6 +233,8 @@ export class DecodeEngine {
   /** The decoder answers `new_key_values.*`: decode steps may fetch them alone once the caches are known to be on the CPU. */
   private readonly hasNewOutputs: boolean;
   private readonly joinHeadroom: number;
+  /** The most rows a batch has had since the engine was last idle: a rebuild allocates rows for that many. */
+  private peakRows = 0;
   /** The latest turns' growth over their sample's kept cache (prompt tokens it did not cover), newest last. */
   private readonly growths: number[] = [];
 
@@ -294,6 +303,7 @@ export class DecodeEngine {
       this.merge();
       await this.step();
     }
+    this.peakRows = 0;
   }
 
   /** Prefills every waiting request on its sample's cache; those not done at their first token join as batches. */
@@ -364,7 +374,8 @@ export class DecodeEngine {
       this.keep(row, past);
       return this.finish(row);
     }
-    this.batches.push({ rows: [row], past, seq: row.covered.length, cap: row.covered.length, pads: [0], mixed: false });
+    const buffers = this.appendMode() ? arraysOf(past) : null;
+    this.batches.push({ rows: [row], past, seq: row.covered.length, cap: row.covered.length, pads: [0], mixed: false, buffers, rowsAllocated: 1 });
   }
 
   /**
@@ -400,10 +411,9 @@ export class DecodeEngine {
     if (this.appendMode()) this.joinInPlace();
     const live = this.batches.flatMap((b) => b.rows.filter((r) => r !== null)).length;
     const dead = this.batches.reduce((n, b) => n + b.rows.filter((r) => r === null).length, 0);
-    // Rows that left are still computed until the batch is rebuilt: rebuilt when they are half of it, or three
-    // quarters where their samples' next turns are expected back.
-    const share = this.batches[0]?.mixed ? 0.75 : 0.5;
-    if (live === 0 || (this.batches.length <= 1 && dead < share * (live + dead))) return;
+    // Rows that left are still computed until the batch is rebuilt (append mode drops them at once: `compact`):
+    // rebuilt when they are half of it.
+    if (live === 0 || (this.batches.length <= 1 && dead * 2 < live + dead)) return;
     const started = performance.now();
     const rows: Row[] = [];
     const views: TensorView[] = [];
@@ -415,36 +425,95 @@ export class DecodeEngine {
       });
     }
     const mixed = new Set(rows.map((row) => row.req.call ?? row)).size > 1;
-    const space = this.appendMode() ? { headroom: mixed ? this.headroom() : 0, room: this.roomFor(rows) } : {};
-    const { tensors, seq, cap, pads } = this.ops.assemble(views, space);
-    for (const batch of this.batches) disposeAll(batch.past);
-    this.batches = [{ rows, past: tensors, seq, cap, pads, mixed }];
+    this.peakRows = Math.max(this.peakRows, rows.length);
+    let batch: Batch;
+    if (this.appendMode()) {
+      const space = { headroom: mixed ? this.headroom() : 0, room: this.roomFor(rows), rowsAllocated: this.peakRows };
+      const { data, seq, cap, pads } = assembleBatch(this.layout, views.map(cpuView), space);
+      batch = { rows, past: [], seq, cap, pads, mixed, buffers: data, rowsAllocated: this.peakRows };
+      this.viewRows(batch);
+    } else {
+      const { tensors, seq, pads } = this.ops.assemble(views);
+      batch = { rows, past: tensors, seq, cap: seq, pads, mixed, buffers: null, rowsAllocated: rows.length };
+    }
+    for (const old of this.batches) disposeAll(old.past);
+    this.batches = [batch];
     this.stats.merges += 1;
     this.stats.copyMs += performance.now() - started;
   }
 
   /**
-   * Each one-row batch whose cache is no longer than the largest batch's used positions moves into a free row of
-   * it, right-aligned at its next position: the row's padding is the rest, masked like any padding. Positions are
-   * given per row, and keys carry their rotation, so where a row's cache sits in the buffer does not matter.
+   * Each one-row batch whose cache is no longer than the largest batch's used positions moves into a row the
+   * largest batch has allocated but not used, right-aligned at its next position: the row's padding is the rest,
+   * masked like any padding. Positions are given per row, and keys carry their rotation, so where a row's cache
+   * sits in the buffer does not matter.
    */
   private joinInPlace(): void {
     if (this.batches.length < 2) return;
     const main = this.batches.reduce((a, b) => (b.rows.length > a.rows.length ? b : a));
+    if (!main.buffers) return;
     for (const batch of [...this.batches]) {
-      if (batch === main || batch.rows.length !== 1 || !batch.rows[0]) continue;
-      const free = main.rows.indexOf(null);
-      if (free < 0) return;
+      if (batch === main || batch.rows.length !== 1 || !batch.rows[0] || !batch.buffers) continue;
+      if (main.rows.length >= main.rowsAllocated) break;
       const length = batch.seq - batch.pads[0]!;
       if (length > main.seq) continue;
       const started = performance.now();
-      copyInto(this.layout, { data: arraysOf(batch.past), row: 0, seq: batch.cap, start: batch.pads[0]!, length }, arraysOf(main.past), free, main.cap, main.seq - length);
-      main.rows[free] = batch.rows[0];
-      main.pads[free] = main.seq - length;
+      const at = main.rows.length;
+      copyInto(this.layout, { data: batch.buffers, row: 0, seq: batch.cap, start: batch.pads[0]!, length }, main.buffers, at, main.cap, main.seq - length);
+      main.rows.push(batch.rows[0]);
+      main.pads.push(main.seq - length);
+      this.viewRows(main);
       this.batches = this.batches.filter((b) => b !== batch);
       this.stats.joinsInPlace += 1;
       this.stats.copyMs += performance.now() - started;
     }
+  }
+
+  /**
+   * Append mode: the rows that left are filled by the batch's last rows (their caches copied) and the batch shrinks
+   * to its live rows, so a step computes no row that left.
+   */
+  private compact(batch: Batch): void {
+    if (!batch.buffers || !batch.rows.includes(null)) return;
+    const started = performance.now();
+    for (let i = 0; i < batch.rows.length; ) {
+      if (batch.rows[i]) {
+        i++;
+        continue;
+      }
+      const last = batch.rows.length - 1;
+      if (last > i && batch.rows[last]) {
+        const pad = batch.pads[last]!;
+        copyInto(this.layout, { data: batch.buffers, row: last, seq: batch.cap, start: pad, length: batch.seq - pad }, batch.buffers, i, batch.cap, pad);
+        batch.rows[i] = batch.rows[last]!;
+        batch.pads[i] = pad;
+      }
+      batch.rows.pop();
+      batch.pads.pop();
+    }
+    this.viewRows(batch);
+    this.stats.copyMs += performance.now() - started;
+  }
+
+  /**
+   * Row `i`'s cache as tensors of its own. A one-row batch's own tensors when they are exactly its cache (extract
+   * then returns them as they are); in append mode a copy unless its buffers are exactly that (a kept cache must not
+   * hold on to a batch's buffers).
+   */
+  private rowCache(batch: Batch, i: number): Tensor[] {
+    if (!batch.buffers) return this.ops.extract(viewOf(batch, i));
+    const { start, length } = viewOf(batch, i);
+    const { Tensor } = this.runtime;
+    const data = extractRows(this.layout, { data: batch.buffers, row: i, seq: batch.cap, start, length });
+    return data.map((d, n) => new Tensor(this.layout.type, d, [1, this.layout.heads[n]!, length, this.layout.dims[n]!]));
+  }
+
+  /** `past` as tensors over the first `rows.length` rows of the batch's buffers. */
+  private viewRows(batch: Batch): void {
+    const { Tensor } = this.runtime;
+    const { type, heads, dims } = this.layout;
+    const rows = batch.rows.length;
+    batch.past = batch.buffers!.map((d, n) => new Tensor(type, d.subarray(0, rows * heads[n]! * batch.cap * dims[n]!), [rows, heads[n]!, batch.cap, dims[n]!]));
   }
 
   /** One decode step of every batch: each running row feeds its last token and draws its next. */
@@ -460,6 +529,7 @@ export class DecodeEngine {
         this.drop(batch);
         continue;
       }
+      this.compact(batch);
       const append = this.appendMode();
       if (append && batch.cap === batch.seq) this.grow(batch);
       const ids: number[][] = [];
@@ -483,7 +553,7 @@ export class DecodeEngine {
         continue;
       }
       if (append) {
-        writePosition(this.layout, arraysOf(batch.past), batch.cap, arraysOf(out.present), batch.rows.length, batch.seq);
+        writePosition(this.layout, batch.buffers!, batch.cap, arraysOf(out.present), batch.rows.length, batch.seq);
         batch.seq += 1;
         this.stats.appendSteps += 1;
       } else {
@@ -501,11 +571,12 @@ export class DecodeEngine {
         if (!row.done) return;
         batch.rows[i] = null;
         // A one-row batch's own tensors when they are exactly its cache (extract then returns them as they are).
-        this.keep(row, this.ops.extract(viewOf(batch, i)));
+        this.keep(row, this.rowCache(batch, i));
         this.finish(row);
       });
       if (batch.rows.length === 1 && batch.rows[0] === null) this.batches = this.batches.filter((b) => b !== batch);
       else if (batch.rows.every((r) => r === null)) this.drop(batch);
+      else this.compact(batch);
     }
   }
 
@@ -623,10 +694,9 @@ export class DecodeEngine {
   private grow(batch: Batch): void {
     const cap = batch.seq + this.roomFor(batch.rows);
     const started = performance.now();
-    const data = growCapacity(this.layout, arraysOf(batch.past), batch.rows.length, batch.cap, batch.seq, cap);
-    const { Tensor } = this.runtime;
-    batch.past = data.map((d, n) => new Tensor(this.layout.type, d, [batch.rows.length, this.layout.heads[n]!, cap, this.layout.dims[n]!]));
+    batch.buffers = growCapacity(this.layout, batch.buffers!, batch.rows.length, batch.cap, batch.seq, cap, batch.rowsAllocated);
     batch.cap = cap;
+    this.viewRows(batch);
     this.stats.copyMs += performance.now() - started;
   }
 
@@ -640,6 +710,10 @@ export class DecodeEngine {
 
 function viewOf(batch: Batch, row: number): TensorView {
   return { tensors: batch.past, row, seq: batch.cap, start: batch.pads[row]!, length: batch.seq - batch.pads[row]! };
+}
+
+function cpuView(v: TensorView): CacheView {
+  return { data: arraysOf(v.tensors), row: v.row, seq: v.seq, start: v.start, length: v.length };
 }
 
 /** The typed arrays of CPU cache tensors. */

@@ -67,17 +67,18 @@ export function extract(layout: CacheLayout, view: CacheView): CacheArray[] {
 
 /**
  * Rows `views` as one batch, each left-padded to the longest plus `headroom` (`seq` positions): row `i` holds its
- * positions at `[seq − length, seq)`; the buffers have `room` more positions after `seq` (append mode's next steps).
- * Returns the arrays, `seq`, the capacity and each row's padding.
+ * positions at `[seq − length, seq)`; the buffers have `room` more positions after `seq` (append mode's next steps)
+ * and `rowsAllocated` rows (rows past the views' are zeros, for rows that join later). Returns the arrays, `seq`,
+ * the capacity and each row's padding.
  */
 export function assembleBatch(
   layout: CacheLayout,
   views: readonly CacheView[],
-  { headroom = 0, room = 0 }: { headroom?: number; room?: number } = {},
+  { headroom = 0, room = 0, rowsAllocated = views.length }: { headroom?: number; room?: number; rowsAllocated?: number } = {},
 ): { data: CacheArray[]; seq: number; cap: number; pads: number[] } {
   const seq = Math.max(0, ...views.map((v) => v.length)) + headroom;
   const cap = seq + room;
-  const data = layout.names.map((_, n) => emptyArray(layout, cacheSize(layout, n, views.length, cap)));
+  const data = layout.names.map((_, n) => emptyArray(layout, cacheSize(layout, n, Math.max(rowsAllocated, views.length), cap)));
   const pads = views.map((view, row) => {
     const pad = seq - view.length;
     copyInto(layout, view, data, row, cap, pad);
@@ -88,11 +89,20 @@ export function assembleBatch(
 
 /**
  * A batch's tensors (`[batch, heads, seq, dim]`, of which positions `[0, filled)` are used) copied into tensors of
- * `capacity` positions, each row's used positions at the same place; the rest zeros.
+ * `capacity` positions (and `rowsAllocated` rows, at least `batch`), each row's used positions at the same place;
+ * the rest zeros.
  */
-export function growCapacity(layout: CacheLayout, data: readonly CacheArray[], batch: number, seq: number, filled: number, capacity: number): CacheArray[] {
+export function growCapacity(
+  layout: CacheLayout,
+  data: readonly CacheArray[],
+  batch: number,
+  seq: number,
+  filled: number,
+  capacity: number,
+  rowsAllocated = batch,
+): CacheArray[] {
   if (capacity < filled) throw new RangeError(`a capacity of ${capacity} positions cannot hold ${filled}`);
-  const out = layout.names.map((_, n) => emptyArray(layout, cacheSize(layout, n, batch, capacity)));
+  const out = layout.names.map((_, n) => emptyArray(layout, cacheSize(layout, n, Math.max(batch, rowsAllocated), capacity)));
   for (let row = 0; row < batch; row++) copyInto(layout, { data, row, seq, start: 0, length: filled }, out, row, capacity, 0);
   return out;
 }
