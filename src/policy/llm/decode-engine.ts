@@ -403,8 +403,9 @@ export class DecodeEngine {
 
   /**
    * The batches (and rows that left) become one batch, left-padded. In append mode a new one-row batch (a request
-   * just prefilled) first takes a free row of the largest batch when its cache fits before that batch's next
-   * position; a rebuild gives every row `joinHeadroom` more padding and the buffers room for the next steps.
+   * just prefilled) first takes an unused row of the largest batch when its cache fits before that batch's next
+   * position (`joinInPlace`); a rebuild allocates rows for the engine's peak, pads every row for the samples' next
+   * turns where the rows came from several calls (`joinHeadroom`), and leaves room for the next steps.
    */
   private merge(): void {
     if (!this.canMove) return;
