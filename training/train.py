@@ -1,7 +1,7 @@
 """``python3 -m training.train --data training/data --out training/out [--size trained] [--steps 2000] …``
 
 Trains the built-in decoder (model.py) on the episodes of ``npm run train:data``: cross-entropy on the learned
-tokens, plus a low weight of it on the context after the shared prompt (the environment's answers), AdamW with a linear warm-up and a cosine decay, a seed for the initialisation and the batch order,
+tokens (optionally plus a low weight of it on the context after the shared prompt, the environment's answers), AdamW with a linear warm-up and a cosine decay, a seed for the initialisation and the batch order,
 checkpoints (``checkpoint.pt``, ``--resume`` continues from one), the held-out loss and next-token accuracy per
 environment, and the weights file (``weights.safetensors``) that ``npm run build:model`` turns into builtin:trained.
 Prints one JSON line per log step; ``train.json`` sums the run up (speeds included).
@@ -38,7 +38,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--batch-size", type=int, default=16, help="episodes per batch at most")
     p.add_argument("--attention-budget", type=float, default=3e7, help="episodes x longest length^2 per batch at most (memory: ~200 bytes each at the trained size)")
     p.add_argument("--max-len", type=int, default=4096, help="episodes are cut to this many tokens")
-    p.add_argument("--context-loss-weight", type=float, default=0.1, help="the weight of the mean loss on context tokens after the shared prefix (the environment's answers: what copying a board or a path from earlier in the context learns from) beside the learned tokens' mean loss; 0: learned tokens only")
+    p.add_argument("--context-loss-weight", type=float, default=0.0, help="the weight of the mean loss on context tokens after the shared prefix (the environment's answers: what copying a board or a path from earlier in the context learns from) beside the learned tokens' mean loss; 0: learned tokens only")
     p.add_argument("--no-prefix-grad", action="store_true", help="run the shared prompt prefix without gradients (faster, inexact)")
     p.add_argument("--eval-every", type=int, default=250)
     p.add_argument("--eval-episodes", type=int, default=200, help="held-out episodes per evaluation at most")

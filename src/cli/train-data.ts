@@ -6,7 +6,7 @@
  * built-in ones and the starter number-guess module), oracle rollouts with seeded mistakes as JSONL episodes
  * (`src/training/episode.ts`): `held_out.jsonl` from the held-out dataset seeds first, then `train.jsonl` from the
  * training seeds without any held-out task, and `data.json`, what was written and from which seeds.
- * `--episodes`/`--held-out` are per environment (training: times the plan's `trainingScale`) and rounded up to whole
+ * `--episodes`/`--held-out` are per environment (training: times the plan's `--scale`) and rounded up to whole
  * dataset seeds. Exit status 2 on bad usage.
  */
 
@@ -24,7 +24,7 @@ const ROOT = resolve(import.meta.dirname, "../..");
 export const TRAINING_DATA_DIR = join(ROOT, "training", "data");
 
 const USAGE =
-  "usage: npm run train:data -- [--out <dir>] [--episodes N] [--held-out N] [--samples-per-seed N] [--error-rate R] [--seed N]";
+  "usage: npm run train:data -- [--out <dir>] [--episodes N] [--held-out N] [--samples-per-seed N] [--error-rate R] [--seed N] [--scale plan=N,…]";
 
 export interface TrainDataOptions {
   out: string;
@@ -33,6 +33,26 @@ export interface TrainDataOptions {
   samplesPerSeed: number;
   errorRate: number;
   seed: number;
+  /**
+   * Plans whose training split has this many times `episodes` (`--scale calculator=4`): a plan whose episodes teach
+   * few tokens each behind one long shared prompt, whose batches are cheap.
+   */
+  scales?: Readonly<Record<string, number>>;
+}
+
+/** `--scale calculator=4,workspace=2` as plan names and whole multiples of `--episodes`. */
+export function parseScales(text: string | undefined): Record<string, number> {
+  const scales: Record<string, number> = {};
+  for (const part of (text ?? "").split(",").map((p) => p.trim()).filter(Boolean)) {
+    const [name, value] = part.split("=");
+    if (!ENVIRONMENT_PLANS.some((p) => p.name === name)) {
+      throw new RangeError(`--scale: unknown plan '${name}' (plans: ${ENVIRONMENT_PLANS.map((p) => p.name).join(", ")})`);
+    }
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new RangeError(`--scale: ${name}: expected a whole multiple ≥ 1, got '${value ?? ""}'`);
+    scales[name!] = n;
+  }
+  return scales;
 }
 
 function parseOptions(argv: string[]): TrainDataOptions | string {
@@ -47,6 +67,7 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
         "samples-per-seed": { type: "string", default: "10" },
         "error-rate": { type: "string", default: "0.2" },
         seed: { type: "string", default: "0" },
+        scale: { type: "string" },
       },
     }));
   } catch (error) {
@@ -67,6 +88,7 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
       samplesPerSeed: count("samples-per-seed", values["samples-per-seed"], 1),
       errorRate,
       seed: count("seed", values.seed, 0),
+      scales: parseScales(values.scale),
     };
   } catch (error) {
     return (error as Error).message;
@@ -95,7 +117,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
   mkdirSync(options.out, { recursive: true });
   const environments = await checkoutEnvironmentLookup();
   const seedsFor = (n: number) => Math.ceil(n / options.samplesPerSeed);
-  const trainSeeds = (plan: EnvironmentPlan) => seedsFor(options.episodes * (plan.trainingScale ?? 1));
+  const trainSeeds = (plan: EnvironmentPlan) => seedsFor(options.episodes * (options.scales?.[plan.name] ?? 1));
   const collected: Record<Split, Map<EnvironmentPlan, Collected>> = { held_out: new Map(), train: new Map() };
   const started = performance.now();
   for (const plan of ENVIRONMENT_PLANS) {
@@ -118,6 +140,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     held_out_dataset_seeds: options.heldOut ? `${HELD_OUT_SEED_BASE}…${HELD_OUT_SEED_BASE + seedsFor(options.heldOut) - 1}` : "none",
     environments: ENVIRONMENT_PLANS.map((plan) => ({
       ...plan,
+      training_scale: options.scales?.[plan.name] ?? 1,
       train_dataset_seeds: `0…${trainSeeds(plan) - 1}`,
       train: summary(collected.train.get(plan)!),
       held_out: summary(collected.held_out.get(plan)!),

@@ -1,6 +1,7 @@
 /**
  * `npm run train:model -- [--size trained|tiny] [--steps 2000] [--time-limit 4200] [--episodes 1200] [--held-out 60]
- * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
+ * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--context-loss-weight 0] [--scale plan=N,…]
+ * [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
  *
  * The whole pipeline of `builtin:trained` (docs/training.md): the training data (`train:data`, into
  * `<work>/data/`), the training in PyTorch (`python3 -m training.train`, into `<work>/`; it exports
@@ -18,14 +19,14 @@ import { parseArgs } from "node:util";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE, writeBuiltinFolder, writeTrainedModel } from "../policy/builtin-model/write-folder.js";
 import { PUBLIC_MODELS_DIR } from "./build-model.js";
 import { isEntryPoint } from "./entry.js";
-import { writeTrainingData } from "./train-data.js";
+import { parseScales, writeTrainingData } from "./train-data.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const PYTHON = process.env.PYTHON ?? "/usr/bin/python3";
 
 const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
-  "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
+  "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--scale plan=N,…] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
 const TORCH_MISSING =
   `${PYTHON} cannot import torch. Install Debian's PyTorch and the threaded OpenBLAS it should run on ` +
@@ -59,6 +60,9 @@ function parse(argv: string[]) {
       // builtin:trained's run: 70 minutes of training on this project's 2-core machine (docs/training.md, section 4).
       "time-limit": { type: "string", default: "4200" },
       "no-prefix-grad": { type: "boolean", default: false },
+      // Off in builtin:trained's recipe; docs/training.md, section 7, measured them.
+      "context-loss-weight": { type: "string", default: "0" },
+      scale: { type: "string" },
       device: { type: "string", default: "auto" },
       "skip-data": { type: "boolean", default: false },
       resume: { type: "boolean", default: false },
@@ -89,6 +93,11 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`--device: expected auto, cpu or cuda, got ${values.device}\n${USAGE}`);
     return 2;
   }
+  const contextWeight = Number(values["context-loss-weight"]);
+  if (!(contextWeight >= 0)) {
+    console.error(`--context-loss-weight: expected a number ≥ 0, got ${values["context-loss-weight"]}\n${USAGE}`);
+    return 2;
+  }
   const work = resolve(values.work);
   const data = join(work, "data");
   if (spawnSync(PYTHON, ["-c", "import torch"], { stdio: "ignore" }).status !== 0) {
@@ -110,6 +119,7 @@ export async function main(argv: string[]): Promise<number> {
         samplesPerSeed: 10,
         errorRate: Number(values["error-rate"]),
         seed: Number(values.seed),
+        scales: parseScales(values.scale),
       });
     } catch (error) {
       console.error(`train:model: the training data: ${(error as Error).message}\n${USAGE}`);
@@ -120,6 +130,7 @@ export async function main(argv: string[]): Promise<number> {
   const trainArgs = ["-m", "training.train", "--data", data, "--out", work, "--size", values.size, "--steps", values.steps, "--seed", values.seed];
   if (Number(values["time-limit"]) > 0) trainArgs.push("--time-limit", values["time-limit"]);
   if (values["no-prefix-grad"]) trainArgs.push("--no-prefix-grad");
+  if (Number(values["context-loss-weight"]) > 0) trainArgs.push("--context-loss-weight", values["context-loss-weight"]);
   trainArgs.push("--device", values.device);
   if (values.resume) trainArgs.push("--resume");
   const status = runPython(trainArgs);

@@ -33,11 +33,6 @@ export interface EnvironmentPlan {
   heldOutBy?: "task" | "seed";
   /** What the planned turns think aloud before acting (labelled-oracle.ts): paired think blocks for the model to learn. */
   thoughts?: Thoughts;
-  /**
-   * This plan's training split has this many times `--episodes` (default 1): for a plan whose episodes teach few
-   * tokens each and whose batches are cheap (one shared prompt, short replies), so that it is not undertrained.
-   */
-  trainingScale?: number;
 }
 
 /**
@@ -80,9 +75,6 @@ export const ENVIRONMENT_PLANS: readonly EnvironmentPlan[] = [
     datasetConfig: { steps: 2, max_operand: 20 },
     maxRolloutTurns: 6,
     maxSeqLen: 2048,
-    // ~55 learned tokens an episode (a twentieth of the puzzle's share) behind one long shared prompt: at 1× the
-    // model wrote the format but not the operands or even the operation names ("dif").
-    trainingScale: 4,
   },
   {
     name: "workspace",
