@@ -231,6 +231,8 @@ export interface RunRecord {
   tokens_hash: number;
   /** Responses cut at `max_new_tokens` (their samples went on: `goOnWhenCut`). */
   cut_responses: number;
+  /** The first sample error's text, where a sample ended in one (its run's figures then mean little). */
+  first_error?: string;
 }
 
 /** One rollout of the benchmark's scenario on a fresh policy of the loaded model. */
@@ -273,7 +275,9 @@ export async function runOnce(
   let sampleTurns = 0;
   let longest = 0;
   const terminations: Record<string, number> = {};
+  let firstError: string | undefined;
   for (const s of result.samples) {
+    if (firstError === undefined && typeof s.error === "string") firstError = s.error;
     generated += generatedTokens(s.message_log);
     fresh += newContextTokens(s.message_log);
     let context = 0;
@@ -312,6 +316,7 @@ export async function runOnce(
       engine_stats: engineStats,
       tokens_hash: hashText(JSON.stringify(tokens)),
       cut_responses: cut.responses,
+      ...(firstError === undefined ? {} : { first_error: firstError }),
     },
     tokens,
     latencies: tables[0] ?? null,
@@ -378,7 +383,8 @@ export async function runModelRolloutBenchmark(options: ModelRolloutOptions): Pr
     const rec = out.record;
     log(
       `${options.backend} round ${r + 1}/${cfg.rounds}: ${engine} ${mode}${variant === "none" ? "" : ` (${variant})`}: ` +
-        `${rec.wall_ms} ms, ${rec.generated_tokens} tokens, ${rec.tokens_per_s} tok/s, prefilled ${rec.prefilled_tokens} / new context ${rec.new_context_tokens}`,
+        `${rec.wall_ms} ms, ${rec.generated_tokens} tokens, ${rec.tokens_per_s} tok/s, prefilled ${rec.prefilled_tokens} / new context ${rec.new_context_tokens}` +
+        (rec.first_error === undefined ? "" : `; samples ended in errors, the first: ${rec.first_error}`),
     );
     return out;
   };
