@@ -6,7 +6,8 @@
  * Prints a table and writes `bench/results/model-rollout.json`.
  *
  * Options: `-- --samples N --turns T --rounds R --only node,chromium --device wasm|webgpu --sampled --out <file>`,
- * `--parts ab,jitter` (new against old; async against sync with 0–50 ms steps), `--modes sync,async` (part ab's paths);
+ * `--parts ab,jitter` (new against old; async against sync with 0–50 ms steps), `--modes sync,async` (part ab's paths),
+ * `--engines continuous,generate` (part ab's policies: one alone to look at it without the other in the same runtime);
  * `--append` keeps the results already in the file (another backend's, measured at another time or size).
  * `--device webgpu` runs the page on WebGPU (Chromium with `--enable-unsafe-webgpu`), for a machine with a GPU.
  */
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     sampled: { type: "boolean" },
     parts: { type: "string" },
     modes: { type: "string" },
+    engines: { type: "string" },
     out: { type: "string" },
     append: { type: "boolean" },
   },
@@ -42,6 +44,7 @@ const config: Partial<ModelRolloutConfig> = {
   ...(values.sampled ? { sampledRound: true } : {}),
   ...(values.parts ? { parts: values.parts.split(",") as ModelRolloutConfig["parts"] } : {}),
   ...(values.modes ? { modes: values.modes.split(",") as ModelRolloutConfig["modes"] } : {}),
+  ...(values.engines ? { engines: values.engines.split(",") as ModelRolloutConfig["engines"] } : {}),
 };
 const only = new Set((values.only ?? "node,chromium").split(","));
 const device = values.device === "webgpu" ? "webgpu" : "wasm";
