@@ -29,7 +29,6 @@ export interface CacheOps {
 export function cpuCacheOps(layout: CacheLayout, TensorClass: typeof Transformers.Tensor): CacheOps {
   const wrap = (data: CacheArray[], batch: number, seq: number) =>
     data.map((d, n) => new TensorClass(layout.type, d, [batch, layout.heads[n]!, seq, layout.dims[n]!]));
-  const cpuView = (v: TensorView): CacheView => ({ data: v.tensors.map((t) => t.data as CacheArray), row: v.row, seq: v.seq, start: v.start, length: v.length });
   return {
     assemble(views) {
       const { data, seq, pads } = assembleBatch(layout, views.map(cpuView));
@@ -41,6 +40,9 @@ export function cpuCacheOps(layout: CacheLayout, TensorClass: typeof Transformer
     },
   };
 }
+
+/** A view of CPU cache tensors as their typed arrays. */
+export const cpuView = (v: TensorView): CacheView => ({ data: v.tensors.map((t) => t.data as CacheArray), row: v.row, seq: v.seq, start: v.start, length: v.length });
 
 const isWhole = (layout: CacheLayout, v: TensorView) =>
   v.row === 0 && v.start === 0 && v.length === v.seq && v.tensors.every((t, n) => t.size === cacheSize(layout, n, 1, v.seq));

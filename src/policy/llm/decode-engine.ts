@@ -25,8 +25,8 @@
 import type * as Transformers from "@huggingface/transformers";
 import { abortError, type Rng } from "../../core/index.js";
 import { logSoftmax, sampleToken, stepStats, stopsAt, type HookTokenizer, type SamplingSettings, type StepStats } from "./processors.js";
-import { cpuCacheOps, gpuCacheOps, type CacheOps, type GpuDeviceLike, type TensorView } from "./cache-ops.js";
-import { assembleBatch, extract as extractRows, cacheBytes, commonPrefix, copyInto, growCapacity, SampleCacheStore, writePosition, type CacheArray, type CacheLayout, type CacheView } from "./kv-cache.js";
+import { cpuCacheOps, cpuView, gpuCacheOps, type CacheOps, type GpuDeviceLike, type TensorView } from "./cache-ops.js";
+import { assembleBatch, extract as extractRows, cacheBytes, commonPrefix, copyInto, growCapacity, SampleCacheStore, writePosition, type CacheArray, type CacheLayout } from "./kv-cache.js";
 
 type Tensor = Transformers.Tensor;
 type Model = Transformers.PreTrainedModel;
@@ -136,11 +136,6 @@ interface Batch {
    */
   buffers: CacheArray[] | null;
   rowsAllocated: number;
-  /**
-   * Its rows came from more than one call (async's turns, a fork beside a run): their samples' next turns come back
-   * one by one, and should fit the batch (`joinHeadroom`).
-   */
-  mixed: boolean;
   past: Tensor[];
   seq: number;
   cap: number;
@@ -375,7 +370,7 @@ export class DecodeEngine {
       return this.finish(row);
     }
     const buffers = this.appendMode() ? arraysOf(past) : null;
-    this.batches.push({ rows: [row], past, seq: row.covered.length, cap: row.covered.length, pads: [0], mixed: false, buffers, rowsAllocated: 1 });
+    this.batches.push({ rows: [row], past, seq: row.covered.length, cap: row.covered.length, pads: [0], buffers, rowsAllocated: 1 });
   }
 
   /**
@@ -425,17 +420,19 @@ export class DecodeEngine {
         views.push(viewOf(batch, i));
       });
     }
+    // Rows of several calls (async's turns, a fork beside a run): their samples' next turns come back one by one,
+    // and should fit the batch (`joinHeadroom`).
     const mixed = new Set(rows.map((row) => row.req.call ?? row)).size > 1;
     this.peakRows = Math.max(this.peakRows, rows.length);
     let batch: Batch;
     if (this.appendMode()) {
       const space = { headroom: mixed ? this.headroom() : 0, room: this.roomFor(rows), rowsAllocated: this.peakRows };
       const { data, seq, cap, pads } = assembleBatch(this.layout, views.map(cpuView), space);
-      batch = { rows, past: [], seq, cap, pads, mixed, buffers: data, rowsAllocated: this.peakRows };
+      batch = { rows, past: [], seq, cap, pads, buffers: data, rowsAllocated: this.peakRows };
       this.viewRows(batch);
     } else {
       const { tensors, seq, pads } = this.ops.assemble(views);
-      batch = { rows, past: tensors, seq, cap: seq, pads, mixed, buffers: null, rowsAllocated: rows.length };
+      batch = { rows, past: tensors, seq, cap: seq, pads, buffers: null, rowsAllocated: rows.length };
     }
     for (const old of this.batches) disposeAll(old.past);
     this.batches = [batch];
@@ -711,10 +708,6 @@ export class DecodeEngine {
 
 function viewOf(batch: Batch, row: number): TensorView {
   return { tensors: batch.past, row, seq: batch.cap, start: batch.pads[row]!, length: batch.seq - batch.pads[row]! };
-}
-
-function cpuView(v: TensorView): CacheView {
-  return { data: arraysOf(v.tensors), row: v.row, seq: v.seq, start: v.start, length: v.length };
 }
 
 /** The typed arrays of CPU cache tensors. */
