@@ -35,12 +35,23 @@ export interface GenerateCallOptions extends SamplingSettings {
   onDispose?: () => Promise<void> | void;
   /** Generate through EOS (as vLLM's `ignore_eos`): benchmarks use it to make every call the same length. */
   ignoreEos?: boolean;
+  /**
+   * The most attention-score bytes one prefill may hold (rows × heads × prompt length² × 4); a call whose prompt
+   * needs more is prefilled in groups of rows, then decoded as one batch. Default 128 MiB: in WASM's 4 GiB heap a
+   * whole sync batch of long contexts (8 rows × 2,000 tokens × 6 heads: 768 MB a score tensor, several alive at
+   * once) ran out of memory (`std::bad_alloc`).
+   */
+  prefillScoreBytes?: number;
 }
+
+const DEFAULT_PREFILL_SCORE_BYTES = 128 * 1024 * 1024;
 
 export class GenerateCallPolicy implements GenerationInterface {
   private queue: Promise<unknown> = Promise.resolve();
   private cached: CacheEntry | null = null;
-  private stats = { cacheHits: 0, cacheMisses: 0, prefilled: 0, reused: 0 };
+  private stats = { cacheHits: 0, cacheMisses: 0, prefilled: 0, reused: 0, groupedPrefills: 0 };
+  /** Set when the model's caches came back on the GPU: row groups' caches cannot be joined there, so none are made. */
+  private gpuCaches = false;
   private readonly hooks: GenerationHooks;
 
   constructor(
@@ -52,8 +63,11 @@ export class GenerateCallPolicy implements GenerationInterface {
     this.hooks = generationHooks(runtime, this.tokenizer);
   }
 
-  /** Cache hits and misses, and the prompt tokens run through the model or served from the cache (padding included). */
-  get cacheStats(): { cacheHits: number; cacheMisses: number; prefilled: number; reused: number } {
+  /**
+   * Cache hits and misses, the prompt tokens run through the model or served from the cache (padding included), and
+   * the calls prefilled in groups of rows.
+   */
+  get cacheStats(): { cacheHits: number; cacheMisses: number; prefilled: number; reused: number; groupedPrefills: number } {
     return { ...this.stats };
   }
 
@@ -98,10 +112,11 @@ export class GenerateCallPolicy implements GenerationInterface {
     const mask = rows.map((r) => [...new Array(width - r.promptIds.length).fill(0), ...new Array(r.promptIds.length).fill(1)]);
     const inputIds = new Tensor("int64", BigInt64Array.from(padded.flat().map(BigInt)), [B, width]);
     const attentionMask = new Tensor("int64", BigInt64Array.from(mask.flat().map(BigInt)), [B, width]);
-    const pastKeyValues = await this.reusableCache(padded);
-    const cachedWidth = pastKeyValues ? pastKeyValues.get_seq_length() : 0;
+    const reused = await this.reusableCache(padded);
+    const cachedWidth = reused ? reused.get_seq_length() : 0;
     this.stats.prefilled += B * (width - cachedWidth);
     this.stats.reused += B * cachedWidth;
+    const pastKeyValues = reused ?? (await this.prefillInGroups(padded, mask, options.signal));
 
     // Entropy and alternatives only for a listener of the tokens: without one nothing would read them.
     const recorder = new this.hooks.LogprobRecorder(rows, options.onToken ? DETAIL_TOP_K : 0);
@@ -134,6 +149,62 @@ export class GenerateCallPolicy implements GenerationInterface {
       row.logprobs = row.logprobs.slice(0, row.keep);
     }
     return assemble(rows, this.tokenizer.padTokenId, true);
+  }
+
+  /**
+   * A cache of every prompt token but the last, prefilled a group of rows at a time, when one forward pass over all
+   * rows would hold more attention scores than `prefillScoreBytes`; null when one pass may (or cannot be split).
+   * Each group is a one-token `generate()` (its token is dropped: it only fills the cache, and transformers.js then
+   * computes the logits of the last position alone); the groups' caches are joined along the batch dimension.
+   */
+  private async prefillInGroups(padded: number[][], mask: number[][], signal?: AbortSignal): Promise<Transformers.DynamicCache | null> {
+    const covered = padded[0]!.length - 1;
+    const heads = Number((this.model.config as { num_attention_heads?: number }).num_attention_heads ?? 1);
+    const groupRows = Math.max(1, Math.floor((this.sampling.prefillScoreBytes ?? DEFAULT_PREFILL_SCORE_BYTES) / (heads * covered * covered * 4)));
+    // A row with a one-token prompt would be all padding in the prefilled part (no position to attend to).
+    if (this.gpuCaches || groupRows >= padded.length || mask.some((m) => m[covered - 1] === 0)) return null;
+    const { Tensor } = this.runtime;
+    const parts: Transformers.DynamicCache[] = [];
+    try {
+      for (let at = 0; at < padded.length; at += groupRows) {
+        if (signal?.aborted) throw abortError("generation cancelled");
+        const ids = padded.slice(at, at + groupRows).map((r) => r.slice(0, covered));
+        const masks = mask.slice(at, at + groupRows).map((r) => r.slice(0, covered));
+        const result = (await this.model.generate({
+          input_ids: new Tensor("int64", BigInt64Array.from(ids.flat().map(BigInt)), [ids.length, covered]),
+          attention_mask: new Tensor("int64", BigInt64Array.from(masks.flat().map(BigInt)), [ids.length, covered]),
+          max_new_tokens: 1,
+          do_sample: false,
+          repetition_penalty: 1,
+          no_repeat_ngram_size: 0,
+          min_new_tokens: null,
+          return_dict_in_generate: true,
+        } as Record<string, unknown>)) as unknown as { past_key_values: Transformers.DynamicCache };
+        parts.push(result.past_key_values);
+      }
+      const entries = parts.map((part) => Object.entries(part as unknown as Record<string, Transformers.Tensor>));
+      if (entries.some((list) => list.some(([, t]) => t.location !== "cpu"))) {
+        this.gpuCaches = true;
+        return null;
+      }
+      const joined: Record<string, Transformers.Tensor> = {};
+      for (const [name, first] of entries[0]!) {
+        const tensors = parts.map((part) => (part as unknown as Record<string, Transformers.Tensor>)[name]!);
+        const data = new (first.data.constructor as new (n: number) => Transformers.Tensor["data"])(tensors.reduce((n, t) => n + t.data.length, 0));
+        let offset = 0;
+        for (const t of tensors) {
+          (data as Float32Array).set(t.data as Float32Array, offset);
+          offset += t.data.length;
+        }
+        joined[name] = new Tensor(first.type, data, [tensors.reduce((n, t) => n + t.dims[0]!, 0), ...first.dims.slice(1)]);
+      }
+      const cache = parts.shift()!;
+      cache.update(joined);
+      this.stats.groupedPrefills += 1;
+      return cache;
+    } finally {
+      await Promise.all(parts.map((part) => part.dispose()));
+    }
   }
 
   /** The cache from the last call, when each new row starts with exactly the tokens it covers. */
