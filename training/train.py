@@ -47,6 +47,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto", help="where to train; auto: a CUDA GPU when torch sees one, else the CPU")
     p.add_argument("--time-limit", type=float, default=0, help="stop (checkpoint and export) after this many seconds of training, the learning rate decayed to 0 by then; 0: none")
+    p.add_argument("--init", metavar="FILE", help="start from a weights file's parameters (a second stage on top of a finished run: a fresh optimizer, warm-up and decay) instead of a random initialisation")
     p.add_argument("--resume", action="store_true", help="continue from <out>/checkpoint.pt")
     p.add_argument("--export-only", metavar="FILE", help="write <out>/checkpoint.pt's weights to FILE (a look at a run under way) and stop")
     return p.parse_args(argv)
@@ -118,7 +119,18 @@ def main(argv: list[str]) -> int:
     eval_batches = epoch_batches(eval_pool, args.batch_size, int(args.attention_budget), args.seed, 0) if eval_pool else []
 
     device = torch.device("cuda" if args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available()) else "cpu")
-    model = Decoder(SIZES[args.size]).to(device)
+    model = Decoder(SIZES[args.size])
+    if args.init:
+        try:
+            start, _ = weights_file.load(args.init)
+        except (OSError, ValueError) as error:
+            print(f"--init: {error}", file=sys.stderr)
+            return 2
+        if start.architecture != model.architecture:
+            print(f"--init: {args.init} holds a {start.architecture} decoder, not --size {args.size}'s {model.architecture}", file=sys.stderr)
+            return 2
+        model.load_state_dict(start.state_dict())
+    model = model.to(device)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
@@ -203,6 +215,7 @@ def main(argv: list[str]) -> int:
         "learned_tokens_per_s": round(tokens_learned / max(seconds, 1e-9)),
         "prefix_grad": not args.no_prefix_grad,
         "context_loss_weight": args.context_loss_weight,
+        "init": args.init,
         "threads": args.threads,
         "device": device.type,
         "held_out": last_eval,

@@ -167,6 +167,27 @@ class TrainTest(unittest.TestCase):
             for (name, a), (_, b) in zip(look.state_dict().items(), final.state_dict().items()):
                 self.assertTrue(torch.equal(a, b), name)
 
+    def test_a_second_stage_starts_from_the_first_stages_weights(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            data, first, second = Path(tmp) / "data", Path(tmp) / "first", Path(tmp) / "second"
+            data.mkdir()
+            write_episodes(data / "train.jsonl", 40)
+            common = ["--data", str(data), "--size", "tiny", "--batch-size", "8", "--log-every", "5", "--eval-every", "100"]
+            self.assertEqual(train.main([*common, "--out", str(first), "--steps", "40", "--lr", "1e-2", "--warmup", "5"]), 0)
+            start = json.loads((first / "train.json").read_text())["history"]
+            # A learning rate of 0 leaves the weights as they were: the second stage's loss is the first's at its end.
+            self.assertEqual(train.main([*common, "--out", str(second), "--steps", "5", "--lr", "0", "--init", str(first / "weights.safetensors")]), 0)
+            summary = json.loads((second / "train.json").read_text())
+            self.assertLess(summary["history"][0]["loss"], 0.5 * start[0]["loss"])
+            self.assertEqual(summary["init"], str(first / "weights.safetensors"))
+            a, _ = weights_file.load(first / "weights.safetensors")
+            b, _ = weights_file.load(second / "weights.safetensors")
+            for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items()):
+                self.assertTrue(torch.equal(x, y), name)
+            # Weights of another architecture are refused, naming the file.
+            self.assertEqual(train.main([*common, "--out", str(second), "--steps", "5", "--size", "trained", "--init", str(first / "weights.safetensors")]), 2)
+            self.assertEqual(train.main([*common, "--out", str(second), "--steps", "5", "--init", str(Path(tmp) / "missing.safetensors")]), 2)
+
     def test_a_time_limit_decays_the_learning_rate_to_zero_by_then(self):
         args = train.parse_args(["--data", "d", "--out", "o", "--steps", "1000", "--warmup", "10", "--time-limit", "100"])
         self.assertAlmostEqual(train.learning_rate(500, args, seconds=0.0), train.learning_rate(500, train.parse_args(["--data", "d", "--out", "o", "--steps", "1000", "--warmup", "10"])))
