@@ -120,9 +120,11 @@ def main(argv: list[str]) -> int:
 
     device = torch.device("cuda" if args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available()) else "cpu")
     model = Decoder(SIZES[args.size])
+    first_stage = None
     if args.init:
         try:
-            start, _ = weights_file.load(args.init)
+            start, start_metadata = weights_file.load(args.init)
+            first_stage = json.loads(start_metadata.get("training", "null"))
         except (OSError, ValueError) as error:
             print(f"--init: {error}", file=sys.stderr)
             return 2
@@ -223,6 +225,8 @@ def main(argv: list[str]) -> int:
     }
     provenance = {k: summary[k] for k in ("size", "seed", "steps", "tokens_learned", "prefix_grad", "context_loss_weight")}
     provenance["held_out_loss"] = last_eval["loss"] if last_eval else None
+    if args.init:
+        provenance["first_stage"] = first_stage  # the init file's own provenance: how the weights it started from were trained
     if summary["data"]:
         provenance["data"] = {k: summary["data"][k] for k in ("seed", "error_rate", "train_dataset_seeds", "held_out_dataset_seeds")}
     weights_file.save(out / "weights.safetensors", model, provenance)

@@ -180,8 +180,10 @@ class TrainTest(unittest.TestCase):
             summary = json.loads((second / "train.json").read_text())
             self.assertLess(summary["history"][0]["loss"], 0.5 * start[0]["loss"])
             self.assertEqual(summary["init"], str(first / "weights.safetensors"))
-            a, _ = weights_file.load(first / "weights.safetensors")
-            b, _ = weights_file.load(second / "weights.safetensors")
+            a, first_metadata = weights_file.load(first / "weights.safetensors")
+            b, second_metadata = weights_file.load(second / "weights.safetensors")
+            # The second stage's file says how the weights it started from were trained.
+            self.assertEqual(json.loads(second_metadata["training"])["first_stage"], json.loads(first_metadata["training"]))
             for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items()):
                 self.assertTrue(torch.equal(x, y), name)
             # Weights of another architecture are refused, naming the file.
