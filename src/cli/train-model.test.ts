@@ -1,8 +1,17 @@
-/** train:model's environment for PyTorch (jemalloc preloaded, keeping the memory it frees: `trainingEnv`) and its `--scale` option. */
+/**
+ * train:model's environment for PyTorch (jemalloc preloaded, keeping the memory it frees: `trainingEnv`), its
+ * `--scale` option, its second stage's options and the committed summary of a two-stage run.
+ */
 
-import { describe, expect, it } from "vitest";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { parseScales } from "./train-data.js";
-import { trainingEnv } from "./train-model.js";
+import { main, runSummary, trainingEnv } from "./train-model.js";
+
+const work = mkdtempSync(join(tmpdir(), "train-model-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe("trainingEnv", () => {
   it("preloads jemalloc and tells it to keep freed pages", () => {
@@ -31,5 +40,31 @@ describe("--scale (train:data, train:model)", () => {
     expect(() => parseScales("calc=4")).toThrow(/--scale: unknown plan 'calc' \(plans: sliding_puzzle, .*calculator/);
     expect(() => parseScales("calculator=0.5")).toThrow("--scale: calculator: expected a whole multiple ≥ 1, got '0.5'");
     expect(() => parseScales("calculator")).toThrow("--scale: calculator: expected a whole multiple ≥ 1, got ''");
+  });
+});
+
+describe("the two stages", () => {
+  it("sum a two-stage run up as the second stage's summary with the first stage's inside", () => {
+    mkdirSync(join(work, "stage2"), { recursive: true });
+    writeFileSync(join(work, "train.json"), JSON.stringify({ steps: 1697, history: [{ step: 10 }] }));
+    writeFileSync(join(work, "stage2", "train.json"), JSON.stringify({ steps: 950, init: "w.safetensors" }));
+    expect(runSummary(work, join(work, "stage2"), null)).toEqual({ steps: 950, init: "w.safetensors", first_stage: { steps: 1697, history: [{ step: 10 }] } });
+    expect(runSummary(work, join(work, "stage2"), "/x/first.safetensors")).toEqual({ steps: 950, init: "w.safetensors", first_stage: { weights: "/x/first.safetensors" } });
+    expect(runSummary(work, null, null)).toEqual({ steps: 1697, history: [{ step: 10 }] });
+  });
+
+  it("refuse a first stage that does not exist, or one with no second stage to start, and a negative time", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      expect(await main(["--work", work, "--first-stage", join(work, "missing.safetensors")])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("missing.safetensors does not exist");
+      writeFileSync(join(work, "first.safetensors"), "");
+      expect(await main(["--work", work, "--first-stage", join(work, "first.safetensors"), "--second-stage-time-limit", "0"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--first-stage: needs a second stage");
+      expect(await main(["--work", work, "--second-stage-time-limit=-5"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--second-stage-time-limit: expected seconds ≥ 0, got -5");
+    } finally {
+      errors.mockRestore();
+    }
   });
 });

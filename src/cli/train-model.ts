@@ -1,11 +1,14 @@
 /**
  * `npm run train:model -- [--size trained|tiny] [--steps 2000] [--time-limit 4200] [--episodes 1200] [--held-out 60]
  * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--context-loss-weight 0] [--scale plan=N,…]
- * [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
+ * [--second-stage-time-limit 0] [--first-stage <weights file>] [--device auto|cpu|cuda] [--skip-data] [--resume]
+ * [--install]`
  *
  * The whole pipeline of `builtin:trained` (docs/training.md): the training data (`train:data`, into
- * `<work>/data/`), the training in PyTorch (`python3 -m training.train`, into `<work>/`; it exports
- * `<work>/weights.safetensors`), and the model folder built from that file (`public/models/builtin/trained/`).
+ * `<work>/data/`), the first stage of training in PyTorch (`python3 -m training.train`, into `<work>/`; it exports
+ * `<work>/weights.safetensors`), optionally a second stage from those weights on its own data (`SECOND_STAGE`, into
+ * `<work>/stage2/`; off in builtin:trained's recipe), and the model folder built from the last stage's file
+ * (`public/models/builtin/trained/`).
  * `--install` first copies the file and the run's summary over the committed ones (`TRAINED_WEIGHTS_FILE`,
  * `trained.train.json`), so builtin:trained is this run's model everywhere.
  * Needs Debian's `python3-torch` and `libopenblas0-pthread` (`apt-get install python3-torch libopenblas0-pthread`);
@@ -13,7 +16,7 @@
  */
 
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE, writeBuiltinFolder, writeTrainedModel } from "../policy/builtin-model/write-folder.js";
@@ -26,7 +29,16 @@ const PYTHON = process.env.PYTHON ?? "/usr/bin/python3";
 
 const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
-  "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--scale plan=N,…] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
+  "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--scale plan=N,…] [--second-stage-time-limit S] " +
+  "[--first-stage <weights file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
+
+/**
+ * The second stage (`--second-stage-time-limit S`; docs/training.md, section 7, measured it and builtin:trained's
+ * recipe leaves it off): from the first stage's weights, at half its peak learning rate, on data with four times the
+ * calculator's episodes (its batches teach few tokens behind one long prompt) and a tenth of the loss on the context
+ * after the shared prompt (copying a board or a path from earlier in the context).
+ */
+export const SECOND_STAGE = { scale: "calculator=4", contextLossWeight: "0.1", lr: "1e-3", warmup: "50", evalEvery: "300" } as const;
 
 const TORCH_MISSING =
   `${PYTHON} cannot import torch. Install Debian's PyTorch and the threaded OpenBLAS it should run on ` +
@@ -63,6 +75,10 @@ function parse(argv: string[]) {
       // Off in builtin:trained's recipe; docs/training.md, section 7, measured them.
       "context-loss-weight": { type: "string", default: "0" },
       scale: { type: "string" },
+      // The second stage's seconds of training (0, builtin:trained's recipe: none, the first stage's weights are the result).
+      "second-stage-time-limit": { type: "string", default: "0" },
+      // Skip the first stage: the second starts from this weights file (a finished first stage's).
+      "first-stage": { type: "string" },
       device: { type: "string", default: "auto" },
       "skip-data": { type: "boolean", default: false },
       resume: { type: "boolean", default: false },
@@ -98,8 +114,19 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`--context-loss-weight: expected a number ≥ 0, got ${values["context-loss-weight"]}\n${USAGE}`);
     return 2;
   }
+  const secondStageSeconds = Number(values["second-stage-time-limit"]);
+  if (!(secondStageSeconds >= 0)) {
+    console.error(`--second-stage-time-limit: expected seconds ≥ 0, got ${values["second-stage-time-limit"]}\n${USAGE}`);
+    return 2;
+  }
+  const firstStage = values["first-stage"] === undefined ? null : resolve(values["first-stage"]);
+  if (firstStage !== null && (secondStageSeconds === 0 || !existsSync(firstStage))) {
+    console.error(`--first-stage: ${secondStageSeconds === 0 ? "needs a second stage (--second-stage-time-limit > 0)" : `${firstStage} does not exist`}\n${USAGE}`);
+    return 2;
+  }
   const work = resolve(values.work);
   const data = join(work, "data");
+  const stage2 = join(work, "stage2");
   if (spawnSync(PYTHON, ["-c", "import torch"], { stdio: "ignore" }).status !== 0) {
     console.error(TORCH_MISSING);
     return 1;
@@ -109,45 +136,77 @@ export async function main(argv: string[]): Promise<number> {
   }
   const started = performance.now();
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
-  if (!values["skip-data"]) {
-    console.log(`== training data → ${data}`);
+  const writeData = async (out: string, scale: string | undefined): Promise<number> => {
+    if (values["skip-data"]) return 0;
+    console.log(`== training data → ${out}`);
     try {
       await writeTrainingData({
-        out: data,
+        out,
         episodes: Number(values.episodes),
         heldOut: Number(values["held-out"]),
         samplesPerSeed: 10,
         errorRate: Number(values["error-rate"]),
         seed: Number(values.seed),
-        scales: parseScales(values.scale),
+        scales: parseScales(scale),
       });
+      return 0;
     } catch (error) {
       console.error(`train:model: the training data: ${(error as Error).message}\n${USAGE}`);
       return error instanceof RangeError ? 2 : 1;
     }
+  };
+  const train = (args: string[]): number => {
+    const common = ["-m", "training.train", "--size", values.size, "--steps", values.steps, "--seed", values.seed, "--device", values.device];
+    const status = runPython([...common, ...args, ...(values.resume ? ["--resume"] : [])]);
+    if (status !== 0) console.error(`train:model: python3 -m training.train exited with ${status}`);
+    return status === 0 ? 0 : status === 2 ? 2 : 1;
+  };
+
+  let weights = firstStage ?? join(work, "weights.safetensors");
+  if (firstStage === null) {
+    const dataFailed = await writeData(data, values.scale);
+    if (dataFailed) return dataFailed;
+    console.log(`== training, first stage (${values.size}, ${values.steps} steps, seed ${values.seed}) at ${elapsed()}`);
+    const status = train([
+      ...["--data", data, "--out", work],
+      ...(Number(values["time-limit"]) > 0 ? ["--time-limit", values["time-limit"]] : []),
+      ...(values["no-prefix-grad"] ? ["--no-prefix-grad"] : []),
+      ...(Number(values["context-loss-weight"]) > 0 ? ["--context-loss-weight", values["context-loss-weight"]] : []),
+    ]);
+    if (status) return status;
   }
-  console.log(`== training (${values.size}, ${values.steps} steps, seed ${values.seed}) at ${elapsed()}`);
-  const trainArgs = ["-m", "training.train", "--data", data, "--out", work, "--size", values.size, "--steps", values.steps, "--seed", values.seed];
-  if (Number(values["time-limit"]) > 0) trainArgs.push("--time-limit", values["time-limit"]);
-  if (values["no-prefix-grad"]) trainArgs.push("--no-prefix-grad");
-  if (Number(values["context-loss-weight"]) > 0) trainArgs.push("--context-loss-weight", values["context-loss-weight"]);
-  trainArgs.push("--device", values.device);
-  if (values.resume) trainArgs.push("--resume");
-  const status = runPython(trainArgs);
-  if (status !== 0) {
-    console.error(`train:model: python3 -m training.train exited with ${status}`);
-    return status === 2 ? 2 : 1;
+  if (secondStageSeconds > 0) {
+    const stageData = join(stage2, "data");
+    const dataFailed = await writeData(stageData, SECOND_STAGE.scale);
+    if (dataFailed) return dataFailed;
+    console.log(`== training, second stage (from ${weights}, ${secondStageSeconds} s) at ${elapsed()}`);
+    const status = train([
+      ...["--data", stageData, "--out", stage2, "--init", weights, "--time-limit", String(secondStageSeconds)],
+      ...["--lr", SECOND_STAGE.lr, "--warmup", SECOND_STAGE.warmup, "--context-loss-weight", SECOND_STAGE.contextLossWeight],
+      ...["--eval-every", SECOND_STAGE.evalEvery],
+    ]);
+    if (status) return status;
+    weights = join(stage2, "weights.safetensors");
   }
-  const weights = join(work, "weights.safetensors");
   if (values.install) {
     copyFileSync(weights, TRAINED_WEIGHTS_FILE);
-    copyFileSync(join(work, "train.json"), TRAINED_SUMMARY_FILE);
+    writeFileSync(TRAINED_SUMMARY_FILE, JSON.stringify(runSummary(work, secondStageSeconds > 0 ? stage2 : null, firstStage), null, 2) + "\n");
     console.log(`== installed ${weights} as ${TRAINED_WEIGHTS_FILE} (summary: ${TRAINED_SUMMARY_FILE})`);
   }
   console.log(`== building builtin/trained at ${elapsed()}`);
   const built = values.install ? writeBuiltinFolder(PUBLIC_MODELS_DIR, "trained", true) : writeTrainedModel(PUBLIC_MODELS_DIR, weights, true);
   console.log(`built ${built.id} from ${weights} into ${built.dir} in ${built.buildMs.toFixed(0)} ms; done in ${elapsed()}`);
   return 0;
+}
+
+/**
+ * The committed summary of a run: the last stage's `train.json`, with the first stage's under `first_stage` (its
+ * loss history too) when there were two; a first stage given as a file is named by its path.
+ */
+export function runSummary(work: string, stage2: string | null, firstStage: string | null): Record<string, unknown> {
+  const read = (dir: string) => JSON.parse(readFileSync(join(dir, "train.json"), "utf8")) as Record<string, unknown>;
+  if (stage2 === null) return read(work);
+  return { ...read(stage2), first_stage: firstStage === null ? read(work) : { weights: firstStage } };
 }
 
 if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));
