@@ -1,19 +1,23 @@
 /**
  * `npm run train:data -- [--out training/data] [--episodes 1200] [--held-out 60] [--samples-per-seed 10]
- * [--error-rate 0.2] [--seed 0]`
+ * [--error-rate 0.2] [--seed 0] [--scale plan=N,…] [--learner <model> [--learner-rate 0.5]]`
  *
  * Writes the training data of `builtin:trained` (docs/training.md): per environment of `ENVIRONMENT_PLANS` (the
  * built-in ones and the starter number-guess module), oracle rollouts with seeded mistakes as JSONL episodes
  * (`src/training/episode.ts`): `held_out.jsonl` from the held-out dataset seeds first, then `train.jsonl` from the
  * training seeds without any held-out task, and `data.json`, what was written and from which seeds.
  * `--episodes`/`--held-out` are per environment (training: times the plan's `--scale`) and rounded up to whole
- * dataset seeds. Exit status 2 on bad usage.
+ * dataset seeds. `--learner` (a model: `builtin:trained`, a folder) writes a share of the training split's turns in
+ * the oracle's place, sampled as the lab's default run samples (`src/training/learner-mix.ts`); the held-out split
+ * stays the oracle's alone. Exit status 2 on bad usage.
  */
 
 import { createWriteStream, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { finished } from "node:stream/promises";
 import { parseArgs } from "node:util";
+import type { GenerationInterface } from "../core/index.js";
+import { loadNodeModelPolicy } from "../policy/llm/node.js";
 import { collectEpisodes, type Collected } from "../training/collect.js";
 import type { TrainingEpisode } from "../training/episode.js";
 import { ENVIRONMENT_PLANS, HELD_OUT_SEED_BASE, type EnvironmentPlan, type Split } from "../training/plan.js";
@@ -24,7 +28,11 @@ const ROOT = resolve(import.meta.dirname, "../..");
 export const TRAINING_DATA_DIR = join(ROOT, "training", "data");
 
 const USAGE =
-  "usage: npm run train:data -- [--out <dir>] [--episodes N] [--held-out N] [--samples-per-seed N] [--error-rate R] [--seed N] [--scale plan=N,…]";
+  "usage: npm run train:data -- [--out <dir>] [--episodes N] [--held-out N] [--samples-per-seed N] [--error-rate R] [--seed N] [--scale plan=N,…] " +
+  "[--learner <model> [--learner-rate R]]";
+
+/** How the learner samples its turns: as the lab's default run samples (the states a user's run reaches). */
+export const LEARNER_SAMPLING = { temperature: 1, top_p: 0.95 } as const;
 
 export interface TrainDataOptions {
   out: string;
@@ -38,6 +46,8 @@ export interface TrainDataOptions {
    * few tokens each behind one long shared prompt, whose batches are cheap.
    */
   scales?: Readonly<Record<string, number>>;
+  /** A model that writes `rate` of the training split's turns in the oracle's place (`learner-mix.ts`). */
+  learner?: { model: string; rate: number };
 }
 
 /** `--scale calculator=4,workspace=2` as plan names and whole multiples of `--episodes`. */
@@ -68,6 +78,8 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
         "error-rate": { type: "string", default: "0.2" },
         seed: { type: "string", default: "0" },
         scale: { type: "string" },
+        learner: { type: "string" },
+        "learner-rate": { type: "string" },
       },
     }));
   } catch (error) {
@@ -81,6 +93,9 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
   try {
     const errorRate = Number(values["error-rate"]);
     if (!(errorRate >= 0 && errorRate <= 1)) return `--error-rate: expected a number in [0, 1], got ${values["error-rate"]}`;
+    if (values["learner-rate"] !== undefined && values.learner === undefined) return "--learner-rate: needs --learner <model>";
+    const learnerRate = Number(values["learner-rate"] ?? "0.5");
+    if (!(learnerRate > 0 && learnerRate <= 1)) return `--learner-rate: expected a number in (0, 1], got ${values["learner-rate"]}`;
     return {
       out: resolve(values.out),
       episodes: count("episodes", values.episodes, 1),
@@ -89,6 +104,7 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
       errorRate,
       seed: count("seed", values.seed, 0),
       scales: parseScales(values.scale),
+      ...(values.learner === undefined ? {} : { learner: { model: values.learner, rate: learnerRate } }),
     };
   } catch (error) {
     return (error as Error).message;
@@ -107,6 +123,7 @@ const summary = (c: Collected) => ({
   tokens: c.episodes.reduce((n, e) => n + e.ids.length, 0),
   learned_tokens: c.episodes.reduce((n, e) => n + e.mask.split("1").length - 1, 0),
   mistakes: c.episodes.reduce((n, e) => n + e.mistakes.length, 0),
+  learner_turns: c.episodes.reduce((n, e) => n + (e.learner_turns?.length ?? 0), 0),
   solved: c.episodes.filter((e) => e.total_reward > 0).length,
   excluded_as_held_out: c.excluded,
   held_out_tasks_kept: c.heldOutTasksKept,
@@ -120,13 +137,30 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
   const trainSeeds = (plan: EnvironmentPlan) => seedsFor(options.episodes * (options.scales?.[plan.name] ?? 1));
   const collected: Record<Split, Map<EnvironmentPlan, Collected>> = { held_out: new Map(), train: new Map() };
   const started = performance.now();
-  for (const plan of ENVIRONMENT_PLANS) {
-    const common = { samplesPerSeed: options.samplesPerSeed, errorRate: options.errorRate, oracleSeed: options.seed, environments };
-    const heldOut = await collectEpisodes(plan, { ...common, split: "held_out", seeds: seedsFor(options.heldOut) });
-    const train = await collectEpisodes(plan, { ...common, split: "train", seeds: trainSeeds(plan), excludeTasks: heldOut.tasks });
-    collected.held_out.set(plan, heldOut);
-    collected.train.set(plan, train);
-    log(`${plan.name}: ${train.episodes.length} training episodes (${train.excluded} dropped as held-out tasks, ${train.heldOutTasksKept} kept with a held-out task), ${heldOut.episodes.length} held out`);
+  const model = options.learner ? await loadNodeModelPolicy({ model: options.learner.model, ...LEARNER_SAMPLING, seed: options.seed }) : null;
+  // Sampled whatever the scenario asks (the oracle's runs are greedy-agnostic).
+  const learner: GenerationInterface | null = model && {
+    generate: (data, _greedy, generateOptions) => model.generate(data, false, generateOptions),
+    releaseSamples: (ids) => model.releaseSamples(ids),
+  };
+  try {
+    for (const plan of ENVIRONMENT_PLANS) {
+      const common = { samplesPerSeed: options.samplesPerSeed, errorRate: options.errorRate, oracleSeed: options.seed, environments };
+      const heldOut = await collectEpisodes(plan, { ...common, split: "held_out", seeds: seedsFor(options.heldOut) });
+      const train = await collectEpisodes(plan, {
+        ...common,
+        split: "train",
+        seeds: trainSeeds(plan),
+        excludeTasks: heldOut.tasks,
+        ...(learner ? { learner: { generation: learner, rate: options.learner!.rate } } : {}),
+      });
+      collected.held_out.set(plan, heldOut);
+      collected.train.set(plan, train);
+      const learnerNote = learner ? `, ${summary(train).learner_turns} turns by the learner` : "";
+      log(`${plan.name}: ${train.episodes.length} training episodes (${train.excluded} dropped as held-out tasks, ${train.heldOutTasksKept} kept with a held-out task${learnerNote}), ${heldOut.episodes.length} held out`);
+    }
+  } finally {
+    await model?.dispose();
   }
   for (const split of ["train", "held_out"] as const) {
     await writeJsonl(join(options.out, `${split}.jsonl`), [...collected[split].values()].flatMap((c) => c.episodes));
@@ -135,6 +169,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     format: "rollout-lab-training-data/2",
     seed: options.seed,
     error_rate: options.errorRate,
+    ...(options.learner ? { learner: { ...options.learner, sampling: { ...LEARNER_SAMPLING, seed: options.seed } } } : {}),
     samples_per_seed: options.samplesPerSeed,
     train_dataset_seeds: `0…${Math.max(...ENVIRONMENT_PLANS.map(trainSeeds)) - 1}`,
     held_out_dataset_seeds: options.heldOut ? `${HELD_OUT_SEED_BASE}…${HELD_OUT_SEED_BASE + seedsFor(options.heldOut) - 1}` : "none",

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { parseScales } from "./train-data.js";
+import { main as trainData, parseScales } from "./train-data.js";
 import { main, runSummary, trainingEnv } from "./train-model.js";
 
 const work = mkdtempSync(join(tmpdir(), "train-model-"));
@@ -56,13 +56,28 @@ describe("the two stages", () => {
   it("refuse a first stage that does not exist, or one with no second stage to start, and a negative time", async () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
     try {
-      expect(await main(["--work", work, "--first-stage", join(work, "missing.safetensors")])).toBe(2);
+      expect(await main(["--work", work, "--second-stage-time-limit", "600", "--first-stage", join(work, "missing.safetensors")])).toBe(2);
       expect(errors.mock.calls.at(-1)![0]).toContain("missing.safetensors does not exist");
       writeFileSync(join(work, "first.safetensors"), "");
       expect(await main(["--work", work, "--first-stage", join(work, "first.safetensors"), "--second-stage-time-limit", "0"])).toBe(2);
       expect(errors.mock.calls.at(-1)![0]).toContain("--first-stage: needs a second stage");
       expect(await main(["--work", work, "--second-stage-time-limit=-5"])).toBe(2);
       expect(errors.mock.calls.at(-1)![0]).toContain("--second-stage-time-limit: expected seconds ≥ 0, got -5");
+    } finally {
+      errors.mockRestore();
+    }
+  });
+});
+
+describe("train:data's learner (--learner, --learner-rate)", () => {
+  it("refuses a rate outside (0, 1] or without a learner, naming the option", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      expect(await trainData(["--out", work, "--learner-rate", "0.5"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--learner-rate: needs --learner <model>");
+      expect(await trainData(["--out", work, "--learner", "builtin:trained", "--learner-rate", "1.5"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--learner-rate: expected a number in (0, 1], got 1.5");
+      expect(await trainData(["--out", work, "--learner", "builtin:trained", "--learner-rate=0"])).toBe(2);
     } finally {
       errors.mockRestore();
     }

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { byteLevelTokenizer } from "../core/index.js";
 import { environmentLookup } from "../envs/index.js";
 import { loadCheckoutEnvironments } from "../cli/checkout-environments.js";
+import { TextPolicy } from "../policy/text-policy.js";
 import { collectEpisodes } from "./collect.js";
 import { possibleRange } from "./number-guess-solver.js";
 import { ENVIRONMENT_PLANS, HELD_OUT_SEED_BASE, splitSeeds } from "./plan.js";
@@ -46,6 +47,32 @@ describe("training episodes from the labelled oracle", () => {
       expect(spans).toHaveLength(e.mistakes.length);
       for (const span of spans) expect(span).not.toMatch(planned);
     }
+  });
+
+  it("lets a learner write some turns in the oracle's place: its turns never learned, the oracle's recoveries learned", async () => {
+    const puzzle = ENVIRONMENT_PLANS.find((p) => p.env === "sliding_puzzle")!;
+    // A learner that always slips the way a byte-level model does: a misspelled action the environment refuses.
+    const slip = "<action>upp</action>";
+    const learner = new TextPolicy(byteLevelTokenizer, () => slip);
+    const common = { split: "train" as const, seeds: 4, samplesPerSeed: 3, errorRate: 0, oracleSeed: 1, environments };
+    const { episodes } = await collectEpisodes(puzzle, { ...common, learner: { generation: learner, rate: 0.4 } });
+    const planned = /^<think>\nBoard: [\d_]+( [\d_]+)*( \/ [\d_]+( [\d_]+)*)+\.\nEmpty: row \d, column \d\.\n<\/think>\n<action>(up|down|left|right)<\/action>$/;
+    const withLearner = episodes.filter((e) => (e.learner_turns ?? []).length > 0);
+    expect(withLearner.length).toBeGreaterThan(0);
+    expect(episodes.some((e) => e.learner_turns === undefined)).toBe(true); // a 40% draw leaves some samples to the oracle alone
+    for (const e of withLearner) {
+      expect(e.mistakes).toEqual([]);
+      // The learner's turns are the spans marked 2, its text exactly; every learned span is the oracle's plan.
+      const notLearned = [...e.mask.matchAll(/2+/g)].map((m) => decode(e.ids.slice(m.index, m.index + m[0].length)));
+      expect(notLearned).toEqual(e.learner_turns!.map(() => slip));
+      for (const span of learnedSpans(e.ids, e.mask)) expect(span).toMatch(planned);
+      expect(learnedSpans(e.ids, e.mask).length).toBe(e.turns - e.learner_turns!.length);
+    }
+    // The oracle still solves from the states the learner left: a slip costs a turn, not the puzzle.
+    expect(withLearner.some((e) => e.total_reward > 0)).toBe(true);
+    // Every turn the learner's: nothing left to learn.
+    const all = await collectEpisodes(puzzle, { ...common, seeds: 1, learner: { generation: learner, rate: 1 } });
+    for (const e of all.episodes) expect(e.mask).not.toContain("1");
   });
 
   it("keeps held-out seeds and tasks out of the training split", async () => {

@@ -9,13 +9,14 @@
  * apart by seed only, and the training samples with a held-out task are counted (`heldOutTasksKept`).
  */
 
-import { byteLevelTokenizer } from "../core/index.js";
+import { byteLevelTokenizer, type GenerationInterface } from "../core/index.js";
 import type { EnvironmentLookup } from "../envs/index.js";
 import { ORACLE_SOLVERS } from "../policy/oracle/index.js";
 import { prepareScenario, runScenario } from "../scenario/run.js";
 import { parseScenario } from "../scenario/schema.js";
 import { episodeFromSample, type TrainingEpisode } from "./episode.js";
 import { labelledOraclePolicy } from "./labelled-oracle.js";
+import { learnerMixPolicy } from "./learner-mix.js";
 import { numberGuessSolver } from "./number-guess-solver.js";
 import { planScenario, splitSeeds, type EnvironmentPlan, type Split } from "./plan.js";
 
@@ -32,6 +33,11 @@ export interface CollectOptions {
   environments: EnvironmentLookup;
   /** Tasks this split must not contain (the held-out ones, when collecting the training split). */
   excludeTasks?: ReadonlySet<string>;
+  /**
+   * A model whose own turns, `rate` of them (drawn per sample and turn), take the oracle's place (`learnerMixPolicy`):
+   * the oracle then acts from the states the model reaches. Its turns are never learned.
+   */
+  learner?: { generation: GenerationInterface; rate: number };
 }
 
 export interface Collected {
@@ -52,9 +58,12 @@ export async function collectEpisodes(plan: EnvironmentPlan, options: CollectOpt
     const scenario = parseScenario(planScenario(plan, datasetSeed, options.samplesPerSeed, oracle));
     const { data } = await prepareScenario(scenario, options.environments);
     const labelled = labelledOraclePolicy(byteLevelTokenizer, { ...oracle, solvers: TRAINING_SOLVERS, thoughts: plan.thoughts });
+    const mix = options.learner
+      ? learnerMixPolicy(labelled.policy, options.learner.generation, { rate: options.learner.rate, seed: oracle.seed, padTokenId: byteLevelTokenizer.padTokenId })
+      : null;
     const result = await runScenario(scenario, {
       environments: options.environments,
-      policyOverride: { generation: labelled.policy, tokenizer: byteLevelTokenizer },
+      policyOverride: { generation: mix?.policy ?? labelled.policy, tokenizer: byteLevelTokenizer },
     });
     // Samples come back in input order, so position i is datum i and the policy's batch position i.
     result.samples.forEach((sample, position) => {
@@ -66,7 +75,9 @@ export async function collectEpisodes(plan: EnvironmentPlan, options: CollectOpt
       else {
         if (options.excludeTasks?.has(task)) out.heldOutTasksKept++;
         const where = { env: plan.env, split: options.split, dataset_seed: datasetSeed };
-        out.episodes.push(episodeFromSample(sample, labelled.mistakes.get(position) ?? new Set(), where));
+        const learnerTurns = mix?.learnerTurns.get(position) ?? new Set<number>();
+        // The oracle was not asked on the learner's turns, so no turn is both.
+        out.episodes.push(episodeFromSample(sample, labelled.mistakes.get(position) ?? new Set(), where, learnerTurns));
       }
     });
   }

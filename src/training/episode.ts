@@ -3,7 +3,7 @@
  * concatenated, which is what the model policy is given each turn with the byte-level tokenizer) and a loss mask
  * with 1 on the tokens the policy generated. The oracle's mistakes stay in the context, so the model learns what
  * follows one (the environment's answer, then a recovery), but are marked 2, never learned: it should learn to
- * recover, not to err. The rest (the prompt, the environment's answers) is 0: context, which training may learn at
+ * recover, not to err. So are a learner's turns, where a model wrote the turn in the oracle's place (`learner-mix.ts`). The rest (the prompt, the environment's answers) is 0: context, which training may learn at
  * a low weight (training/train.py's `--context-loss-weight`).
  */
 
@@ -17,11 +17,12 @@ export interface TrainingEpisode {
   idx: number;
   total_reward: number;
   termination: string;
-  /** Assistant turns, and those of them that were mistakes (masked out). */
+  /** Assistant turns, those of them that were the oracle's mistakes, and those a learner wrote (both masked out). */
   turns: number;
   mistakes: number[];
+  learner_turns?: number[];
   ids: number[];
-  /** One character per token: "1" the policy's turns (learned), "2" its mistakes (never learned), "0" the context (the prompt, observations). */
+  /** One character per token: "1" the oracle's planned turns (learned), "2" its mistakes and a learner's turns (never learned), "0" the context (the prompt, observations). */
   mask: string;
 }
 
@@ -29,12 +30,13 @@ export function episodeFromSample(
   sample: ResultSample,
   mistakes: ReadonlySet<number>,
   where: Pick<TrainingEpisode, "env" | "split" | "dataset_seed">,
+  learnerTurns: ReadonlySet<number> = new Set(),
 ): TrainingEpisode {
   const ids: number[] = [];
   let mask = "";
   let turn = 0;
   for (const message of sample.message_log) {
-    const mark = message.role !== "assistant" ? "0" : mistakes.has(turn) ? "2" : "1";
+    const mark = message.role !== "assistant" ? "0" : mistakes.has(turn) || learnerTurns.has(turn) ? "2" : "1";
     if (message.role === "assistant") turn++;
     for (const id of message.token_ids) ids.push(id);
     mask += mark.repeat(message.token_ids.length);
@@ -46,6 +48,7 @@ export function episodeFromSample(
     termination: sample.termination,
     turns: turn,
     mistakes: [...mistakes].sort((a, b) => a - b),
+    ...(learnerTurns.size > 0 ? { learner_turns: [...learnerTurns].sort((a, b) => a - b) } : {}),
     ids,
     mask,
   };

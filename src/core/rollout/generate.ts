@@ -134,11 +134,11 @@ async function asyncRows(
   for await (const row of policy.generateAsync!(data, greedy, options)) rows.push(row);
   if (rows.length === 0) throw new Error("generate_async returned no rows");
   rows.sort((a, b) => a[0] - b[0]);
-  return mergeRows(rows.map((r) => r[1]), padId);
+  return mergeOutputRows(rows.map((r) => r[1]), padId);
 }
 
-/** `BatchedDataDict.from_batches` for generation outputs: rows right-padded to the longest. */
-function mergeRows(rows: GenerationOutputSpec[], padId: number): GenerationOutputSpec {
+/** `BatchedDataDict.from_batches` for generation outputs: one-row outputs, right-padded to the longest. */
+export function mergeOutputRows(rows: GenerationOutputSpec[], padId: number): GenerationOutputSpec {
   const width = Math.max(...rows.map((r) => r.output_ids[0]?.length ?? 0));
   // A row already as wide as the widest is used as it is (one sample's turn, the async path: no copy).
   const ids = (row: Int32Array) => (row.length === width ? row : widened(new Int32Array(width), row, padId));
