@@ -1,6 +1,6 @@
 /**
  * `npm run train:data -- [--out training/data] [--episodes 1200] [--held-out 60] [--samples-per-seed 10]
- * [--error-rate 0.2] [--seed 0] [--scale plan=N,…] [--learner <model> [--learner-rate 0.5]]`
+ * [--error-rate 0.2] [--seed 0] [--scale plan=N,…] [--learner <model> [--learner-rate 0.5] [--learner-plans plan,…]]`
  *
  * Writes the training data of `builtin:trained` (docs/training.md): per environment of `ENVIRONMENT_PLANS` (the
  * built-in ones and the starter number-guess module), oracle rollouts with seeded mistakes as JSONL episodes
@@ -8,8 +8,8 @@
  * training seeds without any held-out task, and `data.json`, what was written and from which seeds.
  * `--episodes`/`--held-out` are per environment (training: times the plan's `--scale`) and rounded up to whole
  * dataset seeds. `--learner` (a model: `builtin:trained`, a folder) writes a share of the training split's turns in
- * the oracle's place, sampled as the lab's default run samples (`src/training/learner-mix.ts`); the held-out split
- * stays the oracle's alone. Exit status 2 on bad usage.
+ * the oracle's place, sampled as the lab's default run samples (`src/training/learner-mix.ts`), in every plan or in
+ * `--learner-plans` only; the held-out split stays the oracle's alone. Exit status 2 on bad usage.
  */
 
 import { createWriteStream, mkdirSync, writeFileSync } from "node:fs";
@@ -29,7 +29,7 @@ export const TRAINING_DATA_DIR = join(ROOT, "training", "data");
 
 const USAGE =
   "usage: npm run train:data -- [--out <dir>] [--episodes N] [--held-out N] [--samples-per-seed N] [--error-rate R] [--seed N] [--scale plan=N,…] " +
-  "[--learner <model> [--learner-rate R]]";
+  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]]";
 
 /** How the learner samples its turns: as the lab's default run samples (the states a user's run reaches). */
 export const LEARNER_SAMPLING = { temperature: 1, top_p: 0.95 } as const;
@@ -47,7 +47,19 @@ export interface TrainDataOptions {
    */
   scales?: Readonly<Record<string, number>>;
   /** A model that writes `rate` of the training split's turns in the oracle's place (`learner-mix.ts`). */
-  learner?: { model: string; rate: number };
+  learner?: { model: string; rate: number; plans?: readonly string[] };
+}
+
+const planNames = () => ENVIRONMENT_PLANS.map((p) => p.name).join(", ");
+
+/** `--learner-plans sliding_puzzle,number_guess` as known plan names (none: every plan). */
+export function parsePlanList(option: string, text: string): string[] {
+  const names = text.split(",").map((p) => p.trim()).filter(Boolean);
+  if (names.length === 0) throw new RangeError(`${option}: expected plan names, got '${text}' (plans: ${planNames()})`);
+  for (const name of names) {
+    if (!ENVIRONMENT_PLANS.some((p) => p.name === name)) throw new RangeError(`${option}: unknown plan '${name}' (plans: ${planNames()})`);
+  }
+  return names;
 }
 
 /** `--scale calculator=4,workspace=2` as plan names and whole multiples of `--episodes`. */
@@ -56,13 +68,26 @@ export function parseScales(text: string | undefined): Record<string, number> {
   for (const part of (text ?? "").split(",").map((p) => p.trim()).filter(Boolean)) {
     const [name, value] = part.split("=");
     if (!ENVIRONMENT_PLANS.some((p) => p.name === name)) {
-      throw new RangeError(`--scale: unknown plan '${name}' (plans: ${ENVIRONMENT_PLANS.map((p) => p.name).join(", ")})`);
+      throw new RangeError(`--scale: unknown plan '${name}' (plans: ${planNames()})`);
     }
     const n = Number(value);
     if (!Number.isInteger(n) || n < 1) throw new RangeError(`--scale: ${name}: expected a whole multiple ≥ 1, got '${value ?? ""}'`);
     scales[name!] = n;
   }
   return scales;
+}
+
+/** `--learner`, `--learner-rate`, `--learner-plans` as train:data takes them; throws a RangeError naming the option. */
+export function learnerOption(values: { learner?: string; "learner-rate"?: string; "learner-plans"?: string }): TrainDataOptions["learner"] {
+  if (values.learner === undefined) {
+    const stray = (["learner-rate", "learner-plans"] as const).find((o) => values[o] !== undefined);
+    if (stray) throw new RangeError(`--${stray}: needs --learner <model>`);
+    return undefined;
+  }
+  const rate = Number(values["learner-rate"] ?? "0.5");
+  if (!(rate > 0 && rate <= 1)) throw new RangeError(`--learner-rate: expected a number in (0, 1], got ${values["learner-rate"]}`);
+  const plans = values["learner-plans"] === undefined ? undefined : parsePlanList("--learner-plans", values["learner-plans"]);
+  return { model: values.learner, rate, ...(plans ? { plans } : {}) };
 }
 
 function parseOptions(argv: string[]): TrainDataOptions | string {
@@ -80,6 +105,7 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
         scale: { type: "string" },
         learner: { type: "string" },
         "learner-rate": { type: "string" },
+        "learner-plans": { type: "string" },
       },
     }));
   } catch (error) {
@@ -93,9 +119,7 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
   try {
     const errorRate = Number(values["error-rate"]);
     if (!(errorRate >= 0 && errorRate <= 1)) return `--error-rate: expected a number in [0, 1], got ${values["error-rate"]}`;
-    if (values["learner-rate"] !== undefined && values.learner === undefined) return "--learner-rate: needs --learner <model>";
-    const learnerRate = Number(values["learner-rate"] ?? "0.5");
-    if (!(learnerRate > 0 && learnerRate <= 1)) return `--learner-rate: expected a number in (0, 1], got ${values["learner-rate"]}`;
+    const learner = learnerOption(values);
     return {
       out: resolve(values.out),
       episodes: count("episodes", values.episodes, 1),
@@ -104,7 +128,7 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
       errorRate,
       seed: count("seed", values.seed, 0),
       scales: parseScales(values.scale),
-      ...(values.learner === undefined ? {} : { learner: { model: values.learner, rate: learnerRate } }),
+      ...(learner ? { learner } : {}),
     };
   } catch (error) {
     return (error as Error).message;
@@ -145,6 +169,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
   };
   try {
     for (const plan of ENVIRONMENT_PLANS) {
+      const learnerHere = learner !== null && (options.learner!.plans?.includes(plan.name) ?? true);
       const common = { samplesPerSeed: options.samplesPerSeed, errorRate: options.errorRate, oracleSeed: options.seed, environments };
       const heldOut = await collectEpisodes(plan, { ...common, split: "held_out", seeds: seedsFor(options.heldOut) });
       const train = await collectEpisodes(plan, {
@@ -152,11 +177,11 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
         split: "train",
         seeds: trainSeeds(plan),
         excludeTasks: heldOut.tasks,
-        ...(learner ? { learner: { generation: learner, rate: options.learner!.rate } } : {}),
+        ...(learnerHere ? { learner: { generation: learner, rate: options.learner!.rate } } : {}),
       });
       collected.held_out.set(plan, heldOut);
       collected.train.set(plan, train);
-      const learnerNote = learner ? `, ${summary(train).learner_turns} turns by the learner` : "";
+      const learnerNote = learnerHere ? `, ${summary(train).learner_turns} turns by the learner` : "";
       log(`${plan.name}: ${train.episodes.length} training episodes (${train.excluded} dropped as held-out tasks, ${train.heldOutTasksKept} kept with a held-out task${learnerNote}), ${heldOut.episodes.length} held out`);
     }
   } finally {

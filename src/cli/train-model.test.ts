@@ -1,13 +1,14 @@
 /**
  * train:model's environment for PyTorch (jemalloc preloaded, keeping the memory it frees: `trainingEnv`), its
- * `--scale` option, its second stage's options and the committed summary of a two-stage run.
+ * `--scale` option, its second stage's options, the committed summary of a two-stage run, and the learner's options
+ * (`--learner`, `--learner-rate`, `--learner-plans`) of both commands.
  */
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { main as trainData, parseScales } from "./train-data.js";
+import { learnerOption, main as trainData, parseScales, writeTrainingData } from "./train-data.js";
 import { main, runSummary, trainingEnv } from "./train-model.js";
 
 const work = mkdtempSync(join(tmpdir(), "train-model-"));
@@ -67,6 +68,55 @@ describe("the two stages", () => {
       errors.mockRestore();
     }
   });
+});
+
+describe("the learner's options (--learner, --learner-rate, --learner-plans)", () => {
+  it("read a model, a rate (0.5 unless given) and the plans it writes in (every plan unless given)", () => {
+    expect(learnerOption({ learner: "builtin:trained" })).toEqual({ model: "builtin:trained", rate: 0.5 });
+    expect(learnerOption({ learner: "m", "learner-rate": "0.25", "learner-plans": "sliding_puzzle, number_guess" })).toEqual({
+      model: "m",
+      rate: 0.25,
+      plans: ["sliding_puzzle", "number_guess"],
+    });
+    expect(learnerOption({})).toBeUndefined();
+  });
+
+  it("name what is wrong: an unknown plan, an empty list, an option without a learner", () => {
+    expect(() => learnerOption({ learner: "m", "learner-plans": "puzzle" })).toThrow(/--learner-plans: unknown plan 'puzzle' \(plans: sliding_puzzle, /);
+    expect(() => learnerOption({ learner: "m", "learner-plans": " , " })).toThrow("--learner-plans: expected plan names, got ' , '");
+    expect(() => learnerOption({ "learner-plans": "calculator" })).toThrow("--learner-plans: needs --learner <model>");
+  });
+
+  it("train:model refuses them before it starts anything, exit status 2", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      expect(await main(["--work", work, "--learner", "builtin:trained", "--learner-plans", "calc"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--learner-plans: unknown plan 'calc'");
+      expect(await main(["--work", work, "--learner-rate", "0.3"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--learner-rate: needs --learner <model>");
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
+  it("put the learner's turns in the listed plans' training split only", async () => {
+    const out = join(work, "learner-plans");
+    // builtin:tiny (random weights, built on demand) writes every turn of the number guess; the other plans stay the oracle's.
+    await writeTrainingData(
+      { out, episodes: 10, heldOut: 10, samplesPerSeed: 10, errorRate: 0.2, seed: 0, learner: { model: "builtin:tiny", rate: 1, plans: ["number_guess"] } },
+      () => undefined,
+    );
+    const manifest = JSON.parse(readFileSync(join(out, "data.json"), "utf8")) as {
+      learner: { plans: string[] };
+      environments: { name: string; train: { learner_turns: number; episodes: number }; held_out: { learner_turns: number } }[];
+    };
+    expect(manifest.learner.plans).toEqual(["number_guess"]);
+    for (const env of manifest.environments) {
+      expect(env.held_out.learner_turns, env.name).toBe(0);
+      if (env.name === "number_guess") expect(env.train.learner_turns).toBeGreaterThanOrEqual(10);
+      else expect(env.train.learner_turns, env.name).toBe(0);
+    }
+  }, 120_000);
 });
 
 describe("train:data's learner (--learner, --learner-rate)", () => {

@@ -1,11 +1,11 @@
 /**
  * `npm run train:model -- [--size trained|tiny] [--steps 2000] [--time-limit 4200] [--episodes 1200] [--held-out 60]
  * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--context-loss-weight 0] [--scale plan=N,…]
- * [--second-stage-time-limit 0] [--first-stage <weights file>] [--device auto|cpu|cuda] [--skip-data] [--resume]
- * [--install]`
+ * [--learner <model> [--learner-rate 0.5] [--learner-plans plan,…]] [--second-stage-time-limit 0]
+ * [--first-stage <weights file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
  *
  * The whole pipeline of `builtin:trained` (docs/training.md): the training data (`train:data`, into
- * `<work>/data/`), the first stage of training in PyTorch (`python3 -m training.train`, into `<work>/`; it exports
+ * `<work>/data/`; with `--learner`, a model writes a share of its training turns, as `train:data --learner`), the first stage of training in PyTorch (`python3 -m training.train`, into `<work>/`; it exports
  * `<work>/weights.safetensors`), optionally a second stage from those weights on its own data (`SECOND_STAGE`, into
  * `<work>/stage2/`; off in builtin:trained's recipe), and the model folder built from the last stage's file
  * (`public/models/builtin/trained/`).
@@ -22,14 +22,15 @@ import { parseArgs } from "node:util";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE, writeBuiltinFolder, writeTrainedModel } from "../policy/builtin-model/write-folder.js";
 import { PUBLIC_MODELS_DIR } from "./build-model.js";
 import { isEntryPoint } from "./entry.js";
-import { parseScales, writeTrainingData } from "./train-data.js";
+import { learnerOption, parseScales, writeTrainingData, type TrainDataOptions } from "./train-data.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const PYTHON = process.env.PYTHON ?? "/usr/bin/python3";
 
 const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
-  "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--scale plan=N,…] [--second-stage-time-limit S] " +
+  "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--scale plan=N,…] " +
+  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
   "[--first-stage <weights file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
 /**
@@ -75,6 +76,10 @@ function parse(argv: string[]) {
       // Off in builtin:trained's recipe; docs/training.md, section 7, measured them.
       "context-loss-weight": { type: "string", default: "0" },
       scale: { type: "string" },
+      // States the learner reaches, labelled by the oracle (train:data --learner; docs/training.md, section 1).
+      learner: { type: "string" },
+      "learner-rate": { type: "string" },
+      "learner-plans": { type: "string" },
       // The second stage's seconds of training (0, builtin:trained's recipe: none, the first stage's weights are the result).
       "second-stage-time-limit": { type: "string", default: "0" },
       // Skip the first stage: the second starts from this weights file (a finished first stage's).
@@ -119,6 +124,13 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`--second-stage-time-limit: expected seconds ≥ 0, got ${values["second-stage-time-limit"]}\n${USAGE}`);
     return 2;
   }
+  let learner: TrainDataOptions["learner"];
+  try {
+    learner = learnerOption(values);
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
   const firstStage = values["first-stage"] === undefined ? null : resolve(values["first-stage"]);
   if (firstStage !== null && (secondStageSeconds === 0 || !existsSync(firstStage))) {
     console.error(`--first-stage: ${secondStageSeconds === 0 ? "needs a second stage (--second-stage-time-limit > 0)" : `${firstStage} does not exist`}\n${USAGE}`);
@@ -136,7 +148,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const started = performance.now();
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
-  const writeData = async (out: string, scale: string | undefined): Promise<number> => {
+  const writeData = async (out: string, scale: string | undefined, withLearner: boolean): Promise<number> => {
     if (values["skip-data"]) return 0;
     console.log(`== training data → ${out}`);
     try {
@@ -148,6 +160,7 @@ export async function main(argv: string[]): Promise<number> {
         errorRate: Number(values["error-rate"]),
         seed: Number(values.seed),
         scales: parseScales(scale),
+        ...(withLearner && learner ? { learner } : {}),
       });
       return 0;
     } catch (error) {
@@ -164,7 +177,7 @@ export async function main(argv: string[]): Promise<number> {
 
   let weights = firstStage ?? join(work, "weights.safetensors");
   if (firstStage === null) {
-    const dataFailed = await writeData(data, values.scale);
+    const dataFailed = await writeData(data, values.scale, true);
     if (dataFailed) return dataFailed;
     console.log(`== training, first stage (${values.size}, ${values.steps} steps, seed ${values.seed}) at ${elapsed()}`);
     const status = train([
@@ -177,7 +190,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (secondStageSeconds > 0) {
     const stageData = join(stage2, "data");
-    const dataFailed = await writeData(stageData, SECOND_STAGE.scale);
+    const dataFailed = await writeData(stageData, SECOND_STAGE.scale, false);
     if (dataFailed) return dataFailed;
     console.log(`== training, second stage (from ${weights}, ${secondStageSeconds} s) at ${elapsed()}`);
     const status = train([
