@@ -7,7 +7,7 @@ import { runScenario } from "../scenario/run.js";
 import { parseScenario } from "../scenario/schema.js";
 import { TRAINING_SOLVERS } from "../training/collect.js";
 import { ENVIRONMENT_PLANS, HELD_OUT_SEED_BASE, planScenario, splitSeeds, type EnvironmentPlan } from "../training/plan.js";
-import { formatPolicyQuality, heldOutScenario, judgeTurns, runPolicyQuality, seedSizes, type PolicyQualityOptions } from "./policy-quality.js";
+import { formatPolicyQuality, heldOutScenario, judgeTurns, runPolicyQuality, seedSizes, wilsonInterval, type PolicyQualityOptions } from "./policy-quality.js";
 
 const environments = environmentLookup(await loadCheckoutEnvironments());
 
@@ -114,8 +114,18 @@ describe("the policy-quality benchmark", () => {
     expect(flags["sampled/puzzle_solve/vs_oracle"]).toMatchObject({ value: 1, pass: true });
     expect(flags["sampled/well_formed/every_env"]!.description).toBe("model (sampled): well-formed actions ≥ 95% on every environment");
     const table = formatPolicyQuality(result);
-    expect(table).toMatch(/sliding_puzzle\s+model\s+2\s+100\.0%\s+100\.0%/);
+    // 2 of 2 solved: the interval says how little two samples tell.
+    expect(table).toMatch(/sliding_puzzle\s+model\s+2\s+100\.0%\s+100\.0%\s+34–100\s/);
     expect(table).toContain("[PASS] (aim) model: correct final answers on calculator ≥ 25%: 1");
+  });
+
+  it("gives each solve rate its 95% Wilson interval, which stays within [0, 1] at 0% and 100%", () => {
+    // Known values: 21 of 40 (the committed model's greedy puzzle solves) reads 37.5–67.1%.
+    expect(wilsonInterval(21, 40)).toEqual([0.375, 0.6706]);
+    expect(wilsonInterval(11, 40)).toEqual([0.1611, 0.4283]);
+    expect(wilsonInterval(0, 40)).toEqual([0, 0.0876]);
+    expect(wilsonInterval(40, 40)).toEqual([0.9124, 1]);
+    expect(wilsonInterval(0, 0)).toEqual([0, 1]);
   });
 
   it("splits the samples over held-out seeds, one scenario for every policy", async () => {

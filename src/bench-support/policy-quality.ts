@@ -144,6 +144,11 @@ export interface PolicyStats {
   well_formed_rate: number | null;
   /** Samples with a total reward > 0. */
   solve_rate: number;
+  /**
+   * The solve rate's 95% interval (Wilson score), [low, high]: what a rerun on other samples of the same quality could
+   * read. At 40 samples it is ±15 points around 50%, so two recipes whose intervals overlap widely are not told apart.
+   */
+  solve_rate_ci95: [number, number];
   mean_total_reward: number;
   mean_turns: number;
   /** Samples whose last response was cut at `max_new_tokens`. */
@@ -159,6 +164,16 @@ export interface PolicyStats {
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 export const round = (x: number, digits = 4) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** The Wilson score interval at 95% for `successes` of `n` (the normal one fails at 0% and 100%); [0, 1] for n = 0. */
+export function wilsonInterval(successes: number, n: number): [number, number] {
+  if (n === 0) return [0, 1];
+  const z = 1.959964;
+  const p = successes / n;
+  const centre = (p + (z * z) / (2 * n)) / (1 + (z * z) / n);
+  const half = (z / (1 + (z * z) / n)) * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n));
+  return [round(Math.max(0, centre - half)), round(Math.min(1, centre + half))];
+}
 
 /** The statistics of one policy's run of one plan. */
 export function policyStats(env: string, result: RolloutResultJson, wallMs: number): PolicyStats {
@@ -195,6 +210,7 @@ export function policyStats(env: string, result: RolloutResultJson, wallMs: numb
     well_formed_turns: wellFormed,
     well_formed_rate: judged ? round(wellFormed / judged) : null,
     solve_rate: round(mean(result.samples.map((s) => Number(s.total_reward > 0)))),
+    solve_rate_ci95: wilsonInterval(result.samples.filter((s) => s.total_reward > 0).length, n),
     mean_total_reward: round(mean(result.samples.map((s) => s.total_reward))),
     mean_turns: round(n ? turns / n : 0, 2),
     truncated_rate: round(mean(result.samples.map((s) => Number(s.truncated)))),
@@ -412,14 +428,15 @@ async function runOne(
 }
 
 const pct = (x: number | null) => (x === null ? "–" : `${(100 * x).toFixed(1)}%`);
+const interval = ([low, high]: [number, number]) => `${Math.round(100 * low)}–${Math.round(100 * high)}`;
 
 /** The console table: one row per plan × policy, then the target flags. */
 export function formatPolicyQuality(result: PolicyQualityResult): string {
-  const header = ["plan", "policy", "samples", "well-formed", "solved", "mean reward", "mean turns", "errors", "time"];
+  const header = ["plan", "policy", "samples", "well-formed", "solved", "95% interval", "mean reward", "mean turns", "errors", "time"];
   const rows = result.plans.flatMap((p) =>
     POLICIES.filter((name) => p.policies[name]).map((name) => {
       const s = p.policies[name]!;
-      return [p.plan, name, String(s.samples), pct(s.well_formed_rate), pct(s.solve_rate), s.mean_total_reward.toFixed(3), s.mean_turns.toFixed(2), String(s.errors), `${(s.wall_ms / 1000).toFixed(1)} s`];
+      return [p.plan, name, String(s.samples), pct(s.well_formed_rate), pct(s.solve_rate), interval(s.solve_rate_ci95), s.mean_total_reward.toFixed(3), s.mean_turns.toFixed(2), String(s.errors), `${(s.wall_ms / 1000).toFixed(1)} s`];
     }),
   );
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
