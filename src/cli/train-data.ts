@@ -12,12 +12,13 @@
  * `--learner-plans` only; the held-out split stays the oracle's alone. Exit status 2 on bad usage.
  */
 
-import { createWriteStream, mkdirSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { finished } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import type { GenerationInterface } from "../core/index.js";
-import { loadNodeModelPolicy } from "../policy/llm/node.js";
+import { STAMP_FILE } from "../policy/builtin-model/build.js";
+import { DEFAULT_MODELS_ROOT, loadNodeModelPolicy } from "../policy/llm/node.js";
 import { collectEpisodes, type Collected } from "../training/collect.js";
 import type { TrainingEpisode } from "../training/episode.js";
 import { ENVIRONMENT_PLANS, HELD_OUT_SEED_BASE, type EnvironmentPlan, type Split } from "../training/plan.js";
@@ -135,6 +136,18 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
   }
 }
 
+/**
+ * Which weights the learner had, from its folder's build stamp (a trained file's name and SHA-256, or a random
+ * preset's seed): `builtin:trained` names whatever weights were committed when the data was made.
+ */
+export function learnerWeights(model: string): Record<string, unknown> | null {
+  const dir = model.startsWith("builtin:") ? join(DEFAULT_MODELS_ROOT, "builtin", model.slice("builtin:".length)) : resolve(model);
+  const stamp = join(dir, STAMP_FILE);
+  if (!existsSync(stamp)) return null;
+  const read = JSON.parse(readFileSync(stamp, "utf8")) as { preset?: string; seed?: number; weights?: Record<string, unknown> };
+  return read.weights ?? { preset: read.preset, seed: read.seed };
+}
+
 async function writeJsonl(path: string, episodes: Iterable<TrainingEpisode>): Promise<void> {
   const stream = createWriteStream(path);
   for (const e of episodes) if (!stream.write(`${JSON.stringify(e)}\n`)) await new Promise<void>((r) => stream.once("drain", () => r()));
@@ -194,7 +207,9 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     format: "rollout-lab-training-data/2",
     seed: options.seed,
     error_rate: options.errorRate,
-    ...(options.learner ? { learner: { ...options.learner, sampling: { ...LEARNER_SAMPLING, seed: options.seed } } } : {}),
+    ...(options.learner
+      ? { learner: { ...options.learner, weights: learnerWeights(options.learner.model), sampling: { ...LEARNER_SAMPLING, seed: options.seed } } }
+      : {}),
     samples_per_seed: options.samplesPerSeed,
     train_dataset_seeds: `0…${Math.max(...ENVIRONMENT_PLANS.map(trainSeeds)) - 1}`,
     held_out_dataset_seeds: options.heldOut ? `${HELD_OUT_SEED_BASE}…${HELD_OUT_SEED_BASE + seedsFor(options.heldOut) - 1}` : "none",

@@ -107,10 +107,12 @@ describe("the learner's options (--learner, --learner-rate, --learner-plans)", (
       () => undefined,
     );
     const manifest = JSON.parse(readFileSync(join(out, "data.json"), "utf8")) as {
-      learner: { plans: string[] };
+      learner: { plans: string[]; weights: unknown };
       environments: { name: string; train: { learner_turns: number; episodes: number }; held_out: { learner_turns: number } }[];
     };
     expect(manifest.learner.plans).toEqual(["number_guess"]);
+    // Which weights wrote the learner's turns: the random preset's seed here, a trained file's SHA-256 for builtin:trained.
+    expect(manifest.learner.weights).toEqual({ preset: "tiny", seed: 0 });
     for (const env of manifest.environments) {
       expect(env.held_out.learner_turns, env.name).toBe(0);
       if (env.name === "number_guess") expect(env.train.learner_turns).toBeGreaterThanOrEqual(10);
