@@ -7,17 +7,20 @@
  * (`src/training/episode.ts`): `held_out.jsonl` from the held-out dataset seeds first, then `train.jsonl` from the
  * training seeds without any held-out task, and `data.json`, what was written and from which seeds.
  * `--episodes`/`--held-out` are per environment (training: times the plan's `--scale`) and rounded up to whole
- * dataset seeds. `--learner` (a model: `builtin:trained`, a folder) writes a share of the training split's turns in
+ * dataset seeds. `--learner` (a model: `builtin:trained`, a folder, a trained weights file) writes a share of the training split's turns in
  * the oracle's place, sampled as the lab's default run samples (`src/training/learner-mix.ts`), in every plan or in
  * `--learner-plans` only; the held-out split stays the oracle's alone. Exit status 2 on bad usage.
  */
 
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { createHash } from "node:crypto";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
 import { finished } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import type { GenerationInterface } from "../core/index.js";
 import { STAMP_FILE } from "../policy/builtin-model/build.js";
+import { writeTrainedModel } from "../policy/builtin-model/write-folder.js";
 import { DEFAULT_MODELS_ROOT, loadNodeModelPolicy } from "../policy/llm/node.js";
 import { collectEpisodes, type Collected } from "../training/collect.js";
 import type { TrainingEpisode } from "../training/episode.js";
@@ -138,15 +141,20 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
 
 /**
  * Which weights the learner had, from its folder's build stamp (a trained file's name and SHA-256, or a random
- * preset's seed): `builtin:trained` names whatever weights were committed when the data was made.
+ * preset's seed), or the weights file's own: `builtin:trained` names whatever weights were committed when the data
+ * was made.
  */
 export function learnerWeights(model: string): Record<string, unknown> | null {
+  if (isWeightsFile(model)) return { sha256: createHash("sha256").update(readFileSync(model)).digest("hex"), name: basename(model) };
   const dir = model.startsWith("builtin:") ? join(DEFAULT_MODELS_ROOT, "builtin", model.slice("builtin:".length)) : resolve(model);
   const stamp = join(dir, STAMP_FILE);
   if (!existsSync(stamp)) return null;
   const read = JSON.parse(readFileSync(stamp, "utf8")) as { preset?: string; seed?: number; weights?: Record<string, unknown> };
   return read.weights ?? { preset: read.preset, seed: read.seed };
 }
+
+/** A learner given as a trained weights file (an earlier `weights.safetensors`), not a model folder or id. */
+const isWeightsFile = (model: string) => model.endsWith(".safetensors");
 
 async function writeJsonl(path: string, episodes: Iterable<TrainingEpisode>): Promise<void> {
   const stream = createWriteStream(path);
@@ -174,7 +182,10 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
   const trainSeeds = (plan: EnvironmentPlan) => seedsFor(options.episodes * (options.scales?.[plan.name] ?? 1));
   const collected: Record<Split, Map<EnvironmentPlan, Collected>> = { held_out: new Map(), train: new Map() };
   const started = performance.now();
-  const model = options.learner ? await loadNodeModelPolicy({ model: options.learner.model, ...LEARNER_SAMPLING, seed: options.seed }) : null;
+  // A weights file is built into a model folder of its own first (builtin:trained's architecture, the file's weights).
+  const built = options.learner && isWeightsFile(options.learner.model) ? mkdtempSync(join(tmpdir(), "learner-")) : null;
+  const learnerModel = built ? writeTrainedModel(built, resolve(options.learner!.model), true).dir : options.learner?.model;
+  const model = learnerModel ? await loadNodeModelPolicy({ model: learnerModel, ...LEARNER_SAMPLING, seed: options.seed }) : null;
   // Sampled whatever the scenario asks (the oracle's runs are greedy-agnostic).
   const learner: GenerationInterface | null = model && {
     generate: (data, _greedy, generateOptions) => model.generate(data, false, generateOptions),
@@ -199,6 +210,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     }
   } finally {
     await model?.dispose();
+    if (built) rmSync(built, { recursive: true, force: true });
   }
   for (const split of ["train", "held_out"] as const) {
     await writeJsonl(join(options.out, `${split}.jsonl`), [...collected[split].values()].flatMap((c) => c.episodes));

@@ -4,12 +4,13 @@
  * (`--learner`, `--learner-rate`, `--learner-plans`) of both commands.
  */
 
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { learnerOption, main as trainData, parseScales, writeTrainingData } from "./train-data.js";
-import { main, runSummary, trainingEnv } from "./train-model.js";
+import { main, RECIPE, recipeLearner, runSummary, trainingEnv } from "./train-model.js";
 
 const work = mkdtempSync(join(tmpdir(), "train-model-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -92,12 +93,34 @@ describe("the learner's options (--learner, --learner-rate, --learner-plans)", (
     try {
       expect(await main(["--work", work, "--learner", "builtin:trained", "--learner-plans", "calc"])).toBe(2);
       expect(errors.mock.calls.at(-1)![0]).toContain("--learner-plans: unknown plan 'calc'");
-      expect(await main(["--work", work, "--learner-rate", "0.3"])).toBe(2);
+      expect(await main(["--work", work, "--learner", "none", "--learner-rate", "0.3"])).toBe(2);
       expect(errors.mock.calls.at(-1)![0]).toContain("--learner-rate: needs --learner <model>");
     } finally {
       errors.mockRestore();
     }
   });
+
+  it("train:model's learner is the recipe's unless told otherwise, and `none` turns it off", () => {
+    expect(recipeLearner({})).toEqual({ model: "builtin:trained", rate: 0.5, plans: ["sliding_puzzle", "sliding_puzzle_shuffled", "number_guess"] });
+    expect(RECIPE.learnerPlans.split(",")).toEqual(recipeLearner({})!.plans);
+    expect(recipeLearner({ learner: "/m", "learner-rate": "1" })).toEqual({ model: "/m", rate: 1, plans: recipeLearner({})!.plans });
+    expect(recipeLearner({ learner: "none" })).toBeUndefined();
+  });
+
+  it("take a trained weights file as the learner, built into a folder of its own, and name its SHA-256", async () => {
+    const file = join(import.meta.dirname, "..", "policy", "builtin-model", "fixtures", "torch-trained.safetensors");
+    const out = join(work, "learner-file");
+    await writeTrainingData(
+      { out, episodes: 10, heldOut: 0, samplesPerSeed: 10, errorRate: 0.2, seed: 0, learner: { model: file, rate: 1, plans: ["number_guess"] } },
+      () => undefined,
+    );
+    const manifest = JSON.parse(readFileSync(join(out, "data.json"), "utf8")) as {
+      learner: { weights: { sha256: string; name: string } };
+      environments: { name: string; train: { learner_turns: number } }[];
+    };
+    expect(manifest.learner.weights).toEqual({ sha256: createHash("sha256").update(readFileSync(file)).digest("hex"), name: "torch-trained.safetensors" });
+    expect(manifest.environments.find((e) => e.name === "number_guess")!.train.learner_turns).toBeGreaterThanOrEqual(10);
+  }, 120_000);
 
   it("put the learner's turns in the listed plans' training split only", async () => {
     const out = join(work, "learner-plans");

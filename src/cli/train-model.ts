@@ -1,14 +1,15 @@
 /**
  * `npm run train:model -- [--size trained|tiny] [--steps 2000] [--time-limit 4200] [--episodes 1200] [--held-out 60]
- * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--context-loss-weight 0] [--scale plan=N,…]
- * [--learner <model> [--learner-rate 0.5] [--learner-plans plan,…]] [--second-stage-time-limit 0]
+ * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--context-loss-weight 0.1]
+ * [--scale calculator=2|none] [--learner builtin:trained|<model>|<weights file>|none [--learner-rate 0.5]
+ * [--learner-plans sliding_puzzle,sliding_puzzle_shuffled,number_guess]] [--second-stage-time-limit 0]
  * [--first-stage <weights file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
  *
  * The whole pipeline of `builtin:trained` (docs/training.md): the training data (`train:data`, into
  * `<work>/data/`; with `--learner`, a model writes a share of its training turns, as `train:data --learner`), the first stage of training in PyTorch (`python3 -m training.train`, into `<work>/`; it exports
  * `<work>/weights.safetensors`), optionally a second stage from those weights on its own data (`SECOND_STAGE`, into
  * `<work>/stage2/`; off in builtin:trained's recipe), and the model folder built from the last stage's file
- * (`public/models/builtin/trained/`).
+ * (`<work>/models/builtin/trained/`; with `--install`, `public/models/builtin/trained/`).
  * `--install` first copies the file and the run's summary over the committed ones (`TRAINED_WEIGHTS_FILE`,
  * `trained.train.json`), so builtin:trained is this run's model everywhere.
  * Needs Debian's `python3-torch` and `libopenblas0-pthread` (`apt-get install python3-torch libopenblas0-pthread`);
@@ -32,6 +33,21 @@ const USAGE =
   "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--scale plan=N,…] " +
   "[--learner <model> [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
   "[--first-stage <weights file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
+
+/**
+ * builtin:trained's recipe (docs/training.md, sections 1, 2 and 4), what `npm run train:model` runs unless told
+ * otherwise: twice the calculator's episodes (its batches teach few tokens behind one long prompt), a tenth of the loss
+ * on the context after the shared prompt (copying a board, a path or a file from earlier in the context), and the
+ * learner's states on the puzzles and the number guess (the current builtin:trained writing half their training
+ * turns, sampled). `--scale none`, `--context-loss-weight 0`, `--learner none` turn each off.
+ */
+export const RECIPE = {
+  scale: "calculator=2",
+  contextLossWeight: "0.1",
+  learner: "builtin:trained",
+  learnerRate: "0.5",
+  learnerPlans: "sliding_puzzle,sliding_puzzle_shuffled,number_guess",
+} as const;
 
 /**
  * The second stage (`--second-stage-time-limit S`; docs/training.md, section 7, measured it and builtin:trained's
@@ -73,9 +89,8 @@ function parse(argv: string[]) {
       // builtin:trained's run: 70 minutes of training on this project's 2-core machine (docs/training.md, section 4).
       "time-limit": { type: "string", default: "4200" },
       "no-prefix-grad": { type: "boolean", default: false },
-      // Off in builtin:trained's recipe; docs/training.md, section 7, measured them.
-      "context-loss-weight": { type: "string", default: "0" },
-      scale: { type: "string" },
+      "context-loss-weight": { type: "string", default: RECIPE.contextLossWeight },
+      scale: { type: "string", default: RECIPE.scale },
       // States the learner reaches, labelled by the oracle (train:data --learner; docs/training.md, section 1).
       learner: { type: "string" },
       "learner-rate": { type: "string" },
@@ -126,7 +141,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   let learner: TrainDataOptions["learner"];
   try {
-    learner = learnerOption(values);
+    learner = recipeLearner(values);
   } catch (error) {
     console.error(`${(error as Error).message}\n${USAGE}`);
     return 2;
@@ -177,7 +192,7 @@ export async function main(argv: string[]): Promise<number> {
 
   let weights = firstStage ?? join(work, "weights.safetensors");
   if (firstStage === null) {
-    const dataFailed = await writeData(data, values.scale, true);
+    const dataFailed = await writeData(data, values.scale === "none" ? undefined : values.scale, true);
     if (dataFailed) return dataFailed;
     console.log(`== training, first stage (${values.size}, ${values.steps} steps, seed ${values.seed}) at ${elapsed()}`);
     const status = train([
@@ -206,10 +221,26 @@ export async function main(argv: string[]): Promise<number> {
     writeFileSync(TRAINED_SUMMARY_FILE, JSON.stringify(runSummary(work, secondStageSeconds > 0 ? stage2 : null, firstStage), null, 2) + "\n");
     console.log(`== installed ${weights} as ${TRAINED_WEIGHTS_FILE} (summary: ${TRAINED_SUMMARY_FILE})`);
   }
-  console.log(`== building builtin/trained at ${elapsed()}`);
-  const built = values.install ? writeBuiltinFolder(PUBLIC_MODELS_DIR, "trained", true) : writeTrainedModel(PUBLIC_MODELS_DIR, weights, true);
+  // Installed, it is builtin:trained itself; else a folder of its own under <work>/models/, since builtin:trained's
+  // folder is rebuilt from the committed file whenever it is loaded and its stamp names other weights.
+  console.log(`== building the model folder at ${elapsed()}`);
+  const built = values.install ? writeBuiltinFolder(PUBLIC_MODELS_DIR, "trained", true) : writeTrainedModel(join(work, "models"), weights, true);
   console.log(`built ${built.id} from ${weights} into ${built.dir} in ${built.buildMs.toFixed(0)} ms; done in ${elapsed()}`);
+  if (!values.install) console.log(`try it: npm run bench:policy-quality -- --model ${built.dir} (or "model": "${built.dir}" in a scenario's policy)`);
   return 0;
+}
+
+/**
+ * The learner of the first stage's data: the recipe's (`RECIPE`) unless `--learner` names another model or weights
+ * file (then the rate and plans given, or the recipe's), or `none`. Throws a RangeError naming the option.
+ */
+export function recipeLearner(values: { learner?: string; "learner-rate"?: string; "learner-plans"?: string }): TrainDataOptions["learner"] {
+  if (values.learner === "none") return learnerOption({ "learner-rate": values["learner-rate"], "learner-plans": values["learner-plans"] });
+  return learnerOption({
+    learner: values.learner ?? RECIPE.learner,
+    "learner-rate": values["learner-rate"] ?? RECIPE.learnerRate,
+    "learner-plans": values["learner-plans"] ?? RECIPE.learnerPlans,
+  });
 }
 
 /**
