@@ -160,7 +160,8 @@ export const BUILTIN_MODEL_LABELS: Readonly<Record<BuiltinModelName, { label: st
     label: "built-in trained (0.9M parameters, acts)",
     about:
       "the built-in decoder (0.9M parameters, byte-level) trained on the lab's own oracle rollouts of every built-in environment, " +
-      "the oracle's mistakes and their recoveries included (npm run train:model; docs/training.md): it acts, within a small model's reach.",
+      "the oracle's mistakes and their recoveries included, and the oracle's answers from the states its earlier weights reached " +
+      "(npm run train:model; docs/training.md): it acts, within a small model's reach.",
   },
   tiny: { label: "built-in tiny (random weights)", about: RANDOM_WEIGHTS },
   small: { label: "built-in small (random weights)", about: RANDOM_WEIGHTS },
