@@ -30,8 +30,8 @@ const PYTHON = process.env.PYTHON ?? "/usr/bin/python3";
 
 const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
-  "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--scale plan=N,…] " +
-  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
+  "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--scale plan=N,…|none] " +
+  "[--learner <model>|<weights file>|none [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
   "[--first-stage <weights file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
 /**
