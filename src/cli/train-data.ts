@@ -12,15 +12,15 @@
  * `--learner-plans` only; the held-out split stays the oracle's alone. Exit status 2 on bad usage.
  */
 
-import { createHash } from "node:crypto";
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { finished } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import type { GenerationInterface } from "../core/index.js";
 import { STAMP_FILE } from "../policy/builtin-model/build.js";
-import { writeTrainedModel } from "../policy/builtin-model/write-folder.js";
+import { modelFolder, writeTrainedModel } from "../policy/builtin-model/write-folder.js";
+import { resolveModelSource } from "../policy/llm/model-source.js";
 import { DEFAULT_MODELS_ROOT, loadNodeModelPolicy } from "../policy/llm/node.js";
 import { collectEpisodes, type Collected } from "../training/collect.js";
 import type { TrainingEpisode } from "../training/episode.js";
@@ -140,14 +140,14 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
 }
 
 /**
- * Which weights the learner had, from its folder's build stamp (a trained file's name and SHA-256, or a random
- * preset's seed), or the weights file's own: `builtin:trained` names whatever weights were committed when the data
- * was made.
+ * Which weights the learner had, from the build stamp of the folder it was loaded from (a trained file's name and
+ * SHA-256, or a random preset's seed): `builtin:trained` names whatever weights were committed when the data was made.
+ * Null for a hub model (its id is all there is) or a folder without a stamp.
  */
-export function learnerWeights(model: string): Record<string, unknown> | null {
-  if (isWeightsFile(model)) return { sha256: createHash("sha256").update(readFileSync(model)).digest("hex"), name: basename(model) };
-  const dir = model.startsWith("builtin:") ? join(DEFAULT_MODELS_ROOT, "builtin", model.slice("builtin:".length)) : resolve(model);
-  const stamp = join(dir, STAMP_FILE);
+export function learnerWeights(model: string, modelsRoot = DEFAULT_MODELS_ROOT): Record<string, unknown> | null {
+  const source = resolveModelSource(model);
+  if (source.kind === "hub") return null;
+  const stamp = join(source.kind === "builtin" ? modelFolder(modelsRoot, source.id) : resolve(source.path), STAMP_FILE);
   if (!existsSync(stamp)) return null;
   const read = JSON.parse(readFileSync(stamp, "utf8")) as { preset?: string; seed?: number; weights?: Record<string, unknown> };
   return read.weights ?? { preset: read.preset, seed: read.seed };
@@ -186,6 +186,8 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
   const built = options.learner && isWeightsFile(options.learner.model) ? mkdtempSync(join(tmpdir(), "learner-")) : null;
   const learnerModel = built ? writeTrainedModel(built, resolve(options.learner!.model), true).dir : options.learner?.model;
   const model = learnerModel ? await loadNodeModelPolicy({ model: learnerModel, ...LEARNER_SAMPLING, seed: options.seed }) : null;
+  // Read once it is loaded (a built-in folder is rebuilt on load), and before a weights file's folder is removed.
+  const weights = learnerModel ? learnerWeights(learnerModel) : null;
   // Sampled whatever the scenario asks (the oracle's runs are greedy-agnostic).
   const learner: GenerationInterface | null = model && {
     generate: (data, _greedy, generateOptions) => model.generate(data, false, generateOptions),
@@ -220,7 +222,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     seed: options.seed,
     error_rate: options.errorRate,
     ...(options.learner
-      ? { learner: { ...options.learner, weights: learnerWeights(options.learner.model), sampling: { ...LEARNER_SAMPLING, seed: options.seed } } }
+      ? { learner: { ...options.learner, weights, sampling: { ...LEARNER_SAMPLING, seed: options.seed } } }
       : {}),
     samples_per_seed: options.samplesPerSeed,
     train_dataset_seeds: `0…${Math.max(...ENVIRONMENT_PLANS.map(trainSeeds)) - 1}`,
