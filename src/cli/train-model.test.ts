@@ -55,7 +55,7 @@ describe("the two stages", () => {
     expect(runSummary(work, null, null)).toEqual({ steps: 1697, history: [{ step: 10 }] });
   });
 
-  it("refuse a first stage that does not exist, or one with no second stage to start, and a negative time", async () => {
+  it("refuse a first stage that does not exist, or one with no second stage to start, a negative time, a budget that is no number", async () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
     try {
       expect(await main(["--work", work, "--second-stage-time-limit", "600", "--first-stage", join(work, "missing.safetensors")])).toBe(2);
@@ -65,6 +65,8 @@ describe("the two stages", () => {
       expect(errors.mock.calls.at(-1)![0]).toContain("--first-stage: needs a second stage");
       expect(await main(["--work", work, "--second-stage-time-limit=-5"])).toBe(2);
       expect(errors.mock.calls.at(-1)![0]).toContain("--second-stage-time-limit: expected seconds ≥ 0, got -5");
+      expect(await main(["--work", work, "--attention-budget", "lots"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--attention-budget: expected a number > 0, got lots");
     } finally {
       errors.mockRestore();
     }

@@ -1,7 +1,7 @@
 /**
  * `npm run train:model -- [--size trained|tiny] [--steps 2000] [--time-limit 4200] [--episodes 1200] [--held-out 60]
  * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--context-loss-weight 0.1]
- * [--scale calculator=2|none] [--learner builtin:trained|<model>|<weights file>|none [--learner-rate 0.5]
+ * [--attention-budget 3e7] [--scale calculator=2|none] [--learner builtin:trained|<model>|<weights file>|none [--learner-rate 0.5]
  * [--learner-plans sliding_puzzle,sliding_puzzle_shuffled,number_guess]] [--second-stage-time-limit 0]
  * [--first-stage <weights file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
  *
@@ -30,7 +30,7 @@ const PYTHON = process.env.PYTHON ?? "/usr/bin/python3";
 
 const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
-  "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--scale plan=N,…|none] " +
+  "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--attention-budget N] [--scale plan=N,…|none] " +
   "[--learner <model>|<weights file>|none [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
   "[--first-stage <weights file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
@@ -44,6 +44,7 @@ const USAGE =
 export const RECIPE = {
   scale: "calculator=2",
   contextLossWeight: "0.1",
+  attentionBudget: "3e7",
   learner: "builtin:trained",
   learnerRate: "0.5",
   learnerPlans: "sliding_puzzle,sliding_puzzle_shuffled,number_guess",
@@ -90,6 +91,9 @@ function parse(argv: string[]) {
       "time-limit": { type: "string", default: "4200" },
       "no-prefix-grad": { type: "boolean", default: false },
       "context-loss-weight": { type: "string", default: RECIPE.contextLossWeight },
+      // Episodes × longest length² per batch at most (training.train's --attention-budget: memory, and how many
+      // long episodes share one run of their common prompt).
+      "attention-budget": { type: "string", default: RECIPE.attentionBudget },
       scale: { type: "string", default: RECIPE.scale },
       // States the learner reaches, labelled by the oracle (train:data --learner; docs/training.md, section 1).
       learner: { type: "string" },
@@ -132,6 +136,10 @@ export async function main(argv: string[]): Promise<number> {
   const contextWeight = Number(values["context-loss-weight"]);
   if (!(contextWeight >= 0)) {
     console.error(`--context-loss-weight: expected a number ≥ 0, got ${values["context-loss-weight"]}\n${USAGE}`);
+    return 2;
+  }
+  if (!(Number(values["attention-budget"]) > 0)) {
+    console.error(`--attention-budget: expected a number > 0, got ${values["attention-budget"]}\n${USAGE}`);
     return 2;
   }
   const secondStageSeconds = Number(values["second-stage-time-limit"]);
@@ -200,6 +208,7 @@ export async function main(argv: string[]): Promise<number> {
       ...(Number(values["time-limit"]) > 0 ? ["--time-limit", values["time-limit"]] : []),
       ...(values["no-prefix-grad"] ? ["--no-prefix-grad"] : []),
       ...(Number(values["context-loss-weight"]) > 0 ? ["--context-loss-weight", values["context-loss-weight"]] : []),
+      ...["--attention-budget", values["attention-budget"]],
     ]);
     if (status) return status;
   }
