@@ -1,23 +1,55 @@
 /**
- * The built lab the browser backends of `rollout-lab regress` serve (`dist/`), built on first use where it is
- * missing (an installed package ships sources, not a build): the built-in models and the ORT files into
- * `public/`, then `vite build`. The build goes to a folder of its own and is renamed into place, so two commands
- * starting at once never serve a half-written site.
+ * The built lab the browser backends of `rollout-lab regress` serve (`dist/`), built where it is missing (an
+ * installed package ships sources, not a build) or older than what it is built from (`APP_SOURCES`: a run after
+ * `npm run train:model -- --install`, or after editing the app, must not compare a stale page): the built-in models
+ * and the ORT files into `public/`, then `vite build`. The build goes to a folder of its own and is renamed into
+ * place, so two commands starting at once never serve a half-written site.
  */
 
-import { existsSync, renameSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { buildModelAssets } from "./build-model.js";
 
+/** What `dist/` is built from, relative to the project: a change to any of them (tests aside) makes it stale. */
+export const APP_SOURCES = ["src", "public", "index.html", "vite.config.ts", "package.json", "package-lock.json"] as const;
+
+const isTest = (name: string) => /\.test\.tsx?$/.test(name);
+
+/** The newest modification time (ms) among the app's sources under `root`, test files left out; 0 when there are none. */
+export function newestSourceChange(root: string): number {
+  let newest = 0;
+  const visit = (path: string) => {
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (!stat) return;
+    if (stat.isDirectory()) {
+      for (const entry of readdirSync(path)) if (!isTest(entry)) visit(join(path, entry));
+    } else newest = Math.max(newest, stat.mtimeMs);
+  };
+  for (const source of APP_SOURCES) visit(join(root, source));
+  return newest;
+}
+
+/** Why `dist/` must be built: missing, or older than a source; null when it is current. */
+export function builtAppState(root: string): "missing" | "stale" | null {
+  const index = statSync(join(root, "dist", "index.html"), { throwIfNoEntry: false });
+  if (!index) return "missing";
+  return newestSourceChange(root) > index.mtimeMs ? "stale" : null;
+}
+
 export async function ensureBuiltApp(root: string, log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<void> {
   const dist = join(root, "dist");
-  if (existsSync(join(dist, "index.html"))) return;
-  log(`building the lab into ${dist} (first use of a browser backend; about half a minute)…`);
+  // The model folders first: a new weights file rewrites its folder under public/, which then makes dist/ stale.
+  buildModelAssets(undefined, (line, upToDate) => {
+    if (!upToDate) log(line);
+  });
+  const state = builtAppState(root);
+  if (state === null) return;
+  log(`building the lab into ${dist} (${state === "missing" ? "first use of a browser backend" : "older than its sources"}; about half a minute)…`);
   const started = performance.now();
-  buildModelAssets();
   const staging = join(root, `dist.building-${process.pid}`);
   const { build } = await import("vite");
   await build({ root, configFile: join(root, "vite.config.ts"), logLevel: "warn", build: { outDir: staging, emptyOutDir: true } });
+  rmSync(dist, { recursive: true, force: true });
   try {
     renameSync(staging, dist);
   } catch (e) {

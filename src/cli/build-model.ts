@@ -138,7 +138,7 @@ function copyIfStale(from: string, to: string, force: boolean): boolean {
   return true;
 }
 
-function copyOrtFiles(outDir: string, force: boolean): void {
+function copyOrtFiles(outDir: string, force: boolean, report: Report): void {
   const dist = ortDistDir();
   mkdirSync(outDir, { recursive: true });
   for (const name of ORT_FILES) {
@@ -149,7 +149,7 @@ function copyOrtFiles(outDir: string, force: boolean): void {
     }
     const to = join(outDir, name);
     const copied = copyIfStale(from, to, force);
-    console.log(`${copied ? "copied" : "up to date"} ${display(to)} (${mb(statSync(to).size)})`);
+    report(`${copied ? "copied" : "up to date"} ${display(to)} (${mb(statSync(to).size)})`, !copied);
   }
 }
 
@@ -174,27 +174,32 @@ export function main(argv: string[]): number {
   return 0;
 }
 
-function reportWritten(result: BuiltinWriteResult, from: string): void {
+/** A line of what `buildModelAssets` did; `upToDate` when it left the thing as it was. */
+export type Report = (line: string, upToDate: boolean) => void;
+
+function reportWritten(result: BuiltinWriteResult, from: string, report: Report): void {
   const where = display(result.dir);
   if (!result.written) {
-    console.log(`up to date ${where} (id ${result.id}, ${from}; --force rebuilds)`);
+    report(`up to date ${where} (id ${result.id}, ${from}; --force rebuilds)`, true);
     return;
   }
-  console.log(`built ${result.id} (${from}) in ${result.buildMs.toFixed(0)} ms:`);
-  for (const file of result.files) console.log(`  wrote ${join(where, file.path)} (${file.bytes.toLocaleString("en-US")} B)`);
+  report(`built ${result.id} (${from}) in ${result.buildMs.toFixed(0)} ms:`, false);
+  for (const file of result.files) report(`  wrote ${join(where, file.path)} (${file.bytes.toLocaleString("en-US")} B)`, false);
 }
 
-/** Writes the presets' folders and copies the ORT files (what is up to date is skipped), reporting each on stdout. */
-export function buildModelAssets(options: Options = { presets: [...BUILTIN_MODEL_NAMES], out: PUBLIC_MODELS_DIR, seed: 0, force: false, ortOut: PUBLIC_ORT_DIR }): void {
+const DEFAULT_ASSETS: Options = { presets: [...BUILTIN_MODEL_NAMES], out: PUBLIC_MODELS_DIR, seed: 0, force: false, ortOut: PUBLIC_ORT_DIR };
+
+/** Writes the presets' folders and copies the ORT files (what is up to date is skipped), reporting each (on stdout unless told). */
+export function buildModelAssets(options: Options = DEFAULT_ASSETS, report: Report = (line) => console.log(line)): void {
   const root = resolve(options.out);
   for (const preset of options.presets) {
     if (preset === "trained" && options.weights !== undefined) {
       const weights = display(resolve(options.weights));
-      reportWritten(writeTrainedModel(root, resolve(options.weights), options.force, weights), `weights ${weights}`);
-    } else if (preset === "trained") reportWritten(writeBuiltinFolder(root, "trained", options.force), `weights ${display(TRAINED_WEIGHTS_FILE)}`);
-    else reportWritten(writeBuiltinModel(root, preset, options.seed, options.force), `seed ${options.seed}`);
+      reportWritten(writeTrainedModel(root, resolve(options.weights), options.force, weights), `weights ${weights}`, report);
+    } else if (preset === "trained") reportWritten(writeBuiltinFolder(root, "trained", options.force), `weights ${display(TRAINED_WEIGHTS_FILE)}`, report);
+    else reportWritten(writeBuiltinModel(root, preset, options.seed, options.force), `seed ${options.seed}`, report);
   }
-  if (options.ortOut) copyOrtFiles(resolve(options.ortOut), options.force);
+  if (options.ortOut) copyOrtFiles(resolve(options.ortOut), options.force, report);
 }
 
 if (isEntryPoint(import.meta.url)) process.exitCode = main(process.argv.slice(2));
