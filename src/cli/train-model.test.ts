@@ -1,6 +1,6 @@
 /**
  * train:model's environment for PyTorch (jemalloc preloaded, keeping the memory it frees: `trainingEnv`), its
- * `--scale` option, its second stage's options, the committed summary of a two-stage run, and the learner's options
+ * `--scale` option, its second stage's options and learner, the committed summary of a two-stage run, and the learner's options
  * (`--learner`, `--learner-rate`, `--learner-plans`) of both commands.
  */
 
@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { learnerOption, main as trainData, parseScales, writeTrainingData } from "./train-data.js";
-import { main, RECIPE, recipeLearner, runSummary, trainingEnv } from "./train-model.js";
+import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE } from "../policy/builtin-model/write-folder.js";
+import { main, RECIPE, recipeLearner, runSummary, SECOND_STAGE, secondStageLearner, trainingEnv } from "./train-model.js";
 
 const work = mkdtempSync(join(tmpdir(), "train-model-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -51,8 +52,34 @@ describe("the two stages", () => {
     writeFileSync(join(work, "train.json"), JSON.stringify({ steps: 1697, history: [{ step: 10 }] }));
     writeFileSync(join(work, "stage2", "train.json"), JSON.stringify({ steps: 950, init: "w.safetensors" }));
     expect(runSummary(work, join(work, "stage2"), null)).toEqual({ steps: 950, init: "w.safetensors", first_stage: { steps: 1697, history: [{ step: 10 }] } });
-    expect(runSummary(work, join(work, "stage2"), "/x/first.safetensors")).toEqual({ steps: 950, init: "w.safetensors", first_stage: { weights: "/x/first.safetensors" } });
     expect(runSummary(work, null, null)).toEqual({ steps: 1697, history: [{ step: 10 }] });
+  });
+
+  it("name a first stage given as a file by its path and SHA-256, with the summary beside it where there is one", () => {
+    const first = join(work, "given-first");
+    mkdirSync(first, { recursive: true });
+    writeFileSync(join(first, "weights.safetensors"), "first-stage bytes");
+    const sha256 = createHash("sha256").update("first-stage bytes").digest("hex");
+    const stage2 = join(work, "stage2");
+    expect(runSummary(work, stage2, join(first, "weights.safetensors"))).toEqual({
+      steps: 950,
+      init: "w.safetensors",
+      first_stage: { weights: join(first, "weights.safetensors"), sha256 },
+    });
+    writeFileSync(join(first, "train.json"), JSON.stringify({ steps: 1895 }));
+    expect(runSummary(work, stage2, join(first, "weights.safetensors")).first_stage).toEqual({ weights: join(first, "weights.safetensors"), sha256, summary: { steps: 1895 } });
+    // builtin:trained's committed weights as the first stage: its committed summary comes along.
+    const committed = runSummary(work, stage2, TRAINED_WEIGHTS_FILE).first_stage as { sha256: string; summary: unknown };
+    expect(committed.sha256).toBe(createHash("sha256").update(readFileSync(TRAINED_WEIGHTS_FILE)).digest("hex"));
+    expect(committed.summary).toEqual(JSON.parse(readFileSync(TRAINED_SUMMARY_FILE, "utf8")));
+  });
+
+  it("give the second stage the first stage's weights as its learner, on the recipe's plans and rate, unless learners are off", () => {
+    expect(secondStageLearner("/w/first.safetensors", undefined)).toEqual({ model: "/w/first.safetensors", rate: 0.5, plans: recipeLearner({})!.plans });
+    // --learner names the first stage's learner only; the second stage's is always the first stage's own weights.
+    expect(secondStageLearner("/w/first.safetensors", "builtin:tiny")!.model).toBe("/w/first.safetensors");
+    expect(secondStageLearner("/w/first.safetensors", "none")).toBeUndefined();
+    expect(SECOND_STAGE).toMatchObject({ scale: "calculator=4", lr: "5e-4", warmup: "30", timeLimit: "720" });
   });
 
   it("refuse a first stage that does not exist, or one with no second stage to start, a negative time, a budget that is no number", async () => {

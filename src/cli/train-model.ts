@@ -2,13 +2,14 @@
  * `npm run train:model -- [--size trained|tiny] [--steps 2000] [--time-limit 4200] [--episodes 1200] [--held-out 60]
  * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--context-loss-weight 0.1]
  * [--attention-budget 3e7] [--scale calculator=2|none] [--learner builtin:trained|<model>|<weights file>|none [--learner-rate 0.5]
- * [--learner-plans sliding_puzzle,sliding_puzzle_shuffled,number_guess]] [--second-stage-time-limit 0]
+ * [--learner-plans sliding_puzzle,sliding_puzzle_shuffled,number_guess]] [--second-stage-time-limit 720]
  * [--first-stage <weights file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
  *
  * The whole pipeline of `builtin:trained` (docs/training.md): the training data (`train:data`, into
- * `<work>/data/`; with `--learner`, a model writes a share of its training turns, as `train:data --learner`), the first stage of training in PyTorch (`python3 -m training.train`, into `<work>/`; it exports
- * `<work>/weights.safetensors`), optionally a second stage from those weights on its own data (`SECOND_STAGE`, into
- * `<work>/stage2/`; off in builtin:trained's recipe), and the model folder built from the last stage's file
+ * `<work>/data/`; a learner model writes a share of its training turns, as `train:data --learner`), the first stage
+ * of training in PyTorch (`python3 -m training.train`, into `<work>/`; it exports `<work>/weights.safetensors`), the
+ * second stage from those weights on data of its own, the first stage's weights its learner (`SECOND_STAGE`, into
+ * `<work>/stage2/`; `--second-stage-time-limit 0` skips it), and the model folder built from the last stage's file
  * (`<work>/models/builtin/trained/`; with `--install`, `public/models/builtin/trained/`).
  * `--install` first copies the file and the run's summary over the committed ones (`TRAINED_WEIGHTS_FILE`,
  * `trained.train.json`), so builtin:trained is this run's model everywhere.
@@ -17,8 +18,9 @@
  */
 
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE, writeBuiltinFolder, writeTrainedModel } from "../policy/builtin-model/write-folder.js";
 import { PUBLIC_MODELS_DIR } from "./build-model.js";
@@ -51,12 +53,20 @@ export const RECIPE = {
 } as const;
 
 /**
- * The second stage (`--second-stage-time-limit S`; docs/training.md, section 7, measured it and builtin:trained's
- * recipe leaves it off): from the first stage's weights, at half its peak learning rate, on data with four times the
- * calculator's episodes (its batches teach few tokens behind one long prompt) and a tenth of the loss on the context
- * after the shared prompt (copying a board or a path from earlier in the context).
+ * The second stage (docs/training.md, section 7, measured it; builtin:trained's recipe runs it for 720 s): from the
+ * first stage's weights, at half its peak learning rate and a short warm-up, on data with four times the calculator's
+ * episodes (the calculator needed more updates to copy the question's numbers into its calls) and the first stage's
+ * own states on the puzzles and the number guess (its weights writing half their training turns, sampled, labelled by
+ * the oracle), with a tenth of the loss on the context after the shared prompt.
  */
-export const SECOND_STAGE = { scale: "calculator=4", contextLossWeight: "0.1", lr: "1e-3", warmup: "50", evalEvery: "300" } as const;
+export const SECOND_STAGE = {
+  scale: "calculator=4",
+  contextLossWeight: "0.1",
+  lr: "5e-4",
+  warmup: "30",
+  evalEvery: "300",
+  timeLimit: "720",
+} as const;
 
 const TORCH_MISSING =
   `${PYTHON} cannot import torch. Install Debian's PyTorch and the threaded OpenBLAS it should run on ` +
@@ -99,8 +109,8 @@ function parse(argv: string[]) {
       learner: { type: "string" },
       "learner-rate": { type: "string" },
       "learner-plans": { type: "string" },
-      // The second stage's seconds of training (0, builtin:trained's recipe: none, the first stage's weights are the result).
-      "second-stage-time-limit": { type: "string", default: "0" },
+      // The second stage's seconds of training (0: none, the first stage's weights are the result).
+      "second-stage-time-limit": { type: "string", default: SECOND_STAGE.timeLimit },
       // Skip the first stage: the second starts from this weights file (a finished first stage's).
       "first-stage": { type: "string" },
       device: { type: "string", default: "auto" },
@@ -171,7 +181,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const started = performance.now();
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
-  const writeData = async (out: string, scale: string | undefined, withLearner: boolean): Promise<number> => {
+  const writeData = async (out: string, scale: string | undefined, stageLearner: TrainDataOptions["learner"]): Promise<number> => {
     if (values["skip-data"]) return 0;
     console.log(`== training data → ${out}`);
     try {
@@ -183,7 +193,7 @@ export async function main(argv: string[]): Promise<number> {
         errorRate: Number(values["error-rate"]),
         seed: Number(values.seed),
         scales: parseScales(scale),
-        ...(withLearner && learner ? { learner } : {}),
+        ...(stageLearner ? { learner: stageLearner } : {}),
       });
       return 0;
     } catch (error) {
@@ -200,7 +210,7 @@ export async function main(argv: string[]): Promise<number> {
 
   let weights = firstStage ?? join(work, "weights.safetensors");
   if (firstStage === null) {
-    const dataFailed = await writeData(data, values.scale === "none" ? undefined : values.scale, true);
+    const dataFailed = await writeData(data, values.scale === "none" ? undefined : values.scale, learner);
     if (dataFailed) return dataFailed;
     console.log(`== training, first stage (${values.size}, ${values.steps} steps, seed ${values.seed}) at ${elapsed()}`);
     const status = train([
@@ -214,7 +224,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (secondStageSeconds > 0) {
     const stageData = join(stage2, "data");
-    const dataFailed = await writeData(stageData, SECOND_STAGE.scale, false);
+    const dataFailed = await writeData(stageData, SECOND_STAGE.scale, secondStageLearner(weights, values.learner));
     if (dataFailed) return dataFailed;
     console.log(`== training, second stage (from ${weights}, ${secondStageSeconds} s) at ${elapsed()}`);
     const status = train([
@@ -226,8 +236,10 @@ export async function main(argv: string[]): Promise<number> {
     weights = join(stage2, "weights.safetensors");
   }
   if (values.install) {
+    // Summed up before the copy: a first stage given as the committed file is read (its SHA-256, its summary) before it is replaced.
+    const summary = runSummary(work, secondStageSeconds > 0 ? stage2 : null, firstStage);
     copyFileSync(weights, TRAINED_WEIGHTS_FILE);
-    writeFileSync(TRAINED_SUMMARY_FILE, JSON.stringify(runSummary(work, secondStageSeconds > 0 ? stage2 : null, firstStage), null, 2) + "\n");
+    writeFileSync(TRAINED_SUMMARY_FILE, JSON.stringify(summary, null, 2) + "\n");
     console.log(`== installed ${weights} as ${TRAINED_WEIGHTS_FILE} (summary: ${TRAINED_SUMMARY_FILE})`);
   }
   // Installed, it is builtin:trained itself; else a folder of its own under <work>/models/, since builtin:trained's
@@ -253,13 +265,30 @@ export function recipeLearner(values: { learner?: string; "learner-rate"?: strin
 }
 
 /**
+ * The second stage's learner: the first stage's own weights, at the recipe's rate on the recipe's plans, unless
+ * `--learner none` turns learners off.
+ */
+export function secondStageLearner(firstStageWeights: string, learner: string | undefined): TrainDataOptions["learner"] {
+  if (learner === "none") return undefined;
+  return learnerOption({ learner: firstStageWeights, "learner-rate": RECIPE.learnerRate, "learner-plans": RECIPE.learnerPlans });
+}
+
+/**
  * The committed summary of a run: the last stage's `train.json`, with the first stage's under `first_stage` (its
- * loss history too) when there were two; a first stage given as a file is named by its path.
+ * loss history too) when there were two. A first stage given as a file is named by its path (relative to the project
+ * when inside it) and SHA-256, with its own summary where one is known: `train.json` beside it (a `train:model` work
+ * folder), or builtin:trained's committed summary when it is builtin:trained's committed weights.
  */
 export function runSummary(work: string, stage2: string | null, firstStage: string | null): Record<string, unknown> {
-  const read = (dir: string) => JSON.parse(readFileSync(join(dir, "train.json"), "utf8")) as Record<string, unknown>;
-  if (stage2 === null) return read(work);
-  return { ...read(stage2), first_stage: firstStage === null ? read(work) : { weights: firstStage } };
+  const read = (file: string) => JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+  if (stage2 === null) return read(join(work, "train.json"));
+  const stage = read(join(stage2, "train.json"));
+  if (firstStage === null) return { ...stage, first_stage: read(join(work, "train.json")) };
+  const sha256 = createHash("sha256").update(readFileSync(firstStage)).digest("hex");
+  const summaryFile = resolve(firstStage) === resolve(TRAINED_WEIGHTS_FILE) ? TRAINED_SUMMARY_FILE : join(dirname(firstStage), "train.json");
+  const summary = existsSync(summaryFile) ? { summary: read(summaryFile) } : {};
+  const name = relative(ROOT, resolve(firstStage));
+  return { ...stage, first_stage: { weights: name.startsWith("..") ? firstStage : name, sha256, ...summary } };
 }
 
 if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));
