@@ -49,12 +49,21 @@ export async function ensureBuiltApp(root: string, log: (line: string) => void =
   const staging = join(root, `dist.building-${process.pid}`);
   const { build } = await import("vite");
   await build({ root, configFile: join(root, "vite.config.ts"), logLevel: "warn", build: { outDir: staging, emptyOutDir: true } });
-  rmSync(dist, { recursive: true, force: true });
+  // A stale build is moved aside, not deleted first, so dist/ is never a half-removed folder.
+  const previous = join(root, `dist.previous-${process.pid}`);
+  if (state === "stale") {
+    try {
+      renameSync(dist, previous);
+    } catch {
+      // Another command moved or replaced it first.
+    }
+  }
   try {
     renameSync(staging, dist);
   } catch (e) {
     rmSync(staging, { recursive: true, force: true });
     if (!existsSync(join(dist, "index.html"))) throw e;
   }
+  rmSync(previous, { recursive: true, force: true });
   log(`built the lab in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
