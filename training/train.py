@@ -10,6 +10,7 @@ Prints one JSON line per log step; ``train.json`` sums the run up (speeds includ
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import random
@@ -23,6 +24,15 @@ from torch.nn import functional as F
 from . import weights_file
 from .data import IGNORE, Batch, epoch_batches, load_episodes
 from .model import SIZES, Decoder
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def portable_name(file: str) -> str:
+    """A file as a committed summary names it: relative to the project when inside it, else its own name (another
+    machine's absolute path names nothing there; the SHA-256 beside it says which file it was)."""
+    path = Path(file).resolve()
+    return str(path.relative_to(PROJECT)) if path.is_relative_to(PROJECT) else path.name
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -217,7 +227,8 @@ def main(argv: list[str]) -> int:
         "learned_tokens_per_s": round(tokens_learned / max(seconds, 1e-9)),
         "prefix_grad": not args.no_prefix_grad,
         "context_loss_weight": args.context_loss_weight,
-        "init": args.init,
+        "init": portable_name(args.init) if args.init else None,
+        "init_sha256": hashlib.sha256(Path(args.init).read_bytes()).hexdigest() if args.init else None,
         "threads": args.threads,
         "device": device.type,
         "held_out": last_eval,

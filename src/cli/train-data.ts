@@ -14,7 +14,7 @@
 
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, isAbsolute, join, relative, resolve } from "node:path";
 import { finished } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import type { GenerationInterface } from "../core/index.js";
@@ -153,6 +153,17 @@ export function learnerWeights(model: string, modelsRoot = DEFAULT_MODELS_ROOT):
   return read.weights ?? { preset: read.preset, seed: read.seed };
 }
 
+/**
+ * How a summary names a file or folder: relative to the project when inside it, else by its own name (the summary is
+ * committed; another machine's absolute paths name nothing there, and the SHA-256 beside the name says which file it
+ * was). Anything that is not a path on this machine (`builtin:trained`, a hub id) is kept as given.
+ */
+export function portableName(model: string, root = ROOT): string {
+  if (!existsSync(model)) return model;
+  const inside = relative(root, resolve(model));
+  return inside.startsWith("..") || isAbsolute(inside) ? basename(resolve(model)) : inside;
+}
+
 /** A learner given as a trained weights file (an earlier `weights.safetensors`), not a model folder or id. */
 const isWeightsFile = (model: string) => model.endsWith(".safetensors");
 
@@ -222,7 +233,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     seed: options.seed,
     error_rate: options.errorRate,
     ...(options.learner
-      ? { learner: { ...options.learner, weights, sampling: { ...LEARNER_SAMPLING, seed: options.seed } } }
+      ? { learner: { ...options.learner, model: portableName(options.learner.model), weights, sampling: { ...LEARNER_SAMPLING, seed: options.seed } } }
       : {}),
     samples_per_seed: options.samplesPerSeed,
     train_dataset_seeds: `0…${Math.max(...ENVIRONMENT_PLANS.map(trainSeeds)) - 1}`,

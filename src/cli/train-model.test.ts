@@ -9,9 +9,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { learnerOption, main as trainData, parseScales, writeTrainingData } from "./train-data.js";
+import { learnerOption, main as trainData, parseScales, portableName, writeTrainingData } from "./train-data.js";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE } from "../policy/builtin-model/write-folder.js";
-import { main, RECIPE, recipeLearner, runSummary, SECOND_STAGE, secondStageLearner, trainingEnv } from "./train-model.js";
+import { dataMadeBy, main, RECIPE, recipeLearner, runSummary, SECOND_STAGE, secondStageLearner, trainingEnv } from "./train-model.js";
 
 const work = mkdtempSync(join(tmpdir(), "train-model-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -55,7 +55,7 @@ describe("the two stages", () => {
     expect(runSummary(work, null, null)).toEqual({ steps: 1697, history: [{ step: 10 }] });
   });
 
-  it("name a first stage given as a file by its path and SHA-256, with the summary beside it where there is one", () => {
+  it("name a first stage given as a file by its name and SHA-256, with the summary beside it where there is one", () => {
     const first = join(work, "given-first");
     mkdirSync(first, { recursive: true });
     writeFileSync(join(first, "weights.safetensors"), "first-stage bytes");
@@ -64,14 +64,39 @@ describe("the two stages", () => {
     expect(runSummary(work, stage2, join(first, "weights.safetensors"))).toEqual({
       steps: 950,
       init: "w.safetensors",
-      first_stage: { weights: join(first, "weights.safetensors"), sha256 },
+      // Outside the project: its file name only (another machine's absolute path names nothing there).
+      first_stage: { weights: "weights.safetensors", sha256 },
     });
     writeFileSync(join(first, "train.json"), JSON.stringify({ steps: 1895 }));
-    expect(runSummary(work, stage2, join(first, "weights.safetensors")).first_stage).toEqual({ weights: join(first, "weights.safetensors"), sha256, summary: { steps: 1895 } });
+    expect(runSummary(work, stage2, join(first, "weights.safetensors")).first_stage).toEqual({ weights: "weights.safetensors", sha256, summary: { steps: 1895 } });
     // builtin:trained's committed weights as the first stage: its committed summary comes along.
     const committed = runSummary(work, stage2, TRAINED_WEIGHTS_FILE).first_stage as { sha256: string; summary: unknown };
+    expect(committed).toMatchObject({ weights: "src/policy/builtin-model/weights/trained.safetensors" });
     expect(committed.sha256).toBe(createHash("sha256").update(readFileSync(TRAINED_WEIGHTS_FILE)).digest("hex"));
     expect(committed.summary).toEqual(JSON.parse(readFileSync(TRAINED_SUMMARY_FILE, "utf8")));
+  });
+
+  it("name files in summaries portably: relative inside the project, by file name outside it, model ids as given", () => {
+    expect(portableName(TRAINED_WEIGHTS_FILE)).toBe("src/policy/builtin-model/weights/trained.safetensors");
+    writeFileSync(join(work, "elsewhere.safetensors"), "");
+    expect(portableName(join(work, "elsewhere.safetensors"))).toBe("elsewhere.safetensors");
+    expect(portableName("builtin:trained")).toBe("builtin:trained");
+  });
+
+  it("reuse the second stage's data under --skip-data only when it was made from the same first-stage weights", () => {
+    const dir = join(work, "stage-data");
+    const weights = join(work, "first-weights.safetensors");
+    writeFileSync(weights, "weights A");
+    mkdirSync(dir, { recursive: true });
+    expect(dataMadeBy(dir, weights)).toBe(false); // no data.json: nothing to reuse
+    const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+    writeFileSync(join(dir, "data.json"), JSON.stringify({ learner: { model: "first-weights.safetensors", weights: { sha256: sha("weights A") } } }));
+    expect(dataMadeBy(dir, weights)).toBe(true);
+    expect(dataMadeBy(dir, null)).toBe(false); // made with a learner, asked for none
+    writeFileSync(weights, "weights B"); // a new first stage
+    expect(dataMadeBy(dir, weights)).toBe(false);
+    writeFileSync(join(dir, "data.json"), JSON.stringify({ seed: 0 }));
+    expect(dataMadeBy(dir, null)).toBe(true);
   });
 
   it("give the second stage the first stage's weights as its learner, on the recipe's plans and rate, unless learners are off", () => {
@@ -144,9 +169,10 @@ describe("the learner's options (--learner, --learner-rate, --learner-plans)", (
       () => undefined,
     );
     const manifest = JSON.parse(readFileSync(join(out, "data.json"), "utf8")) as {
-      learner: { weights: { sha256: string; name: string } };
+      learner: { model: string; weights: { sha256: string; name: string } };
       environments: { name: string; train: { learner_turns: number } }[];
     };
+    expect(manifest.learner.model).toBe("src/policy/builtin-model/fixtures/torch-trained.safetensors");
     expect(manifest.learner.weights).toEqual({ sha256: createHash("sha256").update(readFileSync(file)).digest("hex"), name: "torch-trained.safetensors" });
     expect(manifest.environments.find((e) => e.name === "number_guess")!.train.learner_turns).toBeGreaterThanOrEqual(10);
   }, 120_000);

@@ -20,12 +20,12 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE, writeBuiltinFolder, writeTrainedModel } from "../policy/builtin-model/write-folder.js";
 import { PUBLIC_MODELS_DIR } from "./build-model.js";
 import { isEntryPoint } from "./entry.js";
-import { learnerOption, parseScales, writeTrainingData, type TrainDataOptions } from "./train-data.js";
+import { learnerOption, parseScales, portableName, writeTrainingData, type TrainDataOptions } from "./train-data.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const PYTHON = process.env.PYTHON ?? "/usr/bin/python3";
@@ -114,6 +114,7 @@ function parse(argv: string[]) {
       // Skip the first stage: the second starts from this weights file (a finished first stage's).
       "first-stage": { type: "string" },
       device: { type: "string", default: "auto" },
+      // The first stage's data as <work>/data/ holds it; the second stage's too where it was made from these first-stage weights.
       "skip-data": { type: "boolean", default: false },
       resume: { type: "boolean", default: false },
       install: { type: "boolean", default: false },
@@ -181,8 +182,11 @@ export async function main(argv: string[]): Promise<number> {
   }
   const started = performance.now();
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
-  const writeData = async (out: string, scale: string | undefined, stageLearner: TrainDataOptions["learner"]): Promise<number> => {
-    if (values["skip-data"]) return 0;
+  const writeData = async (out: string, scale: string | undefined, stageLearner: TrainDataOptions["learner"], reuse: boolean): Promise<number> => {
+    if (reuse) {
+      console.log(`== training data: ${out} as it is (--skip-data)`);
+      return 0;
+    }
     console.log(`== training data → ${out}`);
     try {
       await writeTrainingData({
@@ -210,7 +214,7 @@ export async function main(argv: string[]): Promise<number> {
 
   let weights = firstStage ?? join(work, "weights.safetensors");
   if (firstStage === null) {
-    const dataFailed = await writeData(data, values.scale === "none" ? undefined : values.scale, learner);
+    const dataFailed = await writeData(data, values.scale === "none" ? undefined : values.scale, learner, values["skip-data"]);
     if (dataFailed) return dataFailed;
     console.log(`== training, first stage (${values.size}, ${values.steps} steps, seed ${values.seed}) at ${elapsed()}`);
     const status = train([
@@ -224,7 +228,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (secondStageSeconds > 0) {
     const stageData = join(stage2, "data");
-    const dataFailed = await writeData(stageData, SECOND_STAGE.scale, secondStageLearner(weights, values.learner));
+    const stageLearner = secondStageLearner(weights, values.learner);
+    const dataFailed = await writeData(stageData, SECOND_STAGE.scale, stageLearner, values["skip-data"] && dataMadeBy(stageData, stageLearner ? weights : null));
     if (dataFailed) return dataFailed;
     console.log(`== training, second stage (from ${weights}, ${secondStageSeconds} s) at ${elapsed()}`);
     const status = train([
@@ -274,10 +279,23 @@ export function secondStageLearner(firstStageWeights: string, learner: string | 
 }
 
 /**
+ * Whether a stage's data folder was made with these learner weights (`data.json`'s learner SHA-256; null: no learner):
+ * the second stage's data comes from the first stage's weights, so `--skip-data` reuses it only when those are the
+ * weights it was made from, and writes it again after a new first stage.
+ */
+export function dataMadeBy(dataDir: string, learnerWeights: string | null): boolean {
+  const manifestFile = join(dataDir, "data.json");
+  if (!existsSync(manifestFile)) return false;
+  const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as { learner?: { weights?: { sha256?: string } | null } };
+  if (learnerWeights === null) return manifest.learner === undefined;
+  return manifest.learner?.weights?.sha256 === createHash("sha256").update(readFileSync(learnerWeights)).digest("hex");
+}
+
+/**
  * The committed summary of a run: the last stage's `train.json`, with the first stage's under `first_stage` (its
- * loss history too) when there were two. A first stage given as a file is named by its path (relative to the project
- * when inside it) and SHA-256, with its own summary where one is known: `train.json` beside it (a `train:model` work
- * folder), or builtin:trained's committed summary when it is builtin:trained's committed weights.
+ * loss history too) when there were two. A first stage given as a file is named by `portableName` and its SHA-256,
+ * with its own summary where one is known: `train.json` beside it (a `train:model` work folder), or builtin:trained's
+ * committed summary when it is builtin:trained's committed weights.
  */
 export function runSummary(work: string, stage2: string | null, firstStage: string | null): Record<string, unknown> {
   const read = (file: string) => JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
@@ -287,8 +305,7 @@ export function runSummary(work: string, stage2: string | null, firstStage: stri
   const sha256 = createHash("sha256").update(readFileSync(firstStage)).digest("hex");
   const summaryFile = resolve(firstStage) === resolve(TRAINED_WEIGHTS_FILE) ? TRAINED_SUMMARY_FILE : join(dirname(firstStage), "train.json");
   const summary = existsSync(summaryFile) ? { summary: read(summaryFile) } : {};
-  const name = relative(ROOT, resolve(firstStage));
-  return { ...stage, first_stage: { weights: name.startsWith("..") ? firstStage : name, sha256, ...summary } };
+  return { ...stage, first_stage: { weights: portableName(firstStage, ROOT), sha256, ...summary } };
 }
 
 if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));

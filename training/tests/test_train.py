@@ -3,6 +3,7 @@ and a few steps on a tiny dataset make the loss fall (python3 -m unittest discov
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tempfile
 import unittest
@@ -179,7 +180,10 @@ class TrainTest(unittest.TestCase):
             self.assertEqual(train.main([*common, "--out", str(second), "--steps", "5", "--lr", "0", "--init", str(first / "weights.safetensors")]), 0)
             summary = json.loads((second / "train.json").read_text())
             self.assertLess(summary["history"][0]["loss"], 0.5 * start[0]["loss"])
-            self.assertEqual(summary["init"], str(first / "weights.safetensors"))
+            # Named portably (a temporary folder is outside the project: the file's name), with its SHA-256.
+            self.assertEqual(summary["init"], "weights.safetensors")
+            self.assertEqual(summary["init_sha256"], hashlib.sha256((first / "weights.safetensors").read_bytes()).hexdigest())
+            self.assertEqual(train.portable_name(str(train.PROJECT / "training" / "train.py")), "training/train.py")
             a, first_metadata = weights_file.load(first / "weights.safetensors")
             b, second_metadata = weights_file.load(second / "weights.safetensors")
             # The second stage's file says how the weights it started from were trained.
