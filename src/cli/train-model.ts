@@ -278,6 +278,8 @@ export function secondStageLearner(firstStageWeights: string, learner: string | 
   return learnerOption({ learner: firstStageWeights, "learner-rate": RECIPE.learnerRate, "learner-plans": RECIPE.learnerPlans });
 }
 
+const fileSha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
+
 /**
  * Whether a stage's data folder was made with these learner weights (`data.json`'s learner SHA-256; null: no learner):
  * the second stage's data comes from the first stage's weights, so `--skip-data` reuses it only when those are the
@@ -288,7 +290,7 @@ export function dataMadeBy(dataDir: string, learnerWeights: string | null): bool
   if (!existsSync(manifestFile)) return false;
   const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as { learner?: { weights?: { sha256?: string } | null } };
   if (learnerWeights === null) return manifest.learner === undefined;
-  return manifest.learner?.weights?.sha256 === createHash("sha256").update(readFileSync(learnerWeights)).digest("hex");
+  return manifest.learner?.weights?.sha256 === fileSha256(learnerWeights);
 }
 
 /**
@@ -302,10 +304,10 @@ export function runSummary(work: string, stage2: string | null, firstStage: stri
   if (stage2 === null) return read(join(work, "train.json"));
   const stage = read(join(stage2, "train.json"));
   if (firstStage === null) return { ...stage, first_stage: read(join(work, "train.json")) };
-  const sha256 = createHash("sha256").update(readFileSync(firstStage)).digest("hex");
+  const sha256 = fileSha256(firstStage);
   const summaryFile = resolve(firstStage) === resolve(TRAINED_WEIGHTS_FILE) ? TRAINED_SUMMARY_FILE : join(dirname(firstStage), "train.json");
   const summary = existsSync(summaryFile) ? { summary: read(summaryFile) } : {};
-  return { ...stage, first_stage: { weights: portableName(firstStage, ROOT), sha256, ...summary } };
+  return { ...stage, first_stage: { weights: portableName(firstStage), sha256, ...summary } };
 }
 
 if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));
