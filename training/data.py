@@ -103,7 +103,55 @@ def make_batch(episodes: list[Episode]) -> Batch:
     return Batch(episodes[0].env, torch.tensor(episodes[0].ids[:shared], dtype=torch.long), suffixes, targets, context, sum(len(e.ids) for e in episodes), learned)
 
 
-def epoch_batches(episodes: list[Episode], batch_size: int, attention_budget: int, seed: int, epoch: int) -> list[Batch]:
+# The bytes a slip may touch, and what it may put in their place: the letters, digits and marks of words, paths and
+# numbers. The JSON's, the tags' and the calls' punctuation is never slipped nor the byte right after a slip, so their
+# counts (`"}}`, `]<call`) are learned only from clean text.
+SLIP_BYTES = frozenset(ord(c) for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
+SLIP_BYTES_SORTED = sorted(SLIP_BYTES)
+
+
+def with_slips(episode: Episode, rate: float, rng: random.Random) -> Episode:
+    """The episode with, in each learned turn (a run of mask ``"1"``) with probability ``rate``, one slip of the kind a
+    byte-level model makes in a rollout: a byte of a word dropped, doubled or replaced. The slip is marked ``"2"``
+    (never learned; after a drop, the byte now in its place, else the model would learn to skip it) and the turn's
+    own continuation stays learned after it: the model sees its own kind of mistake inside a turn and learns to carry
+    on from it (finish the path, close the string and the JSON) instead of drifting, as the learner's states teach it
+    between turns. A byte equal to the next is not dropped or doubled: the learned byte after it would then teach a
+    letter too many or too few (`dif]`, `difff`)."""
+    if rate <= 0:
+        return episode
+    ids, mask = list(episode.ids), list(episode.mask)
+    turns, start = [], None
+    for i, m in enumerate(mask + ["0"]):
+        if m == "1" and start is None:
+            start = i
+        elif m != "1" and start is not None:
+            turns.append((start, i))
+            start = None
+    # From the last turn back, so that an earlier turn's positions hold when a later one changes length.
+    for a, b in reversed(turns):
+        if rng.random() >= rate:
+            continue
+        spots = [i for i in range(a + 2, b - 3) if ids[i] in SLIP_BYTES and ids[i + 1] in SLIP_BYTES and ids[i + 2] in SLIP_BYTES]
+        if not spots:
+            continue
+        i = rng.choice(spots)
+        kind = rng.choice(("drop", "double", "replace"))
+        if kind != "replace" and ids[i] == ids[i + 1]:
+            kind = "replace"
+        if kind == "drop":
+            del ids[i], mask[i]
+            mask[i] = "2"
+        elif kind == "double":
+            ids.insert(i + 1, ids[i])
+            mask.insert(i + 1, "2")
+        else:
+            ids[i] = rng.choice([c for c in SLIP_BYTES_SORTED if c not in (ids[i - 1], ids[i], ids[i + 1])])
+            mask[i] = "2"
+    return Episode(episode.env, ids, "".join(mask))
+
+
+def epoch_batches(episodes: list[Episode], batch_size: int, attention_budget: int, seed: int, epoch: int, slip_rate: float = 0.0) -> list[Batch]:
     """One pass over the episodes: per environment, shuffled and cut into batches of at most ``batch_size``
     episodes and ``attention_budget`` attention scores per head (episodes x longest length squared: the scores
     and probabilities kept for the backward pass are what fills the memory); the batches of all environments in
@@ -131,4 +179,4 @@ def epoch_batches(episodes: list[Episode], batch_size: int, attention_budget: in
         if group:
             groups.append(group)
     rng.shuffle(groups)
-    return [make_batch(g) for g in groups]
+    return [make_batch([with_slips(e, slip_rate, rng) for e in g]) for g in groups]

@@ -49,6 +49,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--attention-budget", type=float, default=3e7, help="episodes x longest length^2 per batch at most (memory: ~200 bytes each at the trained size)")
     p.add_argument("--max-len", type=int, default=4096, help="episodes are cut to this many tokens")
     p.add_argument("--context-loss-weight", type=float, default=0.0, help="the weight of the mean loss on context tokens after the shared prefix (the environment's answers: what copying a board or a path from earlier in the context learns from) beside the learned tokens' mean loss; 0: learned tokens only")
+    p.add_argument("--slip-rate", type=float, default=0.0, help="the share of learned turns given one slip (a byte dropped, doubled or replaced, never learned: data.with_slips) in each epoch's batches, so the model learns to carry on after its own kind of mistake; 0: none")
     p.add_argument("--no-prefix-grad", action="store_true", help="run the shared prompt prefix without gradients (faster, inexact)")
     p.add_argument("--eval-every", type=int, default=250)
     p.add_argument("--eval-episodes", type=int, default=200, help="held-out episodes per evaluation at most")
@@ -172,7 +173,7 @@ def main(argv: list[str]) -> int:
 
     emit({"event": "start", "device": device.type, "size": args.size, "parameters": sum(p.numel() for p in model.parameters()), "train": train_stats, "held_out": held_out_stats, "step": step})
     # Every epoch has as many batches as the first (the same episodes, grouped the same way).
-    epoch, batches = 0, epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, 0)
+    epoch, batches = 0, epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, 0, args.slip_rate)
     per_epoch = len(batches)
     history, last_eval = [], None
     window_start, window_tokens, window_learned, window_loss = time.perf_counter(), 0, 0, []
@@ -180,7 +181,7 @@ def main(argv: list[str]) -> int:
     while step < args.steps:
         if step // per_epoch != epoch:
             epoch = step // per_epoch
-            batches = epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, epoch)
+            batches = epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, epoch, args.slip_rate)
         batch = batches[step % per_epoch]
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, args, seconds)
@@ -227,6 +228,7 @@ def main(argv: list[str]) -> int:
         "learned_tokens_per_s": round(tokens_learned / max(seconds, 1e-9)),
         "prefix_grad": not args.no_prefix_grad,
         "context_loss_weight": args.context_loss_weight,
+        "slip_rate": args.slip_rate,
         "init": portable_name(args.init) if args.init else None,
         "init_sha256": hashlib.sha256(Path(args.init).read_bytes()).hexdigest() if args.init else None,
         "threads": args.threads,
@@ -234,7 +236,7 @@ def main(argv: list[str]) -> int:
         "held_out": last_eval,
         "data": json.loads((data / "data.json").read_text()) if (data / "data.json").exists() else None,
     }
-    provenance = {k: summary[k] for k in ("size", "seed", "steps", "tokens_learned", "prefix_grad", "context_loss_weight")}
+    provenance = {k: summary[k] for k in ("size", "seed", "steps", "tokens_learned", "prefix_grad", "context_loss_weight", "slip_rate")}
     provenance["held_out_loss"] = last_eval["loss"] if last_eval else None
     if args.init:
         provenance["first_stage"] = first_stage  # the init file's own provenance: how the weights it started from were trained

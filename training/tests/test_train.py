@@ -12,7 +12,9 @@ from pathlib import Path
 import torch
 
 from training import train, weights_file
-from training.data import epoch_batches, load_episodes
+import random
+
+from training.data import Episode, epoch_batches, load_episodes, with_slips
 from training.model import ALLOWED_IDS, SIZES, Decoder, apply_rope, rotate_half
 
 torch.set_num_threads(2)
@@ -141,6 +143,40 @@ class TrainTest(unittest.TestCase):
         _, _, weighted = train.batch_loss(model, batch, True, 0.5)
         self.assertEqual(plain.item(), loss.item())
         self.assertGreater(weighted.item(), loss.item() + 0.1)
+
+    def test_slips_touch_words_only_are_never_learned_and_leave_the_rest_of_the_turn_learned(self):
+        prompt = encode("<|im_start|>user\nSolve.<|im_end|>\n<|im_start|>assistant\n")
+        turn = encode('<tool_call>\n{"name": "read_file", "arguments": {"path": "/workspace/service.ini"}}\n</tool_call>') + [258]
+        calc = encode("[12, 7, diff]<call: calculator>") + [258]
+        observation = encode("\n<|im_start|>user\n<result>5</result><|im_end|>\n<|im_start|>assistant\n")
+        ids = prompt + turn + observation + calc
+        mask = "0" * len(prompt) + "1" * len(turn) + "0" * len(observation) + "1" * len(calc)
+        episode = Episode("toy", ids, mask)
+        self.assertIs(with_slips(episode, 0.0, random.Random(0)), episode)
+        kinds = set()
+        rng = random.Random(0)
+        for _ in range(300):
+            slipped = with_slips(episode, 1.0, rng)
+            self.assertEqual(len(slipped.ids), len(slipped.mask))
+            self.assertEqual(slipped.mask.count("2"), 2)  # one slip in each learned turn
+            self.assertEqual(slipped.ids[: len(prompt)], prompt)
+            kinds.add(len(slipped.ids) - len(ids))
+            for i, mark in enumerate(slipped.mask):
+                if mark == "2":
+                    # A word's byte, between a learned byte and a learned word's byte; punctuation is never touched.
+                    self.assertEqual(slipped.mask[i - 1] + slipped.mask[i + 1], "11")
+                    self.assertTrue(chr(slipped.ids[i]).isalnum() or chr(slipped.ids[i]) in "_./-")
+            text = bytes(t for t in slipped.ids if t < 256).decode()
+            self.assertEqual(text.count('"}}'), 1)
+            self.assertIn("]<", text)
+            # Never a learned letter too many or too few after a repeated one: `diff` loses or gains no `f` of a pair.
+            self.assertNotRegex(text, r"dif\]|difff")
+        self.assertEqual(kinds, {-2, -1, 0, 1, 2})  # drops, doubles and replacements, in either turn
+        # In each epoch's batches, from the same groups: the slips change the learned tokens, not the batches.
+        many = [Episode("toy", ids, mask) for _ in range(8)]
+        plain, slipped = epoch_batches(many, 4, 1_000_000, 0, 0), epoch_batches(many, 4, 1_000_000, 0, 0, 0.5)
+        self.assertEqual([b.suffixes.shape[0] for b in plain], [b.suffixes.shape[0] for b in slipped])
+        self.assertLess(sum(b.learned for b in slipped), sum(b.learned for b in plain))
 
     def test_a_few_steps_make_the_loss_fall_and_export_a_weights_file(self):
         with tempfile.TemporaryDirectory() as tmp:
