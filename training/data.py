@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import string
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,8 +107,7 @@ def make_batch(episodes: list[Episode]) -> Batch:
 # The bytes a slip may touch, and what it may put in their place: the letters, digits and marks of words, paths and
 # numbers. The JSON's, the tags' and the calls' punctuation is never slipped nor the byte right after a slip, so their
 # counts (`"}}`, `]<call`) are learned only from clean text.
-SLIP_BYTES = frozenset(ord(c) for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
-SLIP_BYTES_SORTED = sorted(SLIP_BYTES)
+SLIP_BYTES = bytes(sorted((string.ascii_letters + string.digits + "_./-").encode()))  # sorted: the measured runs drew in this order
 
 
 def with_slips(episode: Episode, rate: float, rng: random.Random) -> Episode:
@@ -146,7 +146,7 @@ def with_slips(episode: Episode, rate: float, rng: random.Random) -> Episode:
             ids.insert(i + 1, ids[i])
             mask.insert(i + 1, "2")
         else:
-            ids[i] = rng.choice([c for c in SLIP_BYTES_SORTED if c not in (ids[i - 1], ids[i], ids[i + 1])])
+            ids[i] = rng.choice([c for c in SLIP_BYTES if c not in (ids[i - 1], ids[i], ids[i + 1])])
             mask[i] = "2"
     return Episode(episode.env, ids, "".join(mask))
 

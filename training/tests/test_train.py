@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import tempfile
 import unittest
 from pathlib import Path
@@ -12,8 +13,6 @@ from pathlib import Path
 import torch
 
 from training import train, weights_file
-import random
-
 from training.data import Episode, epoch_batches, load_episodes, with_slips
 from training.model import ALLOWED_IDS, SIZES, Decoder, apply_rope, rotate_half
 
