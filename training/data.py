@@ -47,8 +47,9 @@ class Batch:
     learned: int
 
 
-def load_episodes(path: str | Path, max_len: int) -> tuple[list[Episode], dict]:
-    """Episodes with something to learn, each cut to ``max_len`` tokens; counts of what was cut or left out."""
+def load_episodes(path: str | Path, max_len: int, allowed: frozenset = ALLOWED) -> tuple[list[Episode], dict]:
+    """Episodes with something to learn, each cut to ``max_len`` tokens; counts of what was cut or left out.
+    ``allowed``: the ids the logit shaping lets the model emit (the vocabulary's)."""
     episodes, stats = [], {"episodes": 0, "cut": 0, "nothing_to_learn": 0, "blocked_targets": 0}
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -62,7 +63,7 @@ def load_episodes(path: str | Path, max_len: int) -> tuple[list[Episode], dict]:
                 ids, mask = ids[:max_len], mask[:max_len]
                 stats["cut"] += 1
             # A target the graph blocks (-1e4) cannot be learned; none should occur in the oracle's text.
-            blocked = {i for i, (t, m) in enumerate(zip(ids, mask)) if m == "1" and t not in ALLOWED}
+            blocked = {i for i, (t, m) in enumerate(zip(ids, mask)) if m == "1" and t not in allowed}
             if blocked:
                 stats["blocked_targets"] += len(blocked)
                 mask = "".join("0" if i in blocked else m for i, m in enumerate(mask))
@@ -84,7 +85,7 @@ def common_prefix(rows: list[list[int]]) -> int:
     return n
 
 
-def make_batch(episodes: list[Episode]) -> Batch:
+def make_batch(episodes: list[Episode], allowed: frozenset = ALLOWED) -> Batch:
     shared = min(common_prefix([e.ids for e in episodes]), min(e.first_learned for e in episodes) - 1)
     width = max(len(e.ids) for e in episodes) - shared
     suffixes = torch.zeros(len(episodes), width, dtype=torch.long)
@@ -99,7 +100,7 @@ def make_batch(episodes: list[Episode]) -> Batch:
             if mark == "1":
                 targets[row, j] = token
                 learned += 1
-            elif mark == "0" and token in ALLOWED:  # a token the graph blocks cannot be learned, as context either
+            elif mark == "0" and token in allowed:  # a token the graph blocks cannot be learned, as context either
                 context[row, j] = token
     return Batch(episodes[0].env, torch.tensor(episodes[0].ids[:shared], dtype=torch.long), suffixes, targets, context, sum(len(e.ids) for e in episodes), learned)
 
@@ -151,7 +152,7 @@ def with_slips(episode: Episode, rate: float, rng: random.Random) -> Episode:
     return Episode(episode.env, ids, "".join(mask))
 
 
-def epoch_batches(episodes: list[Episode], batch_size: int, attention_budget: int, seed: int, epoch: int, slip_rate: float = 0.0) -> list[Batch]:
+def epoch_batches(episodes: list[Episode], batch_size: int, attention_budget: int, seed: int, epoch: int, slip_rate: float = 0.0, allowed: frozenset = ALLOWED) -> list[Batch]:
     """One pass over the episodes: per environment, shuffled and cut into batches of at most ``batch_size``
     episodes and ``attention_budget`` attention scores per head (episodes x longest length squared: the scores
     and probabilities kept for the backward pass are what fills the memory); the batches of all environments in
@@ -179,4 +180,4 @@ def epoch_batches(episodes: list[Episode], batch_size: int, attention_budget: in
         if group:
             groups.append(group)
     rng.shuffle(groups)
-    return [make_batch([with_slips(e, slip_rate, rng) for e in g]) for g in groups]
+    return [make_batch([with_slips(e, slip_rate, rng) for e in g], allowed) for g in groups]

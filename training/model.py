@@ -29,6 +29,35 @@ BLOCKED_BIAS = -1e4
 
 
 @dataclass(frozen=True)
+class Vocabulary:
+    """The ids a model speaks: the byte-level vocabulary and, for a vocabulary of ``npm run train:vocab``, its byte-pair
+    merges (token 265 + i is merge i; src/policy/builtin-model/merges.ts). ``allowed_ids`` are what the logit
+    shaping lets it emit, as logit-shaping.ts computes them (data.json records them; this side never works them out)."""
+
+    merges: tuple = ()
+    allowed_ids: tuple = tuple(ALLOWED_IDS)
+
+    @property
+    def size(self) -> int:
+        return VOCAB_SIZE + len(self.merges)
+
+    @staticmethod
+    def from_record(record: dict | None) -> "Vocabulary":
+        """data.json's ``vocabulary`` (absent: the byte-level one), checked against its own size."""
+        if not record:
+            return BYTE_LEVEL
+        vocabulary = Vocabulary(tuple(tuple(m) for m in record["merges"]), tuple(record["allowed_ids"]))
+        if record.get("size", vocabulary.size) != vocabulary.size:
+            raise ValueError(f"vocabulary: size {record.get('size')} but {len(vocabulary.merges)} merges make {vocabulary.size}")
+        if any(not 0 <= i < vocabulary.size for i in vocabulary.allowed_ids):
+            raise ValueError(f"vocabulary: an allowed id is outside 0…{vocabulary.size - 1}")
+        return vocabulary
+
+
+BYTE_LEVEL = Vocabulary()
+
+
+@dataclass(frozen=True)
 class Architecture:
     """config.json's keys, as the weights file's ``config`` metadata holds them."""
 
@@ -55,9 +84,9 @@ SIZES = {
 }
 
 
-def shaping_bias(vocab_size: int) -> torch.Tensor:
+def shaping_bias(vocab_size: int, allowed_ids=ALLOWED_IDS) -> torch.Tensor:
     bias = torch.full((vocab_size,), BLOCKED_BIAS)
-    bias[ALLOWED_IDS] = 0.0
+    bias[list(allowed_ids)] = 0.0
     return bias
 
 
@@ -136,9 +165,12 @@ class Layer(nn.Module):
 
 
 class Decoder(nn.Module):
-    def __init__(self, a: Architecture):
+    def __init__(self, a: Architecture, vocabulary: Vocabulary = BYTE_LEVEL):
         super().__init__()
+        if a.vocab_size != vocabulary.size:
+            raise ValueError(f"vocab_size {a.vocab_size} is not the vocabulary's {vocabulary.size} ({len(vocabulary.merges)} merges)")
         self.architecture = a
+        self.vocabulary = vocabulary
         self.embed_tokens = nn.Embedding(a.vocab_size, a.hidden_size)
         self.layers = nn.ModuleList(Layer(a) for _ in range(a.num_hidden_layers))
         self.norm = RMSNorm(a.hidden_size, a.rms_norm_eps)
@@ -146,7 +178,7 @@ class Decoder(nn.Module):
         if a.tie_word_embeddings:
             self.lm_head.weight = self.embed_tokens.weight
         self.rope = Rope(a.head_dim, a.rope_theta)
-        self.register_buffer("bias", shaping_bias(a.vocab_size), persistent=False)
+        self.register_buffer("bias", shaping_bias(a.vocab_size, vocabulary.allowed_ids), persistent=False)
         # Hugging Face Llama's initialisation: normal(0, 0.02) for every matrix, ones for the norms.
         for module in self.modules():
             if isinstance(module, (nn.Linear, nn.Embedding)):

@@ -16,6 +16,7 @@ import math
 import random
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -23,7 +24,7 @@ from torch.nn import functional as F
 
 from . import weights_file
 from .data import IGNORE, Batch, epoch_batches, load_episodes
-from .model import SIZES, Decoder
+from .model import SIZES, Decoder, Vocabulary
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -109,6 +110,14 @@ def evaluate(model: Decoder, batches: list[Batch]) -> dict:
     return {"loss": round(sum(t[0] for t in per_env.values()) / max(1, learned), 4), "envs": envs}
 
 
+def summarized_manifest(manifest: dict | None) -> dict | None:
+    """data.json for the run's summary: a vocabulary by its size and SHA-256 (the merges are in the weights file)."""
+    if not manifest or "vocabulary" not in manifest:
+        return manifest
+    vocabulary = {k: v for k, v in manifest["vocabulary"].items() if k not in ("merges", "allowed_ids")}
+    return {**manifest, "vocabulary": {**vocabulary, "merges": len(manifest["vocabulary"]["merges"])}}
+
+
 def emit(record: dict) -> None:
     print(json.dumps(record), flush=True)
 
@@ -121,16 +130,26 @@ def main(argv: list[str]) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     data = Path(args.data)
-    train, train_stats = load_episodes(data / "train.jsonl", args.max_len)
-    held_out, held_out_stats = load_episodes(data / "held_out.jsonl", args.max_len) if (data / "held_out.jsonl").exists() else ([], {})
+    manifest = json.loads((data / "data.json").read_text()) if (data / "data.json").exists() else None
+    try:
+        vocabulary = Vocabulary.from_record((manifest or {}).get("vocabulary"))
+    except (KeyError, TypeError, ValueError) as error:
+        print(f"{data / 'data.json'}: {error}", file=sys.stderr)
+        return 2
+    if vocabulary.merges and args.slip_rate > 0:
+        print("--slip-rate: slips change bytes, so they need the byte-level vocabulary (this data has merges)", file=sys.stderr)
+        return 2
+    allowed = frozenset(vocabulary.allowed_ids)
+    train, train_stats = load_episodes(data / "train.jsonl", args.max_len, allowed)
+    held_out, held_out_stats = load_episodes(data / "held_out.jsonl", args.max_len, allowed) if (data / "held_out.jsonl").exists() else ([], {})
     if not train:
         print(f"{data / 'train.jsonl'}: no episode with a learned token", file=sys.stderr)
         return 1
     eval_pool = random.Random(args.seed).sample(held_out, min(len(held_out), args.eval_episodes))
-    eval_batches = epoch_batches(eval_pool, args.batch_size, int(args.attention_budget), args.seed, 0) if eval_pool else []
+    eval_batches = epoch_batches(eval_pool, args.batch_size, int(args.attention_budget), args.seed, 0, allowed=allowed) if eval_pool else []
 
     device = torch.device("cuda" if args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available()) else "cpu")
-    model = Decoder(SIZES[args.size])
+    model = Decoder(replace(SIZES[args.size], vocab_size=vocabulary.size), vocabulary)
     first_stage = None
     if args.init:
         try:
@@ -138,6 +157,9 @@ def main(argv: list[str]) -> int:
             first_stage = json.loads(start_metadata.get("training", "null"))
         except (OSError, ValueError) as error:
             print(f"--init: {error}", file=sys.stderr)
+            return 2
+        if start.vocabulary.merges != vocabulary.merges:
+            print(f"--init: {args.init} speaks {len(start.vocabulary.merges)} merges, the data {len(vocabulary.merges)} (other ones): its ids mean other text", file=sys.stderr)
             return 2
         if start.architecture != model.architecture:
             print(f"--init: {args.init} holds a {start.architecture} decoder, not --size {args.size}'s {model.architecture}", file=sys.stderr)
@@ -173,7 +195,7 @@ def main(argv: list[str]) -> int:
 
     emit({"event": "start", "device": device.type, "size": args.size, "parameters": sum(p.numel() for p in model.parameters()), "train": train_stats, "held_out": held_out_stats, "step": step})
     # Every epoch has as many batches as the first (the same episodes, grouped the same way).
-    epoch, batches = 0, epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, 0, args.slip_rate)
+    epoch, batches = 0, epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, 0, args.slip_rate, allowed)
     per_epoch = len(batches)
     history, last_eval = [], None
     window_start, window_tokens, window_learned, window_loss = time.perf_counter(), 0, 0, []
@@ -181,7 +203,7 @@ def main(argv: list[str]) -> int:
     while step < args.steps:
         if step // per_epoch != epoch:
             epoch = step // per_epoch
-            batches = epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, epoch, args.slip_rate)
+            batches = epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, epoch, args.slip_rate, allowed)
         batch = batches[step % per_epoch]
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, args, seconds)
@@ -234,7 +256,7 @@ def main(argv: list[str]) -> int:
         "threads": args.threads,
         "device": device.type,
         "held_out": last_eval,
-        "data": json.loads((data / "data.json").read_text()) if (data / "data.json").exists() else None,
+        "data": summarized_manifest(manifest),
     }
     provenance = {k: summary[k] for k in ("size", "seed", "steps", "tokens_learned", "prefix_grad", "context_loss_weight", "slip_rate")}
     provenance["held_out_loss"] = last_eval["loss"] if last_eval else None

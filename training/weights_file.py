@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from .model import Architecture, Decoder
+from .model import BYTE_LEVEL, Architecture, Decoder, Vocabulary
 
 FORMAT = "rollout-lab-llama-weights/1"
 
@@ -41,6 +41,8 @@ def tensors_of(model: Decoder) -> dict[str, torch.Tensor]:
 def save(path: str | Path, model: Decoder, training: dict | None = None) -> None:
     tensors = tensors_of(model)
     metadata = {"format": FORMAT, "config": json.dumps(model.architecture.to_config())}
+    if model.vocabulary.merges:  # the byte-pair merges its ids stand for (weights-file.ts reads "merges")
+        metadata["vocabulary"] = json.dumps({"merges": model.vocabulary.merges, "allowed_ids": model.vocabulary.allowed_ids})
     if training is not None:
         metadata["training"] = json.dumps(training, sort_keys=True)
     header: dict = {"__metadata__": metadata}
@@ -72,7 +74,8 @@ def load(path: str | Path) -> tuple[Decoder, dict]:
     metadata = header.pop("__metadata__", {})
     if metadata.get("format") != FORMAT:
         raise ValueError(f"{path}: __metadata__.format is {metadata.get('format')!r}, expected {FORMAT!r}")
-    model = Decoder(Architecture(**json.loads(metadata["config"])))
+    vocabulary = Vocabulary.from_record(json.loads(metadata["vocabulary"])) if "vocabulary" in metadata else BYTE_LEVEL
+    model = Decoder(Architecture(**json.loads(metadata["config"])), vocabulary)
     wanted = {hf_name(n): n for n in model.state_dict() if not (n == "lm_head.weight" and model.architecture.tie_word_embeddings)}
     if set(header) != set(wanted):
         raise ValueError(f"{path}: tensors {sorted(set(header) ^ set(wanted))} do not match the architecture")

@@ -1,6 +1,7 @@
 /**
  * `npm run train:data -- [--out training/data] [--episodes 1200] [--held-out 60] [--samples-per-seed 10]
- * [--error-rate 0.2] [--seed 0] [--scale plan=N,…] [--learner <model> [--learner-rate 0.5] [--learner-plans plan,…]]`
+ * [--error-rate 0.2] [--seed 0] [--scale plan=N,…] [--learner <model> [--learner-rate 0.5] [--learner-plans plan,…]]
+ * [--vocabulary <vocabulary file>|<weights file>]`
  *
  * Writes the training data of `builtin:trained` (docs/training.md): per environment of `ENVIRONMENT_PLANS` (the
  * built-in ones and the starter number-guess module), oracle rollouts with seeded mistakes as JSONL episodes
@@ -9,7 +10,9 @@
  * `--episodes`/`--held-out` are per environment (training: times the plan's `--scale`) and rounded up to whole
  * dataset seeds. `--learner` (a model: `builtin:trained`, a folder, a trained weights file) writes a share of the training split's turns in
  * the oracle's place, sampled as the lab's default run samples (`src/training/learner-mix.ts`), in every plan or in
- * `--learner-plans` only; the held-out split stays the oracle's alone. Exit status 2 on bad usage.
+ * `--learner-plans` only; the held-out split stays the oracle's alone. `--vocabulary` (`train:vocab`'s file, or a
+ * weights file's merges) tokenizes the episodes with byte-pair merges, recorded in `data.json` (the learner must
+ * speak the same vocabulary). Exit status 2 on bad usage.
  */
 
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -26,6 +29,7 @@ import { collectEpisodes, type Collected } from "../training/collect.js";
 import type { TrainingEpisode } from "../training/episode.js";
 import { ENVIRONMENT_PLANS, HELD_OUT_SEED_BASE, type EnvironmentPlan, type Split } from "../training/plan.js";
 import { checkoutEnvironmentLookup } from "./checkout-environments.js";
+import { folderVocabulary, readVocabulary, vocabularyManifest, vocabularyOf, vocabularyTokenizer, type Vocabulary } from "./training-vocabulary.js";
 import { isEntryPoint } from "./entry.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -33,7 +37,7 @@ export const TRAINING_DATA_DIR = join(ROOT, "training", "data");
 
 const USAGE =
   "usage: npm run train:data -- [--out <dir>] [--episodes N] [--held-out N] [--samples-per-seed N] [--error-rate R] [--seed N] [--scale plan=N,…] " +
-  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]]";
+  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]] [--vocabulary <file>]";
 
 /** How the learner samples its turns: as the lab's default run samples (the states a user's run reaches). */
 export const LEARNER_SAMPLING = { temperature: 1, top_p: 0.95 } as const;
@@ -52,6 +56,8 @@ export interface TrainDataOptions {
   scales?: Readonly<Record<string, number>>;
   /** A model that writes `rate` of the training split's turns in the oracle's place (`learner-mix.ts`). */
   learner?: { model: string; rate: number; plans?: readonly string[] };
+  /** A vocabulary file or weights file whose byte-pair merges tokenize the episodes (`training-vocabulary.ts`). */
+  vocabulary?: string;
 }
 
 const planNames = () => ENVIRONMENT_PLANS.map((p) => p.name).join(", ");
@@ -110,6 +116,7 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
         learner: { type: "string" },
         "learner-rate": { type: "string" },
         "learner-plans": { type: "string" },
+        vocabulary: { type: "string" },
       },
     }));
   } catch (error) {
@@ -133,6 +140,7 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
       seed: count("seed", values.seed, 0),
       scales: parseScales(values.scale),
       ...(learner ? { learner } : {}),
+      ...(values.vocabulary !== undefined ? { vocabulary: resolve(values.vocabulary) } : {}),
     };
   } catch (error) {
     return (error as Error).message;
@@ -164,6 +172,21 @@ export function portableName(model: string, root = ROOT): string {
   return inside.startsWith("..") || isAbsolute(inside) ? basename(resolve(model)) : inside;
 }
 
+/**
+ * The learner's turns land in the episodes as its own token ids, so it must speak the data's vocabulary: a model
+ * folder this project built says which in its tokenizer.json. Throws a RangeError naming both.
+ */
+function checkLearnerVocabulary(learnerModel: string, vocabulary: Vocabulary, modelsRoot = DEFAULT_MODELS_ROOT): void {
+  const source = resolveModelSource(learnerModel);
+  if (source.kind === "hub") return;
+  const folder = source.kind === "builtin" ? modelFolder(modelsRoot, source.id) : resolve(source.path);
+  const own = folderVocabulary(folder);
+  if (own && own.sha256 !== vocabulary.sha256) {
+    const name = (v: Vocabulary) => (v.merges.length ? `${v.merges.length} merges (${v.sha256.slice(0, 12)}…)` : "the byte-level vocabulary");
+    throw new RangeError(`--learner ${learnerModel}: it speaks ${name(own)}, the data ${name(vocabulary)} (--vocabulary): its turns' ids would mean other text`);
+  }
+}
+
 /** A learner given as a trained weights file (an earlier `weights.safetensors`), not a model folder or id. */
 const isWeightsFile = (model: string) => model.endsWith(".safetensors");
 
@@ -193,12 +216,23 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
   const trainSeeds = (plan: EnvironmentPlan) => seedsFor(options.episodes * (options.scales?.[plan.name] ?? 1));
   const collected: Record<Split, Map<EnvironmentPlan, Collected>> = { held_out: new Map(), train: new Map() };
   const started = performance.now();
+  const vocabulary = options.vocabulary ? readVocabulary(options.vocabulary) : vocabularyOf([]);
+  const tokenizer = await vocabularyTokenizer(vocabulary);
   // A weights file is built into a model folder of its own first (builtin:trained's architecture, the file's weights).
   const built = options.learner && isWeightsFile(options.learner.model) ? mkdtempSync(join(tmpdir(), "learner-")) : null;
   const learnerModel = built ? writeTrainedModel(built, resolve(options.learner!.model), true).dir : options.learner?.model;
   const model = learnerModel ? await loadNodeModelPolicy({ model: learnerModel, ...LEARNER_SAMPLING, seed: options.seed }) : null;
   // Read once it is loaded (a built-in folder is rebuilt on load), and before a weights file's folder is removed.
   const weights = learnerModel ? learnerWeights(learnerModel) : null;
+  if (learnerModel) {
+    try {
+      checkLearnerVocabulary(learnerModel, vocabulary);
+    } catch (error) {
+      await model?.dispose();
+      if (built) rmSync(built, { recursive: true, force: true });
+      throw error;
+    }
+  }
   // Sampled whatever the scenario asks (the oracle's runs are greedy-agnostic).
   const learner: GenerationInterface | null = model && {
     generate: (data, _greedy, generateOptions) => model.generate(data, false, generateOptions),
@@ -207,7 +241,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
   try {
     for (const plan of ENVIRONMENT_PLANS) {
       const learnerHere = learner !== null && (options.learner!.plans?.includes(plan.name) ?? true);
-      const common = { samplesPerSeed: options.samplesPerSeed, errorRate: options.errorRate, oracleSeed: options.seed, environments };
+      const common = { samplesPerSeed: options.samplesPerSeed, errorRate: options.errorRate, oracleSeed: options.seed, environments, tokenizer };
       const heldOut = await collectEpisodes(plan, { ...common, split: "held_out", seeds: seedsFor(options.heldOut) });
       const train = await collectEpisodes(plan, {
         ...common,
@@ -235,6 +269,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     ...(options.learner
       ? { learner: { ...options.learner, model: portableName(options.learner.model), weights, sampling: { ...LEARNER_SAMPLING, seed: options.seed } } }
       : {}),
+    ...(vocabulary.merges.length > 0 ? { vocabulary: { file: portableName(options.vocabulary!), ...vocabularyManifest(vocabulary) } } : {}),
     samples_per_seed: options.samplesPerSeed,
     train_dataset_seeds: `0…${Math.max(...ENVIRONMENT_PLANS.map(trainSeeds)) - 1}`,
     held_out_dataset_seeds: options.heldOut ? `${HELD_OUT_SEED_BASE}…${HELD_OUT_SEED_BASE + seedsFor(options.heldOut) - 1}` : "none",
@@ -257,7 +292,13 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`${options}\n${USAGE}`);
     return 2;
   }
-  await writeTrainingData(options);
+  try {
+    await writeTrainingData(options);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    console.error(`${error.message}\n${USAGE}`);
+    return 2;
+  }
   return 0;
 }
 

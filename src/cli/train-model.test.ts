@@ -11,6 +11,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { learnerOption, main as trainData, parseScales, portableName, writeTrainingData } from "./train-data.js";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE } from "../policy/builtin-model/write-folder.js";
+import { main as trainVocab } from "./train-vocab.js";
+import { readVocabulary, VOCABULARY_FORMAT } from "./training-vocabulary.js";
 import { dataMadeBy, main, RECIPE, recipeLearner, runSummary, SECOND_STAGE, secondStageLearner, trainingEnv } from "./train-model.js";
 
 const work = mkdtempSync(join(tmpdir(), "train-model-"));
@@ -195,6 +197,58 @@ describe("the learner's options (--learner, --learner-rate, --learner-plans)", (
       expect(env.held_out.learner_turns, env.name).toBe(0);
       if (env.name === "number_guess") expect(env.train.learner_turns).toBeGreaterThanOrEqual(10);
       else expect(env.train.learner_turns, env.name).toBe(0);
+    }
+  }, 120_000);
+});
+
+describe("train:data's vocabulary (--vocabulary)", () => {
+  const merges = [["d", "i"], ["di", "f"], ["dif", "f"]] as const;
+  const vocabularyFile = join(work, "vocabulary.json");
+  writeFileSync(vocabularyFile, JSON.stringify({ format: VOCABULARY_FORMAT, merges }));
+
+  it("train:vocab learns a vocabulary file from the oracle's rollouts that --vocabulary reads", async () => {
+    const out = join(work, "learned.json");
+    const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
+    try {
+      expect(await trainVocab(["--out", out, "--merges", "40", "--episodes", "10"])).toBe(0);
+    } finally {
+      log.mockRestore();
+    }
+    const learned = readVocabulary(out);
+    expect(learned.merges).toHaveLength(40);
+    expect(JSON.parse(readFileSync(out, "utf8")).learned_from).toMatchObject({ episodes_per_plan: 10, merges_asked: 40 });
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      expect(await trainVocab(["--out", out, "--merges", "0"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--merges: expected an integer ≥ 1, got 0");
+    } finally {
+      errors.mockRestore();
+    }
+  }, 120_000);
+
+  it("tokenizes with the merges and records them, their size and the ids the model may emit in data.json", async () => {
+    const out = join(work, "vocabulary-data");
+    await writeTrainingData({ out, episodes: 10, heldOut: 0, samplesPerSeed: 10, errorRate: 0, seed: 0, vocabulary: vocabularyFile }, () => undefined);
+    const manifest = JSON.parse(readFileSync(join(out, "data.json"), "utf8")) as { vocabulary: { size: number; merges: string[][]; allowed_ids: number[]; sha256: string } };
+    expect(manifest.vocabulary).toMatchObject({ size: 268, merges, sha256: readVocabulary(vocabularyFile).sha256 });
+    expect(manifest.vocabulary.allowed_ids.slice(-3)).toEqual([265, 266, 267]);
+    const calculator = readFileSync(join(out, "train.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { env: string; ids: number[] }).filter((e) => e.env === "calculator");
+    // "diff" is one token wherever the calculator's calls subtract.
+    expect(calculator.some((e) => e.ids.includes(267))).toBe(true);
+  }, 120_000);
+
+  it("refuses a learner that speaks another vocabulary, and a vocabulary file that is not one, exit status 2", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      expect(await trainData(["--out", join(work, "v2"), "--episodes", "10", "--held-out", "0", "--learner", "builtin:tiny", "--vocabulary", vocabularyFile])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--learner builtin:tiny: it speaks the byte-level vocabulary, the data 3 merges");
+      expect(await trainData(["--out", join(work, "v3"), "--vocabulary", join(work, "missing.json")])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toMatch(/--vocabulary: .*missing\.json does not exist/);
+      writeFileSync(join(work, "bad.json"), JSON.stringify({ format: VOCABULARY_FORMAT, merges: [["dif", "f"]] }));
+      expect(await trainData(["--out", join(work, "v4"), "--vocabulary", join(work, "bad.json")])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain(`merges[0]: "dif" is neither a byte nor an earlier merge's token`);
+    } finally {
+      errors.mockRestore();
     }
   }, 120_000);
 });

@@ -3,14 +3,16 @@
  * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--context-loss-weight 0.1]
  * [--attention-budget 3e7] [--scale calculator=2|none] [--learner builtin:trained|<model>|<weights file>|none [--learner-rate 0.5]
  * [--learner-plans sliding_puzzle,sliding_puzzle_shuffled,number_guess]] [--second-stage-time-limit 720]
- * [--first-stage <weights file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
+ * [--first-stage <weights file>] [--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
  *
  * The whole pipeline of `builtin:trained` (docs/training.md): the training data (`train:data`, into
  * `<work>/data/`; a learner model writes a share of its training turns, as `train:data --learner`), the first stage
  * of training in PyTorch (`python3 -m training.train`, into `<work>/`; it exports `<work>/weights.safetensors`), the
  * second stage from those weights on data of its own, the first stage's weights its learner (`SECOND_STAGE`, into
  * `<work>/stage2/`; `--second-stage-time-limit 0` skips it), and the model folder built from the last stage's file
- * (`<work>/models/builtin/trained/`; with `--install`, `public/models/builtin/trained/`).
+ * (`<work>/models/builtin/trained/`; with `--install`, `public/models/builtin/trained/`). `--vocabulary` (a file of
+ * `npm run train:vocab`) tokenizes both stages' data with its byte-pair merges; the model then speaks them (its
+ * weights file carries them), and a learner must speak them too.
  * `--install` first copies the file and the run's summary over the committed ones (`TRAINED_WEIGHTS_FILE`,
  * `trained.train.json`), so builtin:trained is this run's model everywhere.
  * Needs Debian's `python3-torch` and `libopenblas0-pthread` (`apt-get install python3-torch libopenblas0-pthread`);
@@ -34,7 +36,7 @@ const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
   "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--attention-budget N] [--scale plan=N,…|none] " +
   "[--learner <model>|<weights file>|none [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
-  "[--first-stage <weights file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
+  "[--first-stage <weights file>] [--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
 /**
  * builtin:trained's recipe (docs/training.md, sections 1, 2 and 4), what `npm run train:model` runs unless told
@@ -113,6 +115,8 @@ function parse(argv: string[]) {
       "second-stage-time-limit": { type: "string", default: SECOND_STAGE.timeLimit },
       // Skip the first stage: the second starts from this weights file (a finished first stage's).
       "first-stage": { type: "string" },
+      // Byte-pair merges (npm run train:vocab) to tokenize both stages' data with.
+      vocabulary: { type: "string" },
       device: { type: "string", default: "auto" },
       // The first stage's data as <work>/data/ holds it; the second stage's too where it was made from these first-stage weights.
       "skip-data": { type: "boolean", default: false },
@@ -198,6 +202,7 @@ export async function main(argv: string[]): Promise<number> {
         seed: Number(values.seed),
         scales: parseScales(scale),
         ...(stageLearner ? { learner: stageLearner } : {}),
+        ...(values.vocabulary !== undefined ? { vocabulary: resolve(values.vocabulary) } : {}),
       });
       return 0;
     } catch (error) {

@@ -3,7 +3,10 @@ import { byteLevelTokenizer } from "../core/index.js";
 import { environmentLookup } from "../envs/index.js";
 import { loadCheckoutEnvironments } from "../cli/checkout-environments.js";
 import { TextPolicy } from "../policy/text-policy.js";
+import { vocabularyOf, vocabularyTokenizer } from "../cli/training-vocabulary.js";
+import { VOCAB_SIZE } from "../core/tokenizer/byte-level.js";
 import { collectEpisodes } from "./collect.js";
+import { learnMerges } from "./vocabulary.js";
 import { possibleRange } from "./number-guess-solver.js";
 import { ENVIRONMENT_PLANS, HELD_OUT_SEED_BASE, splitSeeds } from "./plan.js";
 
@@ -29,6 +32,27 @@ describe("training episodes from the labelled oracle", () => {
       // Someone solved something.
       expect(episodes.some((e) => e.total_reward > 0), plan.env).toBe(true);
     }
+  });
+
+  it("with a trained vocabulary's merges: the same texts in fewer ids, the same spans learned and masked", async () => {
+    const workspace = ENVIRONMENT_PLANS.find((p) => p.env === "workspace")!;
+    const options = { split: "train" as const, seeds: 1, samplesPerSeed: 3, errorRate: 0.5, oracleSeed: 2, environments };
+    const bytes = await collectEpisodes(workspace, options);
+    const merges = learnMerges(bytes.episodes.map((e) => decode(e.ids)), 300);
+    const tokenizer = await vocabularyTokenizer(vocabularyOf(merges));
+    const merged = await collectEpisodes(workspace, { ...options, tokenizer });
+    expect(merged.episodes).toHaveLength(bytes.episodes.length);
+    merged.episodes.forEach((e, i) => {
+      const b = bytes.episodes[i]!;
+      expect(tokenizer.decode(e.ids)).toBe(decode(b.ids));
+      expect(e.ids.length).toBeLessThan(0.6 * b.ids.length);
+      expect(Math.max(...e.ids)).toBeGreaterThanOrEqual(VOCAB_SIZE);
+      for (const mark of ["1", "2"]) {
+        const spans = (ids: number[], mask: string, text: (ids: number[]) => string) =>
+          [...mask.matchAll(new RegExp(`${mark}+`, "g"))].map((m) => text(ids.slice(m.index, m.index + m[0].length)));
+        expect(spans(e.ids, e.mask, (ids) => tokenizer.decode(ids)), `mask ${mark}`).toEqual(spans(b.ids, b.mask, decode));
+      }
+    });
   });
 
   it("marks a mistake exactly where the oracle's text differs from its plan, and recovers after it", async () => {

@@ -9,7 +9,7 @@
  * apart by seed only, and the training samples with a held-out task are counted (`heldOutTasksKept`).
  */
 
-import { byteLevelTokenizer, type GenerationInterface } from "../core/index.js";
+import { byteLevelTokenizer, type GenerationInterface, type TokenizerInterface } from "../core/index.js";
 import type { EnvironmentLookup } from "../envs/index.js";
 import { ORACLE_SOLVERS } from "../policy/oracle/index.js";
 import { prepareScenario, runScenario } from "../scenario/run.js";
@@ -38,6 +38,8 @@ export interface CollectOptions {
    * the oracle then acts from the states the model reaches. Its turns are never learned.
    */
   learner?: { generation: GenerationInterface; rate: number };
+  /** The tokenizer whose ids the episodes hold (a trained vocabulary with merges); default the byte-level one. */
+  tokenizer?: TokenizerInterface;
 }
 
 export interface Collected {
@@ -53,17 +55,18 @@ export interface Collected {
 
 export async function collectEpisodes(plan: EnvironmentPlan, options: CollectOptions): Promise<Collected> {
   const out: Collected = { episodes: [], tasks: new Set(), excluded: 0, heldOutTasksKept: 0, failed: 0 };
+  const tokenizer = options.tokenizer ?? byteLevelTokenizer;
   for (const datasetSeed of splitSeeds(options.split, options.seeds)) {
     const oracle = { seed: options.oracleSeed + datasetSeed, errorRate: options.errorRate };
     const scenario = parseScenario(planScenario(plan, datasetSeed, options.samplesPerSeed, oracle));
     const { data } = await prepareScenario(scenario, options.environments);
-    const labelled = labelledOraclePolicy(byteLevelTokenizer, { ...oracle, solvers: TRAINING_SOLVERS, thoughts: plan.thoughts });
+    const labelled = labelledOraclePolicy(tokenizer, { ...oracle, solvers: TRAINING_SOLVERS, thoughts: plan.thoughts });
     const mix = options.learner
-      ? learnerMixPolicy(labelled.policy, options.learner.generation, { rate: options.learner.rate, seed: oracle.seed, padTokenId: byteLevelTokenizer.padTokenId })
+      ? learnerMixPolicy(labelled.policy, options.learner.generation, { rate: options.learner.rate, seed: oracle.seed, padTokenId: tokenizer.padTokenId })
       : null;
     const result = await runScenario(scenario, {
       environments: options.environments,
-      policyOverride: { generation: mix?.policy ?? labelled.policy, tokenizer: byteLevelTokenizer },
+      policyOverride: { generation: mix?.policy ?? labelled.policy, tokenizer },
     });
     // Samples come back in input order, so position i is datum i and the policy's batch position i.
     result.samples.forEach((sample, position) => {

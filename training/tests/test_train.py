@@ -229,6 +229,40 @@ class TrainTest(unittest.TestCase):
             self.assertEqual(train.main([*common, "--out", str(second), "--steps", "5", "--size", "trained", "--init", str(first / "weights.safetensors")]), 2)
             self.assertEqual(train.main([*common, "--out", str(second), "--steps", "5", "--init", str(Path(tmp) / "missing.safetensors")]), 2)
 
+    def test_a_vocabulary_with_merges_sizes_the_model_its_shaping_and_its_file(self):
+        merges = [["u", "p"], ["d", "own"], ["o", "w"], ["ow", "n"]]  # merge i is token 265 + i; 266 is "down"
+        allowed = [*ALLOWED_IDS, 265, 266, 267]  # 268 ("own") is made blocked here, to see it dropped
+        with tempfile.TemporaryDirectory() as tmp:
+            data, out = Path(tmp) / "data", Path(tmp) / "out"
+            data.mkdir()
+            prompt = encode("<|im_start|>user\nSay it.<|im_end|>\n<|im_start|>assistant\n")
+            rows = [prompt + encode("<action>") + [265 + i % 2] + encode("</action>") + [258] for i in range(16)]
+            rows.append(prompt + [268, 258])
+            (data / "train.jsonl").write_text("".join(json.dumps({"env": "toy", "idx": i, "ids": r, "mask": "0" * len(prompt) + "1" * (len(r) - len(prompt))}) + "\n" for i, r in enumerate(rows)))
+            manifest = {"seed": 0, "error_rate": 0, "train_dataset_seeds": "0…1", "held_out_dataset_seeds": "none"}
+            (data / "data.json").write_text(json.dumps({**manifest, "vocabulary": {"size": 269, "merges": merges, "allowed_ids": allowed}}))
+            common = ["--data", str(data), "--size", "tiny", "--batch-size", "8", "--log-every", "5", "--eval-every", "100"]
+            self.assertEqual(train.main([*common, "--out", str(out), "--steps", "10", "--lr", "1e-2", "--warmup", "2"]), 0)
+            summary = json.loads((out / "train.json").read_text())
+            self.assertGreater(summary["history"][0]["loss"], summary["history"][-1]["loss"])
+            self.assertEqual(summary["data"]["vocabulary"], {"size": 269, "merges": 4})
+            model, metadata = weights_file.load(out / "weights.safetensors")
+            self.assertEqual(model.architecture.vocab_size, 269)
+            self.assertEqual(json.loads(metadata["vocabulary"])["merges"], merges)  # weights-file.ts reads them from here
+            self.assertEqual(model.bias[266].item(), 0.0)
+            self.assertEqual(model.bias[268].item(), -1e4)
+            self.assertEqual(model(torch.tensor([prompt])).shape[-1], 269)
+            # The blocked merged token was not a target.
+            _, stats = load_episodes(data / "train.jsonl", 4096, frozenset(allowed))
+            self.assertEqual(stats["blocked_targets"], 1)
+            # Byte-level weights cannot start a run on these ids, nor slips change their bytes.
+            byte_level = Path(tmp) / "byte-level.safetensors"
+            weights_file.save(byte_level, Decoder(SIZES["tiny"]))
+            self.assertEqual(train.main([*common, "--out", str(Path(tmp) / "b"), "--steps", "2", "--init", str(byte_level)]), 2)
+            self.assertEqual(train.main([*common, "--out", str(Path(tmp) / "c"), "--steps", "2", "--slip-rate", "0.1"]), 2)
+            (data / "data.json").write_text(json.dumps({**manifest, "vocabulary": {"size": 300, "merges": merges, "allowed_ids": allowed}}))
+            self.assertEqual(train.main([*common, "--out", str(Path(tmp) / "d"), "--steps", "2"]), 2)
+
     def test_a_time_limit_decays_the_learning_rate_to_zero_by_then(self):
         args = train.parse_args(["--data", "d", "--out", "o", "--steps", "1000", "--warmup", "10", "--time-limit", "100"])
         self.assertAlmostEqual(train.learning_rate(500, args, seconds=0.0), train.learning_rate(500, train.parse_args(["--data", "d", "--out", "o", "--steps", "1000", "--warmup", "10"])))

@@ -95,7 +95,7 @@ export function byteLevelModelFiles(preset: ModelPreset, onnx: Uint8Array): Mode
   const files: ModelFiles = new Map();
   files.set("config.json", json(configJson(preset)));
   files.set("generation_config.json", json(generationConfigJson()));
-  files.set("tokenizer.json", json(tokenizerJson()));
+  files.set("tokenizer.json", json(tokenizerJson(preset.merges)));
   files.set("tokenizer_config.json", json(tokenizerConfigJson()));
   files.set("special_tokens_map.json", json(specialTokensMapJson()));
   files.set("onnx/model.onnx", onnx);

@@ -28,6 +28,7 @@
  */
 
 import { ADDED_TOKENS } from "../../core/tokenizer/byte-level.js";
+import { FIRST_MERGED_ID, mergedTokenBytes, type Merge } from "./merges.js";
 import type { ModelPreset } from "./presets.js";
 
 /** Finite (not −∞), so log-softmax and logprob sums stay finite; exp(−1e4) is exactly 0 in float32. */
@@ -44,17 +45,26 @@ export function isAllowedByte(byte: number): boolean {
 const emittedMarkerIds = () =>
   ADDED_TOKENS.filter((t) => (EMITTED_MARKERS as readonly string[]).includes(t.content)).map((t) => t.id);
 
-/** Every token id the shaped model can emit (bytes, then markers). */
-export function allowedTokenIds(): number[] {
-  const ids: number[] = [];
-  for (let b = 0; b < 256; b++) if (isAllowedByte(b)) ids.push(b);
-  return [...ids, ...emittedMarkerIds()];
+/** The ids of a trained model's merged tokens (`merges.ts`) whose bytes are all allowed ones. */
+function allowedMergedIds(merges: readonly Merge[]): number[] {
+  return mergedTokenBytes(merges, "merges").flatMap((bytes, i) => (bytes.every(isAllowedByte) ? [FIRST_MERGED_ID + i] : []));
 }
 
-/** The `lm_head.bias_shaping` initializer `[V]`: 0 for allowed bytes, the preset's marker biases, −1e4 for the rest. */
-export function shapingBias(p: Pick<ModelPreset, "vocabSize" | "eosBias" | "markerBias">): Float32Array {
+/** Every token id the shaped model can emit (bytes, then markers, then merged tokens of allowed bytes). */
+export function allowedTokenIds(merges: readonly Merge[] = []): number[] {
+  const ids: number[] = [];
+  for (let b = 0; b < 256; b++) if (isAllowedByte(b)) ids.push(b);
+  return [...ids, ...emittedMarkerIds(), ...allowedMergedIds(merges)];
+}
+
+/**
+ * The `lm_head.bias_shaping` initializer `[V]`: 0 for allowed bytes and merged tokens, the preset's marker biases,
+ * −1e4 for the rest.
+ */
+export function shapingBias(p: Pick<ModelPreset, "vocabSize" | "eosBias" | "markerBias" | "merges">): Float32Array {
   const bias = new Float32Array(p.vocabSize).fill(BLOCKED_BIAS);
   for (let b = 0; b < 256; b++) if (isAllowedByte(b)) bias[b] = 0;
+  for (const id of allowedMergedIds(p.merges ?? [])) bias[id] = 0;
   for (const t of ADDED_TOKENS) {
     if (t.content === "<|im_end|>") bias[t.id] = p.eosBias;
     else if ((EMITTED_MARKERS as readonly string[]).includes(t.content)) bias[t.id] = p.markerBias;

@@ -5,6 +5,7 @@
  */
 
 import { VOCAB_SIZE } from "../../core/tokenizer/byte-level.js";
+import type { Merge } from "./merges.js";
 
 export interface ModelPreset {
   name: PresetName | TrainedPresetName;
@@ -23,6 +24,8 @@ export interface ModelPreset {
   markerBias: number;
   /** Whose tokenizer files and ids the model has; absent: the byte-level one. */
   vocabulary?: "qwen3";
+  /** A trained model's own byte-pair merges on the byte-level vocabulary (`merges.ts`; its weights file's). */
+  merges?: readonly Merge[];
   /** One matrix for the embedding and the LM head (the embedding reads its columns), as Qwen3's small models do. */
   tieWordEmbeddings?: boolean;
   /**
@@ -132,9 +135,9 @@ export type TrainedArchitecture = Pick<
   | "tieWordEmbeddings"
 >;
 
-/** The trained preset with a weights file's architecture. */
-export function trainedPreset(architecture: TrainedArchitecture): ModelPreset {
-  return { ...TRAINED_PRESET, ...architecture, name: "trained", eosBias: 0, markerBias: 0 };
+/** The trained preset with a weights file's architecture, and its merges when it has any. */
+export function trainedPreset(architecture: TrainedArchitecture, merges: readonly Merge[] = []): ModelPreset {
+  return { ...TRAINED_PRESET, ...architecture, name: "trained", eosBias: 0, markerBias: 0, ...(merges.length > 0 ? { merges } : {}) };
 }
 
 /** A preset whose weights come from a seed (`generateWeights`). */

@@ -1,39 +1,43 @@
 /**
  * The tokenizer files of the model folder (browser-inference.md §6.2–§6.3): a byte-level BPE with no merges whose
- * ids are exactly the project's `ByteLevelTokenizer` ids (0–255 bytes, 256–264 the nine markers).
+ * ids are exactly the project's `ByteLevelTokenizer` ids (0–255 bytes, 256–264 the nine markers), or, for a trained
+ * model with merges of its own (`merges.ts`), the same ids and one more token per merge.
  */
 
 import { ADDED_TOKENS } from "../../core/tokenizer/byte-level.js";
 import { CHAT_TEMPLATE } from "./chat-template-jinja.js";
+import { bytesToUnicode, FIRST_MERGED_ID, PRE_TOKENIZER_PATTERN, type Merge } from "./merges.js";
 
 const EOS_TOKEN = "<|im_end|>";
 const PAD_TOKEN = "<|endoftext|>";
 const ADDITIONAL_SPECIAL_TOKENS = ["<|im_start|>", "<|im_end|>"];
 
-/**
- * GPT-2's `bytes_to_unicode`: printable Latin-1 bytes map to themselves, the other bytes to U+0100 onwards, in
- * byte order. The ByteLevel pre-tokenizer and decoder use the same table.
- */
-export function bytesToUnicode(): string[] {
-  const printable = (b: number) => (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
-  const out: string[] = [];
-  let next = 256;
-  for (let b = 0; b < 256; b++) out.push(String.fromCodePoint(printable(b) ? b : next++));
-  return out;
-}
+export { bytesToUnicode };
 
 const addedTokenFlags = { single_word: false, lstrip: false, rstrip: false, normalized: false };
 
-export function tokenizerJson(): object {
+const byteLevelPreTokenizer = { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true };
+
+/** With merges, text is cut by `PRE_TOKENIZER_PATTERN` first (merges never cross a cut), then mapped to bytes. */
+const mergingPreTokenizer = {
+  type: "Sequence",
+  pretokenizers: [
+    { type: "Split", pattern: { Regex: PRE_TOKENIZER_PATTERN }, behavior: "Isolated", invert: false },
+    { ...byteLevelPreTokenizer, use_regex: false },
+  ],
+};
+
+export function tokenizerJson(merges: readonly Merge[] = []): object {
   const vocab: Record<string, number> = {};
   bytesToUnicode().forEach((ch, byte) => (vocab[ch] = byte));
+  merges.forEach(([left, right], i) => (vocab[left + right] = FIRST_MERGED_ID + i));
   return {
     version: "1.0",
     truncation: null,
     padding: null,
     added_tokens: ADDED_TOKENS.map((t) => ({ id: t.id, content: t.content, ...addedTokenFlags, special: t.special })),
     normalizer: null,
-    pre_tokenizer: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
+    pre_tokenizer: merges.length > 0 ? mergingPreTokenizer : byteLevelPreTokenizer,
     post_processor: { type: "ByteLevel", add_prefix_space: false, trim_offsets: false, use_regex: true },
     decoder: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
     model: {
@@ -46,7 +50,7 @@ export function tokenizerJson(): object {
       byte_fallback: false,
       ignore_merges: false,
       vocab,
-      merges: [],
+      merges: merges.map(([left, right]) => `${left} ${right}`),
     },
   };
 }

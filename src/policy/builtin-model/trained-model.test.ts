@@ -4,19 +4,20 @@
  * loads it, and held to the float64 reference forward pass (and to PyTorch's own logits) within 1e-4.
  */
 
-import { AutoModelForCausalLM, env, Tensor, type PreTrainedModel } from "@huggingface/transformers";
+import { AutoModelForCausalLM, AutoTokenizer, env, Tensor, type PreTrainedModel } from "@huggingface/transformers";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderChatTemplate } from "../../core/protocol/chat-template.js";
-import { ByteLevelTokenizer, EOS_TOKEN_ID } from "../../core/tokenizer/byte-level.js";
+import { ByteLevelTokenizer, EOS_TOKEN_ID, VOCAB_SIZE } from "../../core/tokenizer/byte-level.js";
 import { allowedTokenIds, shapingBias } from "./logit-shaping.js";
 import { trainedPreset, type TrainedArchitecture } from "./presets.js";
 import { referenceForward } from "./reference.js";
 import { TRAINED_MODEL_FILE_PATHS } from "./trained-model.js";
 import { sampleWeights, SMALL_ARCHITECTURE } from "./trained-weights.fixture.js";
-import { encodeWeightsFile, parseWeightsFile } from "./weights-file.js";
+import type { Merge } from "./merges.js";
+import { encodeWeightsFile, parseWeightsFile, vocabularyMetadata } from "./weights-file.js";
 import type { ModelWeights } from "./weights.js";
 import { TRAINED_MODEL_ID, writeTrainedModel } from "./write-folder.js";
 
@@ -49,19 +50,21 @@ async function lastLogits(model: PreTrainedModel, ids: readonly number[]): Promi
   return (out.logits.data as Float32Array).slice((ids.length - 1) * V);
 }
 
-function maxDiffOverAllowed(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  return Math.max(...ALLOWED.map((id) => Math.abs(a[id]! - b[id]!)));
+function maxDiffOverAllowed(a: ArrayLike<number>, b: ArrayLike<number>, allowed: readonly number[] = ALLOWED): number {
+  return Math.max(...allowed.map((id) => Math.abs(a[id]! - b[id]!)));
 }
 
-async function expectMatchesReference(architecture: TrainedArchitecture, weights: ModelWeights, weightsPath: string): Promise<void> {
+async function expectMatchesReference(architecture: TrainedArchitecture, weights: ModelWeights, weightsPath: string, merges: readonly Merge[] = []): Promise<void> {
   const model = await loadTrained(weightsPath);
+  const allowed = allowedTokenIds(merges);
   try {
     const ids = tokenizer.encode(renderChatTemplate([{ role: "user", content: "Solve: (3 + 5) * 2 <think>" }], { addGenerationPrompt: true }));
     const onnx = await lastLogits(model, ids);
-    const reference = referenceForward({ preset: trainedPreset(architecture), weights, ids }).at(-1)!;
-    expect(maxDiffOverAllowed(onnx, reference)).toBeLessThan(1e-4);
+    expect(onnx).toHaveLength(architecture.vocabSize);
+    const reference = referenceForward({ preset: trainedPreset(architecture, merges), weights, ids }).at(-1)!;
+    expect(maxDiffOverAllowed(onnx, reference, allowed)).toBeLessThan(1e-4);
     // Blocked ids stay blocked (float32 cannot resolve 1e-4 at −1e4).
-    for (let id = 0; id < onnx.length; id++) if (!ALLOWED.includes(id)) expect(onnx[id]).toBeLessThan(-9000);
+    for (let id = 0; id < onnx.length; id++) if (!allowed.includes(id)) expect(onnx[id]).toBeLessThan(-9000);
   } finally {
     await model.dispose();
   }
@@ -103,6 +106,30 @@ describe("the trained preset's folder in transformers.js", () => {
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
+    }
+  });
+
+  it("builds a file with merges of its own: their tokenizer.json, one logit per merged token, the reference's logits", async () => {
+    // "ab" (265), "abc" (266) and "\t\t" (267, tabs: never emitted, so blocked).
+    const merges: Merge[] = [["a", "b"], ["ab", "c"], ["ĉ", "ĉ"]];
+    const architecture = { ...SMALL_ARCHITECTURE, vocabSize: VOCAB_SIZE + merges.length };
+    const weights = sampleWeights(architecture, 7);
+    const dir = mkdtempSync(join(tmpdir(), "builtin-trained-merges-"));
+    try {
+      const path = join(dir, "w.safetensors");
+      writeFileSync(path, encodeWeightsFile(architecture, weights, { vocabulary: vocabularyMetadata(merges) }));
+      expect(allowedTokenIds(merges)).toEqual([...ALLOWED, 265, 266]);
+      await expectMatchesReference(architecture, weights, path, merges);
+      const folder = join(root, TRAINED_MODEL_ID);
+      expect(JSON.parse(readFileSync(join(folder, "tokenizer.json"), "utf8")).model.merges).toEqual(["a b", "ab c", "ĉ ĉ"]);
+      expect(readFileSync(join(folder, "README.md"), "utf8")).toMatch(/3 byte-pair merges of its own/);
+      const hf = await AutoTokenizer.from_pretrained(TRAINED_MODEL_ID);
+      expect(hf.encode("abcab\t\t", { add_special_tokens: false })).toEqual([266, 265, 267]);
+      // A file whose vocabulary size does not match its merges is refused, naming both.
+      writeFileSync(path, encodeWeightsFile(SMALL_ARCHITECTURE, sampleWeights(SMALL_ARCHITECTURE), { vocabulary: vocabularyMetadata(merges) }));
+      expect(() => writeTrainedModel(dir, path, true)).toThrow(/vocab_size: expected 268 \(the byte-level vocabulary and 3 merges\), got 265/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

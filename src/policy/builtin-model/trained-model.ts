@@ -37,8 +37,8 @@ export function trainedModelStamp(preset: ModelPreset, source: WeightsSource): s
  * presets never emit (no EOS or marker bias).
  */
 export function buildTrainedModelFiles(weightsFile: Uint8Array, source: WeightsSource): ModelFiles {
-  const { architecture, weights, metadata } = parseWeightsFile(weightsFile, source.name);
-  const preset = trainedPreset(architecture);
+  const { architecture, weights, merges, metadata } = parseWeightsFile(weightsFile, source.name);
+  const preset = trainedPreset(architecture, merges);
   const files = byteLevelModelFiles(preset, encodeDecoderModel(preset, weights));
   files.set("README.md", trainedReadme(preset, source, metadata.training));
   files.set(STAMP_FILE, trainedModelStamp(preset, source));
@@ -48,14 +48,14 @@ export function buildTrainedModelFiles(weightsFile: Uint8Array, source: WeightsS
 function trainedReadme(p: ModelPreset, source: WeightsSource, training: string | undefined): string {
   return `# builtin:trained — trained weights
 
-A Llama-style decoder on the lab's byte-level vocabulary, with the weights of \`${source.name}\`
+A Llama-style decoder on the lab's byte-level vocabulary${p.merges ? ` and ${p.merges.length} byte-pair merges of its own (tokenizer.json)` : ""}, with the weights of \`${source.name}\`
 (SHA-256 ${source.sha256}), trained by \`npm run train:model\` on the lab's own oracle rollouts (docs/training.md).
 
 - Architecture: hidden ${p.hiddenSize}, ${p.numLayers} layers, ${p.numHeads} heads (${p.numKvHeads} KV heads, head_dim
   ${p.headDim}), intermediate ${p.intermediateSize}, embeddings ${p.tieWordEmbeddings ? "tied" : "untied"};
   ${parameterCount(p).toLocaleString("en-US")} parameters.
 - Logit shaping: none but blocking (−1e4) the ids outside printable ASCII, \`\\n\` and the five markers the byte-level
-  models emit; no EOS or marker bias.
+  models emit (and the merged tokens of other bytes); no EOS or marker bias.
 - Training (the weights file's metadata): ${training ?? "not recorded"}
 `;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { VOCAB_SIZE } from "../../core/tokenizer/byte-level.js";
 import { buildModelFiles } from "./build.js";
 import { parameterCount, TRAINED_PRESET, trainedPreset } from "./presets.js";
-import { encodeWeightsFile, parseWeightsFile, WEIGHTS_FORMAT } from "./weights-file.js";
+import { encodeWeightsFile, parseWeightsFile, vocabularyMetadata, WEIGHTS_FORMAT } from "./weights-file.js";
 import { sampleWeights, SMALL_ARCHITECTURE } from "./trained-weights.fixture.js";
 
 /** Rewrites a file's header JSON (the tensor bytes stay), for the malformed-file cases. */
@@ -30,7 +30,11 @@ describe("the weights file", () => {
       expect(read.architecture).toEqual(architecture);
       expect(read.metadata).toMatchObject({ format: WEIGHTS_FORMAT, training: "{\"steps\": 3}" });
       expect(read.weights).toEqual(weights);
+      expect(read.merges).toEqual([]);
     }
+    const merged = { ...SMALL_ARCHITECTURE, vocabSize: VOCAB_SIZE + 2 };
+    const read = parseWeightsFile(encodeWeightsFile(merged, sampleWeights(merged), { vocabulary: vocabularyMetadata([["a", "b"], ["ab", "Ġ"]]) }));
+    expect(read.merges).toEqual([["a", "b"], ["ab", "Ġ"]]);
   });
 
   it("keeps PyTorch's [out, in] layout and Hugging Face's names in the file", () => {
@@ -61,6 +65,10 @@ describe("the weights file", () => {
     const config = (edit: Record<string, unknown>) => (h: Record<string, Record<string, unknown>>) =>
       (h.__metadata__!.config = JSON.stringify({ ...JSON.parse(h.__metadata__!.config as string), ...edit }));
     fails(withHeader(file, config({ vocab_size: 300 })), /config\.vocab_size: expected 265 \(the byte-level vocabulary\), got 300/);
+    fails(withHeader(file, (h) => (h.__metadata__!.vocabulary = "[")), /w\.safetensors: __metadata__\.vocabulary is not JSON/);
+    fails(withHeader(file, (h) => (h.__metadata__!.vocabulary = JSON.stringify({ merges: [["ab", "c"]] }))), /__metadata__\.vocabulary\.merges\[0\]: "ab" is neither a byte nor an earlier merge's token/);
+    // Merges the architecture has no room for: one id each.
+    fails(withHeader(file, (h) => (h.__metadata__!.vocabulary = JSON.stringify({ merges: [["a", "b"]] }))), /vocab_size: expected 266 \(the byte-level vocabulary and 1 merges\), got 265/);
     fails(withHeader(file, config({ num_key_value_heads: 3 })), /4 heads are not a multiple of 3 KV heads/);
     fails(withHeader(file, config({ hidden_size: 0 })), /config\.hidden_size: expected a positive integer, got 0/);
     fails(file.subarray(0, 4), /too short/);

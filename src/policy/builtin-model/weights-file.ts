@@ -3,8 +3,9 @@
  * so PyTorch writes it with the standard library and any safetensors reader opens it. Tensors carry Hugging Face
  * Llama's names and PyTorch's `[out, in]` layout; `ModelWeights` holds linear weights as ONNX MatMul operands
  * (`[in, out]`), so both directions transpose. The header's `__metadata__` holds `format`, the architecture as
- * `config` (a JSON string with config.json's keys) and whatever else the writer adds (the training's provenance),
- * all strings as safetensors requires.
+ * `config` (a JSON string with config.json's keys), `vocabulary` when the model has byte-pair merges of its own
+ * (`{"merges": [[left, right], …]}`, `merges.ts`; absent: the byte-level vocabulary) and whatever else the writer
+ * adds (the training's provenance), all strings as safetensors requires.
  *
  * | tensor | shape | `ModelWeights` |
  * | --- | --- | --- |
@@ -19,6 +20,7 @@
 
 import { LabError } from "../../core/index.js";
 import { VOCAB_SIZE } from "../../core/tokenizer/byte-level.js";
+import { MergesError, parseMerges, type Merge } from "./merges.js";
 import type { TrainedArchitecture } from "./presets.js";
 import type { LayerWeights, ModelWeights } from "./weights.js";
 
@@ -32,8 +34,34 @@ export class WeightsFileError extends LabError {
 export interface WeightsFile {
   architecture: TrainedArchitecture;
   weights: ModelWeights;
+  /** The model's byte-pair merges (`__metadata__.vocabulary`); none: the byte-level vocabulary. */
+  merges: Merge[];
   /** The header's `__metadata__` as written (`format`, `config`, the writer's own keys). */
   metadata: Record<string, string>;
+}
+
+/** The merges of `__metadata__.vocabulary` (a JSON string `{"merges": …}`), checked; none when it is absent. */
+export function parseVocabularyMetadata(text: string | undefined, where: string): Merge[] {
+  if (text === undefined) return [];
+  const field = `${where}: __metadata__.vocabulary`;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new WeightsFileError(`${field} is not JSON: ${(e as Error).message}`);
+  }
+  if (typeof value !== "object" || value === null || !("merges" in value)) throw new WeightsFileError(`${field}: expected an object with "merges"`);
+  try {
+    return parseMerges((value as { merges: unknown }).merges, `${field}.merges`);
+  } catch (e) {
+    if (e instanceof MergesError) throw new WeightsFileError(e.message);
+    throw e;
+  }
+}
+
+/** The `vocabulary` metadata string of a model's merges. */
+export function vocabularyMetadata(merges: readonly Merge[]): string {
+  return JSON.stringify({ merges });
 }
 
 /** config.json's key for each architecture field (the `config` metadata uses these). */
@@ -117,7 +145,7 @@ function tensorSlots(a: TrainedArchitecture): TensorSlot[] {
 const numel = (shape: readonly number[]) => shape.reduce((n, d) => n * d, 1);
 
 /** The architecture a `config` metadata string describes, checked field by field. */
-export function parseArchitecture(text: string, where: string): TrainedArchitecture {
+export function parseArchitecture(text: string, where: string, merges = 0): TrainedArchitecture {
   let config: unknown;
   try {
     config = JSON.parse(text);
@@ -152,8 +180,9 @@ export function parseArchitecture(text: string, where: string): TrainedArchitect
     maxPositionEmbeddings: integer(CONFIG_KEYS.maxPositionEmbeddings),
     tieWordEmbeddings: tie,
   };
-  // The byte-level vocabulary is the only one a trained preset speaks (its tokenizer files are the built-in ones).
-  if (a.vocabSize !== VOCAB_SIZE) throw new WeightsFileError(`${field(CONFIG_KEYS.vocabSize)}: expected ${VOCAB_SIZE} (the byte-level vocabulary), got ${a.vocabSize}`);
+  // A trained preset speaks the byte-level vocabulary and its own merges, one token each (its tokenizer files are built from them).
+  const vocabulary = merges > 0 ? `the byte-level vocabulary and ${merges} merges` : "the byte-level vocabulary";
+  if (a.vocabSize !== VOCAB_SIZE + merges) throw new WeightsFileError(`${field(CONFIG_KEYS.vocabSize)}: expected ${VOCAB_SIZE + merges} (${vocabulary}), got ${a.vocabSize}`);
   if (a.numHeads % a.numKvHeads !== 0) throw new WeightsFileError(`${field(CONFIG_KEYS.numHeads)}: ${a.numHeads} heads are not a multiple of ${a.numKvHeads} KV heads`);
   if (a.headDim % 2 !== 0) throw new WeightsFileError(`${field(CONFIG_KEYS.headDim)}: RoPE needs an even head_dim, got ${a.headDim}`);
   return a;
@@ -215,7 +244,8 @@ export function parseWeightsFile(bytes: Uint8Array, where = "weights file"): Wei
   const { entries, metadata, dataStart } = readHeader(bytes, where);
   if (metadata.format !== WEIGHTS_FORMAT) throw new WeightsFileError(`${where}: __metadata__.format: expected "${WEIGHTS_FORMAT}", got ${JSON.stringify(metadata.format)}`);
   if (metadata.config === undefined) throw new WeightsFileError(`${where}: __metadata__.config (the architecture) is missing`);
-  const architecture = parseArchitecture(metadata.config, where);
+  const merges = parseVocabularyMetadata(metadata.vocabulary, where);
+  const architecture = parseArchitecture(metadata.config, where, merges.length);
   const slots = tensorSlots(architecture);
   const expected = new Set(slots.map((s) => s.name));
   const stray = [...entries.keys()].filter((name) => !expected.has(name));
@@ -246,7 +276,7 @@ export function parseWeightsFile(bytes: Uint8Array, where = "weights file"): Wei
     }
     slot.put(weights, values);
   }
-  return { architecture, weights, metadata };
+  return { architecture, weights, merges, metadata };
 }
 
 /** Writes a weights file (the TypeScript twin of training/weights_file.py; tests and tools use it). */
