@@ -260,8 +260,8 @@ async function textPolicyTokenizer(scenario: Scenario, options: RunScenarioOptio
 /**
  * Whether a loaded tokenizer renders prompts with its own chat template: every tokenizer that has one but the
  * byte-level one, which (as `scenario-format.md` says) uses the built-in ChatML template. A model folder of the lab's byte-level
- * vocabulary (`builtin:tiny`, a copy of it in a local folder) tokenizes exactly as the built-in one does, and is
- * told apart by that, not by its name.
+ * vocabulary (`builtin:tiny`, a copy of it in a local folder, `builtin:trained` with byte-pair merges of its own on
+ * top of it) gives each byte and marker the built-in tokenizer's id, and is told apart by that, not by its name.
  */
 export function rendersOwnTemplate(tokenizer: TokenizerInterface): boolean {
   if (tokenizer === byteLevelTokenizer || !tokenizer.applyChatTemplate) return false;
@@ -271,11 +271,18 @@ export function rendersOwnTemplate(tokenizer: TokenizerInterface): boolean {
   } catch {
     return false;
   }
-  const probe = "Ab ç😀 <|im_start|><think>\n</think><tool_call><|im_end|>";
-  const ours = tokenizer.encode(probe);
-  const bytes = byteLevelTokenizer.encode(probe);
-  return ours.length !== bytes.length || ours.some((id, i) => id !== bytes[i]);
+  return !LAB_VOCABULARY_PROBES.every((probe) => {
+    const ours = tokenizer.encode(probe);
+    const bytes = byteLevelTokenizer.encode(probe);
+    return ours.length === bytes.length && ours.every((id, i) => id === bytes[i]);
+  });
 }
+
+/**
+ * Pieces that no merge can change (one byte each, or a marker): a tokenizer that gives each of them the byte-level
+ * id speaks the lab's vocabulary, whatever merges it adds on top.
+ */
+const LAB_VOCABULARY_PROBES = ["A", "b", "7", " ", "\n", "{", "~", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"];
 
 /** Runs one scenario to its result JSON. */
 export async function runScenario(scenario: Scenario, options: RunScenarioOptions = {}): Promise<RolloutResultJson> {
