@@ -237,6 +237,21 @@ describe("train:data's vocabulary (--vocabulary)", () => {
     expect(calculator.some((e) => e.ids.includes(267))).toBe(true);
   }, 120_000);
 
+  it("train:model learns --merges first unless given a --vocabulary, and refuses both, or a count below 0, exit status 2", async () => {
+    expect(RECIPE.merges).toBe("0"); // builtin:trained, the recipe's learner, speaks the byte-level vocabulary
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      expect(await main(["--work", work, "--merges=-1"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--merges: expected an integer ≥ 0, got -1");
+      expect(await main(["--work", work, "--merges", "10", "--vocabulary", vocabularyFile])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--merges: give it or --vocabulary, not both");
+      expect(await main(["--work", work, "--vocabulary", join(work, "none.json")])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toMatch(/--vocabulary: .*none\.json does not exist/);
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
   it("refuses a learner that speaks another vocabulary, and a vocabulary file that is not one, exit status 2", async () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
     try {

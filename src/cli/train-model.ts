@@ -3,16 +3,18 @@
  * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--context-loss-weight 0.1]
  * [--attention-budget 3e7] [--scale calculator=2|none] [--learner builtin:trained|<model>|<weights file>|none [--learner-rate 0.5]
  * [--learner-plans sliding_puzzle,sliding_puzzle_shuffled,number_guess]] [--second-stage-time-limit 720]
- * [--first-stage <weights file>] [--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
+ * [--first-stage <weights file>] [--merges N|--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
  *
  * The whole pipeline of `builtin:trained` (docs/training.md): the training data (`train:data`, into
  * `<work>/data/`; a learner model writes a share of its training turns, as `train:data --learner`), the first stage
  * of training in PyTorch (`python3 -m training.train`, into `<work>/`; it exports `<work>/weights.safetensors`), the
  * second stage from those weights on data of its own, the first stage's weights its learner (`SECOND_STAGE`, into
  * `<work>/stage2/`; `--second-stage-time-limit 0` skips it), and the model folder built from the last stage's file
- * (`<work>/models/builtin/trained/`; with `--install`, `public/models/builtin/trained/`). `--vocabulary` (a file of
- * `npm run train:vocab`) tokenizes both stages' data with its byte-pair merges; the model then speaks them (its
- * weights file carries them), and a learner must speak them too.
+ * (`<work>/models/builtin/trained/`; with `--install`, `public/models/builtin/trained/`). First of all it learns
+ * `--merges N` (0: none) byte-pair merges from the oracle's text into `<work>/vocabulary.json` (`train:vocab`; `--merges 0`:
+ * the byte-level vocabulary), or takes `--vocabulary` (such a file, or a weights file's merges; with `--first-stage`,
+ * that file's); both stages' data are tokenized with them, the model speaks them (its weights file carries them), and
+ * a learner must speak them too.
  * `--install` first copies the file and the run's summary over the committed ones (`TRAINED_WEIGHTS_FILE`,
  * `trained.train.json`), so builtin:trained is this run's model everywhere.
  * Needs Debian's `python3-torch` and `libopenblas0-pthread` (`apt-get install python3-torch libopenblas0-pthread`);
@@ -28,6 +30,7 @@ import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE, writeBuiltinFolder, writeTr
 import { PUBLIC_MODELS_DIR } from "./build-model.js";
 import { isEntryPoint } from "./entry.js";
 import { learnerOption, parseScales, portableName, writeTrainingData, type TrainDataOptions } from "./train-data.js";
+import { writeVocabulary } from "./train-vocab.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const PYTHON = process.env.PYTHON ?? "/usr/bin/python3";
@@ -36,7 +39,7 @@ const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
   "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--attention-budget N] [--scale plan=N,…|none] " +
   "[--learner <model>|<weights file>|none [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
-  "[--first-stage <weights file>] [--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
+  "[--first-stage <weights file>] [--merges N|--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
 /**
  * builtin:trained's recipe (docs/training.md, sections 1, 2 and 4), what `npm run train:model` runs unless told
@@ -46,6 +49,11 @@ const USAGE =
  * turns, sampled). `--scale none`, `--context-loss-weight 0`, `--learner none` turn each off.
  */
 export const RECIPE = {
+  /**
+   * Byte-pair merges learned first from the oracle's text (`train:vocab`, docs/training.md section 1); 0: the
+   * byte-level vocabulary, which builtin:trained (the recipe's learner) speaks as committed.
+   */
+  merges: "0",
   scale: "calculator=2",
   contextLossWeight: "0.1",
   attentionBudget: "3e7",
@@ -115,8 +123,10 @@ function parse(argv: string[]) {
       "second-stage-time-limit": { type: "string", default: SECOND_STAGE.timeLimit },
       // Skip the first stage: the second starts from this weights file (a finished first stage's).
       "first-stage": { type: "string" },
-      // Byte-pair merges (npm run train:vocab) to tokenize both stages' data with.
+      // Byte-pair merges (npm run train:vocab's file, or a weights file's) to tokenize both stages' data with;
+      // else --merges N are learned into <work>/vocabulary.json first (0: the byte-level vocabulary).
       vocabulary: { type: "string" },
+      merges: { type: "string" },
       device: { type: "string", default: "auto" },
       // The first stage's data as <work>/data/ holds it; the second stage's too where it was made from these first-stage weights.
       "skip-data": { type: "boolean", default: false },
@@ -174,6 +184,16 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`--first-stage: ${secondStageSeconds === 0 ? "needs a second stage (--second-stage-time-limit > 0)" : `${firstStage} does not exist`}\n${USAGE}`);
     return 2;
   }
+  const merges = Number(values.merges ?? RECIPE.merges);
+  if (!Number.isInteger(merges) || merges < 0 || (values.merges !== undefined && values.vocabulary !== undefined)) {
+    const why = values.vocabulary !== undefined ? "give it or --vocabulary, not both" : `expected an integer ≥ 0, got ${values.merges}`;
+    console.error(`--merges: ${why}\n${USAGE}`);
+    return 2;
+  }
+  if (values.vocabulary !== undefined && !existsSync(values.vocabulary)) {
+    console.error(`--vocabulary: ${resolve(values.vocabulary)} does not exist\n${USAGE}`);
+    return 2;
+  }
   const work = resolve(values.work);
   const data = join(work, "data");
   const stage2 = join(work, "stage2");
@@ -186,6 +206,17 @@ export async function main(argv: string[]): Promise<number> {
   }
   const started = performance.now();
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
+  // The data's vocabulary: the one given; a first stage's own (the second stage continues its weights); or merges
+  // learned here first; or none (byte-level).
+  let vocabulary = values.vocabulary !== undefined ? resolve(values.vocabulary) : (firstStage ?? undefined);
+  if (vocabulary === undefined && merges > 0) {
+    vocabulary = join(work, "vocabulary.json");
+    if (values["skip-data"] && existsSync(vocabulary)) console.log(`== vocabulary: ${vocabulary} as it is (--skip-data)`);
+    else {
+      console.log(`== vocabulary (${merges} merges) → ${vocabulary}`);
+      await writeVocabulary({ out: vocabulary, merges, episodes: Number(values.episodes), errorRate: Number(values["error-rate"]), seed: Number(values.seed), scales: parseScales(values.scale === "none" ? undefined : values.scale) });
+    }
+  }
   const writeData = async (out: string, scale: string | undefined, stageLearner: TrainDataOptions["learner"], reuse: boolean): Promise<number> => {
     if (reuse) {
       console.log(`== training data: ${out} as it is (--skip-data)`);
@@ -202,7 +233,7 @@ export async function main(argv: string[]): Promise<number> {
         seed: Number(values.seed),
         scales: parseScales(scale),
         ...(stageLearner ? { learner: stageLearner } : {}),
-        ...(values.vocabulary !== undefined ? { vocabulary: resolve(values.vocabulary) } : {}),
+        ...(vocabulary !== undefined ? { vocabulary } : {}),
       });
       return 0;
     } catch (error) {

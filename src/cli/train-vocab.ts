@@ -36,6 +36,31 @@ async function oracleMessages(options: { episodes: number; errorRate: number; se
   return messages;
 }
 
+export interface VocabularyOptions {
+  out: string;
+  merges: number;
+  episodes: number;
+  errorRate: number;
+  seed: number;
+  scales: Record<string, number>;
+}
+
+/** Learns the merges and writes the vocabulary file (`train:model` runs this as its first step). */
+export async function writeVocabulary(options: VocabularyOptions, log: (line: string) => void = console.log): Promise<void> {
+  const started = performance.now();
+  const messages = await oracleMessages(options);
+  const learned = learnMerges(messages, options.merges);
+  const { out, merges, episodes, errorRate, seed, scales } = options;
+  const file = {
+    format: VOCABULARY_FORMAT,
+    learned_from: { messages: messages.size, episodes_per_plan: episodes, scale: scales, error_rate: errorRate, seed, merges_asked: merges },
+    merges: learned,
+  };
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(file)}\n`);
+  log(`${learned.length} merges from ${messages.size} distinct messages in ${((performance.now() - started) / 1000).toFixed(1)} s: ${out}`);
+}
+
 export async function main(argv: string[]): Promise<number> {
   let values;
   try {
@@ -75,18 +100,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`${bad}\n${USAGE}`);
     return 2;
   }
-  const started = performance.now();
-  const messages = await oracleMessages({ episodes, errorRate, seed, scales });
-  const learned = learnMerges(messages, merges);
-  const file = {
-    format: VOCABULARY_FORMAT,
-    learned_from: { messages: messages.size, episodes_per_plan: episodes, scale: scales, error_rate: errorRate, seed, merges_asked: merges },
-    merges: learned,
-  };
-  const out = resolve(values.out);
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, `${JSON.stringify(file)}\n`);
-  console.log(`${learned.length} merges from ${messages.size} distinct messages in ${((performance.now() - started) / 1000).toFixed(1)} s: ${out}`);
+  await writeVocabulary({ out: resolve(values.out), merges, episodes, errorRate, seed, scales });
   return 0;
 }
 
