@@ -23,6 +23,7 @@
  */
 
 import { byteLevelTokenizer, observationText, resolveStructuredToolUse, type Message, type Metadata, LabError } from "../../core/index.js";
+import { BYTE_LEVEL_SPECS } from "../../policy/builtin-model/presets.js";
 import type { Scenario } from "../../scenario/schema.js";
 import type { SampleView, TurnView } from "../run/run-model.js";
 import type { ForkContinuation } from "../../policy/fork-policy.js";
@@ -95,9 +96,9 @@ export class ForkError extends LabError {
 /** "no turns", "turn 0", "turns 0–3": the turns a fork keeps, in words. */
 export const keptTurnsWords = (kept: number): string => (kept <= 0 ? "no turns" : kept === 1 ? "turn 0" : `turns 0–${kept - 1}`);
 
-/** Whether the run's tokens are byte-level ones (text policies, the built-in models). */
+/** Whether the run's tokens are byte-level ones (text policies, the built-in models of the byte-level vocabulary). */
 export function usesByteLevelVocabulary(scenario: Scenario): boolean {
-  return scenario.policy.kind !== "model" || scenario.policy.model.startsWith("builtin:");
+  return scenario.policy.kind !== "model" || BYTE_LEVEL_SPECS.includes(scenario.policy.model);
 }
 
 const ENDED_AT_STEP = new Set(["terminated", "truncated_context", "truncated_response", "error"]);

@@ -136,6 +136,19 @@ describe("a fork with nothing edited reproduces the original's remaining turns",
   }, 60_000);
 });
 
+describe("a fork of a model run with a vocabulary of its own", () => {
+  it("builtin:tiny-qwen3: keeps the messages' texts (its ids are not bytes) and plans no exact prefix", async () => {
+    const base = await example("sliding-puzzle-model.json");
+    const original = await runOriginal({ ...base, policy: { ...(base.policy as object), model: "builtin:tiny-qwen3" } } as Scenario);
+    const s = original.model.samples[0]!;
+    expect(Math.max(...s.messages.flatMap((m) => [...m.token_ids]))).toBeGreaterThan(265);
+    const { plan } = await runFork(original, 0, { turn: 1, edit: { kind: "none" } });
+    expect(plan.prefixExact).toBeNull();
+    const datum = (plan.scenario as { samples: { message_log: { content: string }[] }[] }).samples[0]!;
+    expect(datum.message_log[1]!.content).toBe(s.messages[1]!.content);
+  }, 120_000);
+});
+
 describe("the fork's scenario", () => {
   it("holds one explicit datum: the prefix, the state and stop strings at the fork point, and the remaining budget", async () => {
     const original = await runOriginal(await longPuzzle());
