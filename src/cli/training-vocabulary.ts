@@ -18,7 +18,6 @@ import { loadPolicyTokenizer } from "../policy/llm/tokenizer-load.js";
 
 export const VOCABULARY_FORMAT = "rollout-lab-vocabulary/1";
 
-
 export interface Vocabulary {
   merges: Merge[];
   /** SHA-256 of the merges' JSON: which vocabulary a data set or a weights file speaks, in one word. */
@@ -27,8 +26,10 @@ export interface Vocabulary {
 
 export const vocabularyOf = (merges: Merge[]): Vocabulary => ({ merges, sha256: createHash("sha256").update(JSON.stringify(merges)).digest("hex") });
 
-/** The merges of a vocabulary file (`train:vocab`'s) or of a trained weights file (`.safetensors`, its metadata). */
-/** Throws a RangeError (bad usage, exit status 2) naming the file and what is wrong with it. */
+/**
+ * The merges of a vocabulary file (`train:vocab`'s) or of a trained weights file (`.safetensors`, its metadata).
+ * Throws a RangeError (bad usage, exit status 2) naming the file and what is wrong with it.
+ */
 export function readVocabulary(path: string): Vocabulary {
   if (!existsSync(path)) throw new RangeError(`--vocabulary: ${path} does not exist (npm run train:vocab writes one)`);
   try {

@@ -4,8 +4,7 @@
 // content is the decode of its ids per the decode choice, and the template envelope is the real template's (the
 // token check finds the run consistent). The tokenizer (11 MB) is loaded once for the file.
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -14,8 +13,7 @@ import { calculatorUserText } from "../envs/calculator/index.js";
 import { PUZZLE_SYSTEM_PROMPT } from "../envs/sliding-puzzle/dataset.js";
 import { puzzleUserText } from "../envs/sliding-puzzle/index.js";
 import { WORKSPACE_SYSTEM_PROMPT, workspaceUserText } from "../envs/workspace/index.js";
-import type { Merge } from "../policy/builtin-model/merges.js";
-import { tokenizerConfigJson, tokenizerJson } from "../policy/builtin-model/tokenizer-files.js";
+import { vocabularyOf, vocabularyTokenizer } from "../cli/training-vocabulary.js";
 import { loadNodeModelPolicy } from "../policy/llm/node.js";
 import { startStandInHub } from "../policy/llm/stand-in-hub.fixture.js";
 import { loadPolicyTokenizer, loadTokenizerFolder, qwen3TokenizerFolder, type LoadedTokenizer } from "../policy/llm/tokenizer-load.js";
@@ -338,17 +336,9 @@ describe("a model policy's prompts are rendered with its own chat template", () 
     };
     expect(rendersOwnTemplate(noTemplate)).toBe(false);
     // The lab's vocabulary with byte-pair merges of its own (a builtin:trained that has them): the built-in ChatML.
-    const mergesFolder = mkdtempSync(join(tmpdir(), "merges-tokenizer-"));
-    try {
-      const merges: Merge[] = [["A", "b"], ["t", "h"], ["<", "th"]];
-      writeFileSync(join(mergesFolder, "tokenizer.json"), JSON.stringify(tokenizerJson(merges)));
-      writeFileSync(join(mergesFolder, "tokenizer_config.json"), JSON.stringify(tokenizerConfigJson()));
-      const merged = await loadPolicyTokenizer(mergesFolder);
-      expect(merged.encode("Ab")).toEqual([265]);
-      expect(rendersOwnTemplate(merged)).toBe(false);
-    } finally {
-      rmSync(mergesFolder, { recursive: true, force: true });
-    }
+    const merged = await vocabularyTokenizer(vocabularyOf([["A", "b"], ["t", "h"], ["<", "th"]]));
+    expect(merged.encode("Ab")).toEqual([265]);
+    expect(rendersOwnTemplate(merged)).toBe(false);
     const tiny = await loadNodeModelPolicy({ model: "builtin:tiny" });
     try {
       expect(rendersOwnTemplate(tiny.tokenizer)).toBe(false); // its own folder's template is not asked for

@@ -4,16 +4,12 @@
  * merges would be learned from pieces the tokenizer never sees.
  */
 
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { byteLevelTokenizer } from "../core/index.js";
 import { ADDED_TOKENS, VOCAB_SIZE } from "../core/tokenizer/byte-level.js";
 import { MergesError, parseMerges, preTokenize } from "../policy/builtin-model/merges.js";
 import { allowedTokenIds } from "../policy/builtin-model/logit-shaping.js";
-import { tokenizerConfigJson, tokenizerJson } from "../policy/builtin-model/tokenizer-files.js";
-import { loadPolicyTokenizer } from "../policy/llm/tokenizer-load.js";
+import { vocabularyOf, vocabularyTokenizer } from "../cli/training-vocabulary.js";
 import { learnMerges } from "./vocabulary.js";
 
 const TEXTS = [
@@ -27,16 +23,7 @@ const TEXTS = [
 const MARKERS = new Set(ADDED_TOKENS.map((t) => t.content));
 const MARKER = new RegExp(`(${ADDED_TOKENS.map((t) => t.content.replace(/[|]/g, "\\|")).join("|")})`);
 
-async function tokenizerOf(merges: ReturnType<typeof learnMerges>) {
-  const dir = mkdtempSync(join(tmpdir(), "vocabulary-test-"));
-  try {
-    writeFileSync(join(dir, "tokenizer.json"), JSON.stringify(tokenizerJson(merges)));
-    writeFileSync(join(dir, "tokenizer_config.json"), JSON.stringify(tokenizerConfigJson()));
-    return await loadPolicyTokenizer(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+const tokenizerOf = (merges: ReturnType<typeof learnMerges>) => vocabularyTokenizer(vocabularyOf(merges));
 
 describe("learnMerges and the tokenizer that applies them", () => {
   const texts = Array.from({ length: 20 }, () => TEXTS).flat();
