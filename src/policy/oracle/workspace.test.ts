@@ -59,6 +59,13 @@ function play(
   throw new Error("the episode did not end");
 }
 
+/** The environment's observation and metadata after one response to the datum's prompt. */
+function stepOnce(datum: DatasetDatum, text: string): { content: string; metadata: WorkspaceMetadata } {
+  const env = new WorkspaceEnv({ structured_tools: true, max_turns: 8 });
+  const out = env.step([[{ role: "user", content: datum.message_log[0]!.content }, { role: "assistant", content: text }]], [datum.extra_env_info]);
+  return { content: out.observations[0]!.content, metadata: out.metadata[0] as WorkspaceMetadata };
+}
+
 const dataset = (config: Record<string, unknown> = {}, seed = 11, size = 8) =>
   workspaceEnvironment.generateDataset({ size, seed, config, taskName: "workspace" });
 const kindOf = (d: DatasetDatum) => (d.extra_env_info as WorkspaceMetadata).task.kind;
@@ -106,8 +113,8 @@ describe("workspace oracle, structured tools", () => {
 
   it("recovers from seeded mistakes of every kind and still solves the tasks", () => {
     const seen = new Set<string>();
-    for (const [i, datum] of dataset({}, 5, 8).entries()) {
-      const episode = play(datum, { seed: i, errorRate: 0.4, maxTurns: 30 });
+    for (const [i, datum] of dataset({}, 5, 16).entries()) {
+      const episode = play(datum, { seed: 100 + i, errorRate: 0.4, maxTurns: 30 });
       expect(episode.reward, episode.responses.join("\n---\n")).toBe(1);
       for (const r of episode.responses) {
         if (!r.includes("<tool_call>")) seen.add("prose");
@@ -115,10 +122,38 @@ describe("workspace oracle, structured tools", () => {
         else if (r.includes('{"command": 5}') || r.includes('"arguments": {}}') && !r.includes("task_complete")) seen.add("bad argument");
         else if (parseHermesToolCalls(r).error) seen.add("malformed json");
       }
-      // A mistaken turn other than an unclosed think is invalid and costs a turn.
-      expect(episode.turns).toBe(3 + episode.invalid.filter(Boolean).length);
+      // A mistaken turn other than an unclosed think costs a turn: invalid, or a look-up that finds no file.
+      const missed = episode.observations.filter((o) => o.includes("No such file")).length;
+      if (missed) seen.add("wrong path");
+      expect(episode.turns).toBe(3 + episode.invalid.filter(Boolean).length + missed);
     }
-    expect([...seen].sort()).toEqual(["bad argument", "malformed json", "prose", "unclosed think"]);
+    expect([...seen].sort()).toEqual(["bad argument", "malformed json", "prose", "unclosed think", "wrong path"]);
+  });
+
+  it("mistakes a look-up's file for a look-alike, a well-formed call that finds nothing, then looks up the right one", () => {
+    const wrongPaths = new Set<string>();
+    for (const datum of dataset({ tasks: ["count_errors", "fix_config"] }, 3, 6)) {
+      const task = (datum.extra_env_info as WorkspaceMetadata).task;
+      const right = task.kind === "count_errors" ? task.log_path : task.kind === "fix_config" ? task.config_path : "";
+      const prompt = datum.message_log[0]!.content;
+      for (let seed = 0; seed < 40; seed++) {
+        const text = workspaceOracle.respond({ promptText: prompt, stopStrings: null, rng: Rng.derive(seed, 0, 0), errorRate: 1 });
+        const call = parseHermesToolCalls(text).tool_calls[0];
+        const args = JSON.stringify(call?.arguments ?? {});
+        if (!call || args.includes(right) || !/No such file/.test(stepOnce(datum, text).content)) continue;
+        const path = (call.arguments as { path?: string; command?: string }).path ?? (call.arguments as { command: string }).command.split(" ").at(-1)!;
+        // A sibling in the same directory, with the look-up's own tool.
+        expect(path.slice(0, path.lastIndexOf("/"))).toBe(right.slice(0, right.lastIndexOf("/")));
+        expect(call.name).toBe(task.kind === "count_errors" ? "run_shell" : "read_file");
+        expect(stepOnce(datum, text).metadata.invalid_action).toBeFalsy();
+        wrongPaths.add(path);
+        // The plan has not moved: the next turn is the planned look-up.
+        const context = `${prompt}${text}<|im_end|>${wrapToolResponseEnvelope(stepOnce(datum, text).content)}`;
+        const next = workspaceOracle.respond({ promptText: context, stopStrings: null, rng: Rng.derive(seed, 0, 1), errorRate: 0 });
+        expect(next).toBe(workspaceOracle.respond({ promptText: prompt, stopStrings: null, rng: Rng.derive(seed, 0, 0), errorRate: 0 }));
+      }
+    }
+    expect(wrongPaths.size).toBeGreaterThanOrEqual(3);
   });
 
   it("is deterministic by seed", () => {

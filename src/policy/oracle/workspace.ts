@@ -10,7 +10,9 @@
  * Mistakes (with probability `errorRate` per turn, one kind drawn uniformly), after which the plan goes on:
  * structured mode: prose without a call, an unclosed `<think>` before the planned call (executed, but malformed
  * thinking), a call whose arguments fail the schema, a call whose JSON does not parse; legacy mode: prose, an
- * unclosed `<think>` before the planned block, a ```python block (no shell command).
+ * unclosed `<think>` before the planned block, a ```python block (no shell command). In both modes, where the next
+ * step looks up a file whose name has look-alikes (`server.log` for `worker.log`), also a well-formed look-up of a
+ * look-alike, which fails with "No such file": the plan then looks up the right one.
  *
  * It imports no environment code: it knows the instructions' wording and the shell's output format as a policy
  * that has read them would.
@@ -200,12 +202,36 @@ function stdoutAfter(history: string, from: number): string | null {
   return stderr >= 0 ? body.slice(0, stderr) : body;
 }
 
+/**
+ * File names a policy may take for one another (the task generator's choices, as a reader of many tasks knows them):
+ * the name in a look-up that is swapped for a sibling by the `wrong_path` mistake.
+ */
+const LOOK_ALIKE_NAMES: readonly (readonly string[])[] = [
+  ["app.log", "server.log", "worker.log"],
+  ["config.ini", "settings.ini", "service.ini"],
+];
+
+/** The look-up with its file's name swapped for `pick`'s look-alike, or null when the action is no look-up of such a file. */
+function lookAlikeLookUp(action: Action, pick: (names: readonly string[]) => string): Action | null {
+  if (action.tool !== "read_file" && action.tool !== "run_shell") return null;
+  // A run_shell look-up names its file last (`grep -c ERROR /workspace/logs/app.log`).
+  const text = action.tool === "read_file" ? action.path : action.command;
+  const name = text.slice(Math.max(text.lastIndexOf("/"), text.lastIndexOf(" ")) + 1);
+  const family = LOOK_ALIKE_NAMES.find((names) => names.includes(name));
+  if (!family) return null;
+  const swapped = text.slice(0, -name.length) + pick(family.filter((n) => n !== name));
+  return action.tool === "read_file" ? { ...action, path: swapped } : { ...action, command: swapped };
+}
+
 function mistake(next: Action, structured: boolean, rng: Rng, closeThink: string): string {
-  const kinds = structured
-    ? (["invalid_format", "malformed_thinking", "bad_argument", "malformed_json"] as const)
-    : (["invalid_format", "malformed_thinking", "wrong_fence"] as const);
+  const kinds = [
+    ...(structured ? ["invalid_format", "malformed_thinking", "bad_argument", "malformed_json"] : ["invalid_format", "malformed_thinking", "wrong_fence"]),
+    ...(lookAlikeLookUp(next, (names) => names[0]!) ? ["wrong_path"] : []),
+  ];
   const planned = render(next, structured);
   switch (rng.choice<string>(kinds)) {
+    case "wrong_path":
+      return closeThink + render(lookAlikeLookUp(next, (names) => rng.choice(names))!, structured);
     case "invalid_format":
       return closeThink + rng.choice(PROSE);
     case "malformed_thinking":
