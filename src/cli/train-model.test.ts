@@ -102,7 +102,7 @@ describe("the two stages", () => {
   });
 
   it("give the second stage the first stage's weights as its learner, on the recipe's plans and rate, unless learners are off", () => {
-    expect(secondStageLearner("/w/first.safetensors", undefined)).toEqual({ model: "/w/first.safetensors", rate: 0.5, plans: recipeLearner({})!.plans });
+    expect(secondStageLearner("/w/first.safetensors", undefined)).toEqual({ model: "/w/first.safetensors", rate: 0.5, plans: RECIPE.learnerPlans.split(",") });
     // --learner names the first stage's learner only; the second stage's is always the first stage's own weights.
     expect(secondStageLearner("/w/first.safetensors", "builtin:tiny")!.model).toBe("/w/first.safetensors");
     expect(secondStageLearner("/w/first.safetensors", "none")).toBeUndefined();
@@ -156,11 +156,13 @@ describe("the learner's options (--learner, --learner-rate, --learner-plans)", (
     }
   });
 
-  it("train:model's learner is the recipe's unless told otherwise, and `none` turns it off", () => {
-    expect(recipeLearner({})).toEqual({ model: "builtin:trained", rate: 0.5, plans: ["sliding_puzzle", "sliding_puzzle_shuffled", "number_guess"] });
-    expect(RECIPE.learnerPlans.split(",")).toEqual(recipeLearner({})!.plans);
-    expect(recipeLearner({ learner: "/m", "learner-rate": "1" })).toEqual({ model: "/m", rate: 1, plans: recipeLearner({})!.plans });
+  it("train:model's first stage has no learner unless given one, then at the recipe's rate on its plans", () => {
+    const plans = ["sliding_puzzle", "sliding_puzzle_shuffled", "number_guess"];
+    expect(recipeLearner({})).toBeUndefined();
     expect(recipeLearner({ learner: "none" })).toBeUndefined();
+    expect(RECIPE.learnerPlans.split(",")).toEqual(plans);
+    expect(recipeLearner({ learner: "builtin:trained" })).toEqual({ model: "builtin:trained", rate: 0.5, plans });
+    expect(recipeLearner({ learner: "/m", "learner-rate": "1" })).toEqual({ model: "/m", rate: 1, plans });
   });
 
   it("take a trained weights file as the learner, built into a folder of its own, and name its SHA-256", async () => {
@@ -238,7 +240,7 @@ describe("train:data's vocabulary (--vocabulary)", () => {
   }, 120_000);
 
   it("train:model learns --merges first unless given a --vocabulary, and refuses both, or a count below 0, exit status 2", async () => {
-    expect(RECIPE.merges).toBe("0"); // builtin:trained, the recipe's learner, speaks the byte-level vocabulary
+    expect(RECIPE.merges).toBe("1024"); // builtin:trained's own vocabulary
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
     try {
       expect(await main(["--work", work, "--merges=-1"])).toBe(2);

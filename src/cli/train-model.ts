@@ -1,9 +1,9 @@
 /**
  * `npm run train:model -- [--size trained|tiny] [--steps 2000] [--time-limit 4200] [--episodes 1200] [--held-out 60]
  * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--context-loss-weight 0.1]
- * [--attention-budget 3e7] [--scale calculator=2|none] [--learner builtin:trained|<model>|<weights file>|none [--learner-rate 0.5]
+ * [--attention-budget 3e7] [--scale calculator=2,workspace=2|none] [--learner none|<model>|<weights file> [--learner-rate 0.5]
  * [--learner-plans sliding_puzzle,sliding_puzzle_shuffled,number_guess]] [--second-stage-time-limit 720]
- * [--first-stage <weights file>] [--merges N|--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
+ * [--first-stage <weights file>] [--merges 1024|--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
  *
  * The whole pipeline of `builtin:trained` (docs/training.md): the training data (`train:data`, into
  * `<work>/data/`; a learner model writes a share of its training turns, as `train:data --learner`), the first stage
@@ -43,21 +43,21 @@ const USAGE =
 
 /**
  * builtin:trained's recipe (docs/training.md, sections 1, 2 and 4), what `npm run train:model` runs unless told
- * otherwise: twice the calculator's episodes (its batches teach few tokens behind one long prompt), a tenth of the loss
- * on the context after the shared prompt (copying a board, a path or a file from earlier in the context), and the
- * learner's states on the puzzles and the number guess (the current builtin:trained writing half their training
- * turns, sampled). `--scale none`, `--context-loss-weight 0`, `--learner none` turn each off.
+ * otherwise: 1,024 byte-pair merges learned from the oracle's text first (a name, a digit, `"}}` are one token each),
+ * twice the calculator's and the workspace's episodes (their batches teach few tokens behind one long prompt; the
+ * workspace's calls copy file names), a tenth of the loss on the context after the shared prompt (copying a board, a
+ * path or a file from earlier in the context), and no learner in the first stage (no earlier model speaks this
+ * vocabulary; the second stage's learner is the first stage's weights, `secondStageLearner`). `--merges 0`,
+ * `--scale none`, `--context-loss-weight 0` turn each off; `--learner <model>` gives the first stage one.
  */
 export const RECIPE = {
-  /**
-   * Byte-pair merges learned first from the oracle's text (`train:vocab`, docs/training.md section 1); 0: the
-   * byte-level vocabulary, which builtin:trained (the recipe's learner) speaks as committed.
-   */
-  merges: "0",
-  scale: "calculator=2",
+  merges: "1024",
+  scale: "calculator=2,workspace=2",
   contextLossWeight: "0.1",
   attentionBudget: "3e7",
-  learner: "builtin:trained",
+  /** The first stage's learner: none. */
+  learner: "none" as string,
+  /** The rate and plans of a learner (the second stage's, or one given with `--learner`). */
   learnerRate: "0.5",
   learnerPlans: "sliding_puzzle,sliding_puzzle_shuffled,number_guess",
 } as const;
@@ -293,13 +293,14 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 /**
- * The learner of the first stage's data: the recipe's (`RECIPE`) unless `--learner` names another model or weights
- * file (then the rate and plans given, or the recipe's), or `none`. Throws a RangeError naming the option.
+ * The learner of the first stage's data: the recipe's (`RECIPE.learner`: none) unless `--learner` names a model or
+ * weights file (then the rate and plans given, or the recipe's). Throws a RangeError naming the option.
  */
 export function recipeLearner(values: { learner?: string; "learner-rate"?: string; "learner-plans"?: string }): TrainDataOptions["learner"] {
-  if (values.learner === "none") return learnerOption({ "learner-rate": values["learner-rate"], "learner-plans": values["learner-plans"] });
+  const learner = values.learner ?? RECIPE.learner;
+  if (learner === "none") return learnerOption({ "learner-rate": values["learner-rate"], "learner-plans": values["learner-plans"] });
   return learnerOption({
-    learner: values.learner ?? RECIPE.learner,
+    learner,
     "learner-rate": values["learner-rate"] ?? RECIPE.learnerRate,
     "learner-plans": values["learner-plans"] ?? RECIPE.learnerPlans,
   });

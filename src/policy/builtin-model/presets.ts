@@ -160,10 +160,11 @@ const RANDOM_WEIGHTS = "a pipeline model with random weights: its text is noise,
 /** How the page names each built-in model (its pickers) and what its status line says it is. */
 export const BUILTIN_MODEL_LABELS: Readonly<Record<BuiltinModelName, { label: string; about: string }>> = {
   trained: {
-    label: "built-in trained (0.9M parameters, acts)",
+    label: "built-in trained (1.1M parameters, acts)",
     about:
-      "the built-in decoder (0.9M parameters, byte-level) trained on the lab's own oracle rollouts of every built-in environment, " +
-      "the oracle's mistakes and their recoveries included, and the oracle's answers from the states its earlier weights reached " +
+      "the built-in decoder (1.1M parameters; the byte-level vocabulary with 1,024 byte-pair merges learned from the same text) " +
+      "trained on the lab's own oracle rollouts of every built-in environment, the oracle's mistakes and their recoveries " +
+      "included, and the oracle's answers from the states its first-stage weights reached " +
       "(npm run train:model; docs/training.md): it acts, within a small model's reach.",
   },
   tiny: { label: "built-in tiny (random weights)", about: RANDOM_WEIGHTS },
@@ -177,11 +178,11 @@ export function isBuiltinModelName(name: string): name is BuiltinModelName {
 
 /**
  * The model and tokenizer ids that speak the byte-level vocabulary of `core/tokenizer/byte-level.ts` (their
- * tokenizer.json is its vocabulary, so the core's tokenizer stands in for it): the byte-level presets, the trained
- * model, and `builtin:byte-level` (the tokenizer alone).
+ * tokenizer.json is its vocabulary, so the core's tokenizer stands in for it): the byte-level presets and
+ * `builtin:byte-level` (the tokenizer alone). Not `builtin:trained`: its weights file may carry byte-pair merges of
+ * its own (`merges.ts`), so its tokenizer is its folder's.
  */
 export const BYTE_LEVEL_SPECS: readonly string[] = [
-  "builtin:trained",
   ...PRESET_NAMES.filter((name) => PRESETS[name].vocabulary === undefined).map((name) => `builtin:${name}`),
   "builtin:byte-level",
 ];

@@ -18,8 +18,12 @@ import { TRAINED_WEIGHTS_FILE, writeBuiltinFolder } from "./write-folder.js";
 
 const ROOT = join(import.meta.dirname, "..", "..", "..");
 const HELD_OUT_PUZZLE = join(ROOT, "regress", "scenarios", "puzzle-trained-model-greedy.json");
-/** A move as the model was taught to write it: the board as it stands and the empty cell thought aloud, then the action. */
-const ACTION = /^<think>\nBoard: [\d_ /]+\.\nEmpty: row \d, column \d\.\n<\/think>\n<action>(up|down|left|right)<\/action>$/;
+/**
+ * A move as the model was taught to write it: the board as it stands and the empty cell thought aloud, then the action.
+ * What follows the action is not checked: the environment reads the first action, and a reply may end with a stray
+ * token after it (`</action></`: one of this puzzle's 24 greedy turns).
+ */
+const ACTION = /^<think>\nBoard: [\d_ /]+\.\nEmpty: row \d, column \d\.\n<\/think>\n<action>(up|down|left|right)<\/action>/;
 
 const roots: string[] = [];
 afterAll(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));

@@ -15,6 +15,8 @@ import { basename, dirname, join, resolve } from "node:path";
 import { AutoTokenizer, env } from "@huggingface/transformers";
 import { byteLevelTokenizer, type TokenizerInterface } from "../../core/index.js";
 import { BYTE_LEVEL_SPECS } from "../builtin-model/presets.js";
+import { writeBuiltinFolder } from "../builtin-model/write-folder.js";
+import { DEFAULT_MODELS_ROOT } from "./node.js";
 import { ModelTokenizer } from "./model-policy.js";
 
 /** A loaded tokenizer in the shape the consistency check takes (src/scenario/token-check.ts `CheckTokenizer`). */
@@ -50,8 +52,10 @@ export function tokenizerSource(spec: string): TokenizerSource {
 export function tokenizerFolder(spec: string): string | null {
   if (BYTE_LEVEL_SPECS.includes(spec)) return null;
   if (spec === "builtin:tiny-qwen3") return qwen3TokenizerFolder();
+  // Its folder, built from the committed weights file: their vocabulary may have merges of its own.
+  if (spec === "builtin:trained") return writeBuiltinFolder(DEFAULT_MODELS_ROOT, "trained").dir;
   if (spec.startsWith("builtin:")) {
-    throw new Error(`unknown built-in tokenizer '${spec}' (expected ${[...BYTE_LEVEL_SPECS, "builtin:tiny-qwen3"].join(", ")})`);
+    throw new Error(`unknown built-in tokenizer '${spec}' (expected ${[...BYTE_LEVEL_SPECS, "builtin:trained", "builtin:tiny-qwen3"].join(", ")})`);
   }
   const folder = resolve(spec);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) {
