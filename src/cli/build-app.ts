@@ -48,7 +48,16 @@ export async function ensureBuiltApp(root: string, log: (line: string) => void =
   const started = performance.now();
   const staging = join(root, `dist.building-${process.pid}`);
   const { build } = await import("vite");
-  await build({ root, configFile: join(root, "vite.config.ts"), logLevel: "warn", build: { outDir: staging, emptyOutDir: true } });
+  // Always the production build: vite follows NODE_ENV, which a caller may have set (vitest sets "test"), and with it
+  // the page got React's development bundle, which never ran a scenario in the headless browser.
+  const nodeEnv = process.env.NODE_ENV;
+  process.env.NODE_ENV = "production";
+  try {
+    await build({ root, configFile: join(root, "vite.config.ts"), logLevel: "warn", mode: "production", build: { outDir: staging, emptyOutDir: true } });
+  } finally {
+    if (nodeEnv === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = nodeEnv;
+  }
   // A stale build is moved aside, not deleted first, so dist/ is never a half-removed folder.
   const previous = join(root, `dist.previous-${process.pid}`);
   if (state === "stale") {
