@@ -158,6 +158,17 @@ def epoch_batches(episodes: list[Episode], batch_size: int, attention_budget: in
     and probabilities kept for the backward pass are what fills the memory); the batches of all environments in
     a shuffled order. The same (seed, epoch) gives the same batches, so a resumed run continues where it stopped."""
     rng = random.Random(f"{seed}/{epoch}")
+    groups = _epoch_groups(episodes, batch_size, attention_budget, rng)
+    return [make_batch([with_slips(e, slip_rate, rng) for e in g], allowed) for g in groups]
+
+
+def epoch_batch_count(episodes: list[Episode], batch_size: int, attention_budget: int, seed: int, epoch: int) -> int:
+    """How many batches ``epoch_batches`` gives for this epoch, without making them. It differs from epoch to epoch:
+    the attention budget cuts a batch short where a long episode lands, and the shuffle moves the long ones."""
+    return len(_epoch_groups(episodes, batch_size, attention_budget, random.Random(f"{seed}/{epoch}")))
+
+
+def _epoch_groups(episodes: list[Episode], batch_size: int, attention_budget: int, rng: random.Random) -> list[list[Episode]]:
     by_env: dict[str, list[Episode]] = {}
     for e in episodes:
         by_env.setdefault(e.env, []).append(e)
@@ -180,4 +191,4 @@ def epoch_batches(episodes: list[Episode], batch_size: int, attention_budget: in
         if group:
             groups.append(group)
     rng.shuffle(groups)
-    return [make_batch([with_slips(e, slip_rate, rng) for e in g], allowed) for g in groups]
+    return groups

@@ -16,6 +16,7 @@ import math
 import random
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import torch
 from torch.nn import functional as F
 
 from . import weights_file
-from .data import IGNORE, Batch, epoch_batches, load_episodes
+from .data import IGNORE, Batch, epoch_batch_count, epoch_batches, load_episodes
 from .model import SIZES, Decoder, Vocabulary
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -80,6 +81,16 @@ def batch_loss(model: Decoder, batch: Batch, prefix_grad: bool, context_weight: 
         if bool((context != IGNORE).any()):
             objective = loss + context_weight * F.cross_entropy(flat, context, ignore_index=IGNORE)
     return loss, correct, objective
+
+
+def locate_step(step: int, batches_in: Callable[[int], int]) -> tuple[int, int]:
+    """The epoch that ``step`` falls in and the step its first batch was, given each epoch's batch count."""
+    epoch, start = 0, 0
+    while step >= start + (count := batches_in(epoch)):
+        if count == 0:
+            raise ValueError("an epoch without batches: no training episodes")
+        epoch, start = epoch + 1, start + count
+    return epoch, start
 
 
 def learning_rate(step: int, args: argparse.Namespace, seconds: float = 0.0) -> float:
@@ -194,17 +205,18 @@ def main(argv: list[str]) -> int:
         return 0
 
     emit({"event": "start", "device": device.type, "size": args.size, "parameters": sum(p.numel() for p in model.parameters()), "train": train_stats, "held_out": held_out_stats, "step": step})
-    # Every epoch has as many batches as the first (the same episodes, grouped the same way).
-    epoch, batches = 0, epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, 0, args.slip_rate, allowed)
-    per_epoch = len(batches)
+    # Epochs differ in length (the attention budget cuts batches where long episodes land), so a resumed step is
+    # found by counting each epoch's batches from the first.
+    epoch, epoch_start = locate_step(step, lambda e: epoch_batch_count(train, args.batch_size, int(args.attention_budget), args.seed, e))
+    batches = epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, epoch, args.slip_rate, allowed)
     history, last_eval = [], None
     window_start, window_tokens, window_learned, window_loss = time.perf_counter(), 0, 0, []
     stopped_early = False
     while step < args.steps:
-        if step // per_epoch != epoch:
-            epoch = step // per_epoch
+        if step - epoch_start >= len(batches):
+            epoch, epoch_start = epoch + 1, epoch_start + len(batches)
             batches = epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, epoch, args.slip_rate, allowed)
-        batch = batches[step % per_epoch]
+        batch = batches[step - epoch_start]
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, args, seconds)
         started = time.perf_counter()

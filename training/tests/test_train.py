@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from training import train, weights_file
-from training.data import Episode, epoch_batches, load_episodes, with_slips
+from training.data import Episode, epoch_batch_count, epoch_batches, load_episodes, with_slips
 from training.model import ALLOWED_IDS, SIZES, Decoder, apply_rope, rotate_half
 
 torch.set_num_threads(2)
@@ -202,6 +202,40 @@ class TrainTest(unittest.TestCase):
             final, _ = weights_file.load(out / "weights.safetensors")
             for (name, a), (_, b) in zip(look.state_dict().items(), final.state_dict().items()):
                 self.assertTrue(torch.equal(a, b), name)
+
+    def test_epochs_of_different_lengths_follow_one_another_and_a_resumed_step_finds_its_epoch(self):
+        # Episodes of many lengths under a small attention budget: where the shuffle puts the long ones decides
+        # where batches are cut, so epochs have different batch counts (a run once indexed epoch 1 by epoch 0's count
+        # and stopped with an IndexError in the middle of a second stage).
+        with tempfile.TemporaryDirectory() as tmp:
+            data = Path(tmp) / "data"
+            data.mkdir()
+            rng = random.Random(1)
+            with open(data / "train.jsonl", "w") as f:
+                for i in range(64):
+                    prompt = encode(f"<|im_start|>user\nSay {'go ' * rng.randint(1, 40)}.<|im_end|>\n<|im_start|>assistant\n")
+                    answer = encode("<action>go</action><|im_end|>")
+                    f.write(json.dumps({"env": "toy", "idx": i, "ids": prompt + answer, "mask": "0" * len(prompt) + "1" * len(answer)}) + "\n")
+            episodes, _ = load_episodes(data / "train.jsonl", 4096)
+            budget = 30000
+            counts = [epoch_batch_count(episodes, 2, budget, 0, e) for e in range(3)]
+            self.assertEqual(counts[1], len(epoch_batches(episodes, 2, budget, 0, 1)))
+            self.assertLess(counts[1], counts[0])  # the case this test is about
+            steps = counts[0] + counts[1] + 1  # through the shorter epoch 1 into epoch 2's first batch
+            self.assertEqual(train.locate_step(0, counts.__getitem__), (0, 0))
+            self.assertEqual(train.locate_step(counts[0], counts.__getitem__), (1, counts[0]))
+            self.assertEqual(train.locate_step(steps - 1, counts.__getitem__), (2, counts[0] + counts[1]))
+            # A learning rate of 0: each step's loss depends on its batch alone, so two runs compare batch by batch.
+            common = ["--data", str(data), "--size", "tiny", "--batch-size", "2", "--attention-budget", str(budget), "--lr", "0", "--log-every", "1", "--eval-every", "1000"]
+            whole, parts = Path(tmp) / "whole", Path(tmp) / "parts"
+            self.assertEqual(train.main([*common, "--out", str(whole), "--steps", str(steps)]), 0)
+            history = json.loads((whole / "train.json").read_text())["history"]
+            self.assertEqual([(h["step"], h["epoch"]) for h in history][-1], (steps, 2))
+            # Stopped inside epoch 1, then resumed: the same batches from there on.
+            self.assertEqual(train.main([*common, "--out", str(parts), "--steps", str(counts[0] + 3)]), 0)
+            self.assertEqual(train.main([*common, "--out", str(parts), "--steps", str(steps), "--resume"]), 0)
+            resumed = json.loads((parts / "train.json").read_text())["history"]
+            self.assertEqual([h["loss"] for h in resumed], [h["loss"] for h in history if h["step"] > counts[0] + 3])
 
     def test_a_second_stage_starts_from_the_first_stages_weights(self):
         with tempfile.TemporaryDirectory() as tmp:
