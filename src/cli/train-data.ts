@@ -1,7 +1,7 @@
 /**
  * `npm run train:data -- [--out training/data] [--episodes 1200] [--held-out 60] [--samples-per-seed 10]
  * [--error-rate 0.2] [--seed 0] [--scale plan=N,…] [--learner <model> [--learner-rate 0.5] [--learner-plans plan,…]]
- * [--vocabulary <vocabulary file>|<weights file>]`
+ * [--vocabulary <vocabulary file>|<weights file>] [--rename-rate 0]`
  *
  * Writes the training data of `builtin:trained` (docs/training.md): per environment of `ENVIRONMENT_PLANS` (the
  * built-in ones and the starter number-guess module), oracle rollouts with seeded mistakes as JSONL episodes
@@ -12,7 +12,8 @@
  * the oracle's place, sampled as the lab's default run samples (`src/training/learner-mix.ts`), in every plan or in
  * `--learner-plans` only; the held-out split stays the oracle's alone. `--vocabulary` (`train:vocab`'s file, or a
  * weights file's merges) tokenizes the episodes with byte-pair merges, recorded in `data.json` (the learner must
- * speak the same vocabulary). Exit status 2 on bad usage.
+ * speak the same vocabulary). `--rename-rate R` renames the task's file in that share of the training split's
+ * workspace episodes (`src/training/rename.ts`). Exit status 2 on bad usage.
  */
 
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -58,6 +59,15 @@ export interface TrainDataOptions {
   learner?: { model: string; rate: number; plans?: readonly string[] };
   /** A vocabulary file or weights file whose byte-pair merges tokenize the episodes (`training-vocabulary.ts`). */
   vocabulary?: string;
+  /** The share of training episodes whose task file is renamed, in plans with `renames` (`rename.ts`); 0: none. */
+  renameRate?: number;
+}
+
+/** `--rename-rate`: a share in [0, 1]; throws a RangeError naming the option. */
+export function parseRenameRate(text: string | undefined): number {
+  const rate = Number(text ?? "0");
+  if (!(rate >= 0 && rate <= 1) || text?.trim() === "") throw new RangeError(`--rename-rate: expected a number in [0, 1], got ${text}`);
+  return rate;
 }
 
 const planNames = () => ENVIRONMENT_PLANS.map((p) => p.name).join(", ");
@@ -100,7 +110,7 @@ export function learnerOption(values: { learner?: string; "learner-rate"?: strin
   return { model: values.learner, rate, ...(plans ? { plans } : {}) };
 }
 
-function parseOptions(argv: string[]): TrainDataOptions | string {
+export function parseOptions(argv: string[]): TrainDataOptions | string {
   let values;
   try {
     ({ values } = parseArgs({
@@ -117,6 +127,7 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
         "learner-rate": { type: "string" },
         "learner-plans": { type: "string" },
         vocabulary: { type: "string" },
+        "rename-rate": { type: "string", default: "0" },
       },
     }));
   } catch (error) {
@@ -131,6 +142,7 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
     const errorRate = Number(values["error-rate"]);
     if (!(errorRate >= 0 && errorRate <= 1)) return `--error-rate: expected a number in [0, 1], got ${values["error-rate"]}`;
     const learner = learnerOption(values);
+    const renameRate = parseRenameRate(values["rename-rate"]);
     return {
       out: resolve(values.out),
       episodes: count("episodes", values.episodes, 1),
@@ -141,6 +153,7 @@ function parseOptions(argv: string[]): TrainDataOptions | string {
       scales: parseScales(values.scale),
       ...(learner ? { learner } : {}),
       ...(values.vocabulary !== undefined ? { vocabulary: resolve(values.vocabulary) } : {}),
+      ...(renameRate > 0 ? { renameRate } : {}),
     };
   } catch (error) {
     return (error as Error).message;
@@ -206,6 +219,7 @@ const summary = (c: Collected) => ({
   solved: c.episodes.filter((e) => e.total_reward > 0).length,
   excluded_as_held_out: c.excluded,
   held_out_tasks_kept: c.heldOutTasksKept,
+  renamed: c.renamed,
   failed: c.failed,
 });
 
@@ -248,11 +262,12 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
         split: "train",
         seeds: trainSeeds(plan),
         excludeTasks: heldOut.tasks,
+        ...(options.renameRate ? { renameRate: options.renameRate } : {}),
         ...(learnerHere ? { learner: { generation: learner, rate: options.learner!.rate } } : {}),
       });
       collected.held_out.set(plan, heldOut);
       collected.train.set(plan, train);
-      const learnerNote = learnerHere ? `, ${summary(train).learner_turns} turns by the learner` : "";
+      const learnerNote = (learnerHere ? `, ${summary(train).learner_turns} turns by the learner` : "") + (train.renamed ? `, ${train.renamed} with the task's file renamed` : "");
       log(`${plan.name}: ${train.episodes.length} training episodes (${train.excluded} dropped as held-out tasks, ${train.heldOutTasksKept} kept with a held-out task${learnerNote}), ${heldOut.episodes.length} held out`);
     }
   } finally {
@@ -266,6 +281,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     format: "rollout-lab-training-data/2",
     seed: options.seed,
     error_rate: options.errorRate,
+    rename_rate: options.renameRate ?? 0,
     ...(options.learner
       ? { learner: { ...options.learner, model: portableName(options.learner.model), weights, sampling: { ...LEARNER_SAMPLING, seed: options.seed } } }
       : {}),

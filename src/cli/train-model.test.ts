@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { learnerOption, main as trainData, parseScales, portableName, writeTrainingData } from "./train-data.js";
+import { learnerOption, main as trainData, parseOptions, parseScales, portableName, writeTrainingData } from "./train-data.js";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE } from "../policy/builtin-model/write-folder.js";
 import { main as trainVocab } from "./train-vocab.js";
 import { readVocabulary, VOCABULARY_FORMAT } from "./training-vocabulary.js";
@@ -121,6 +121,8 @@ describe("the two stages", () => {
       expect(errors.mock.calls.at(-1)![0]).toContain("--second-stage-time-limit: expected seconds ≥ 0, got -5");
       expect(await main(["--work", work, "--attention-budget", "lots"])).toBe(2);
       expect(errors.mock.calls.at(-1)![0]).toContain("--attention-budget: expected a number > 0, got lots");
+      expect(await main(["--work", work, "--rename-rate", "1.5"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--rename-rate: expected a number in [0, 1], got 1.5");
     } finally {
       errors.mockRestore();
     }
@@ -237,6 +239,18 @@ describe("train:data's vocabulary (--vocabulary)", () => {
     const calculator = readFileSync(join(out, "train.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { env: string; ids: number[] }).filter((e) => e.env === "calculator");
     // "diff" is one token wherever the calculator's calls subtract.
     expect(calculator.some((e) => e.ids.includes(267))).toBe(true);
+  }, 120_000);
+
+  it("--rename-rate renames the task's file in that share of the workspace's training episodes, and data.json says so", async () => {
+    const out = join(work, "renamed-data");
+    await writeTrainingData({ out, episodes: 20, heldOut: 0, samplesPerSeed: 10, errorRate: 0, seed: 0, renameRate: 1 }, () => undefined);
+    const manifest = JSON.parse(readFileSync(join(out, "data.json"), "utf8")) as { rename_rate: number; environments: { name: string; train: { renamed: number } }[] };
+    expect(manifest.rename_rate).toBe(1);
+    const renamed = Object.fromEntries(manifest.environments.map((e) => [e.name, e.train.renamed]));
+    expect(renamed.workspace).toBeGreaterThan(0);
+    expect(renamed.calculator).toBe(0);
+    expect(parseOptions(["--rename-rate", "0.5"])).toMatchObject({ renameRate: 0.5 });
+    expect(parseOptions(["--rename-rate", "half"])).toBe("--rename-rate: expected a number in [0, 1], got half");
   }, 120_000);
 
   it("train:model learns --merges first unless given a --vocabulary, and refuses both, or a count below 0, exit status 2", async () => {

@@ -29,7 +29,7 @@ import { parseArgs } from "node:util";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE, writeBuiltinFolder, writeTrainedModel } from "../policy/builtin-model/write-folder.js";
 import { PUBLIC_MODELS_DIR } from "./build-model.js";
 import { isEntryPoint } from "./entry.js";
-import { learnerOption, parseScales, portableName, writeTrainingData, type TrainDataOptions } from "./train-data.js";
+import { learnerOption, parseRenameRate, parseScales, portableName, writeTrainingData, type TrainDataOptions } from "./train-data.js";
 import { writeVocabulary } from "./train-vocab.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -39,7 +39,7 @@ const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
   "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--attention-budget N] [--scale plan=N,…|none] " +
   "[--learner <model>|<weights file>|none [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
-  "[--first-stage <weights file>] [--merges N|--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
+  "[--first-stage <weights file>] [--merges N|--vocabulary <file>] [--rename-rate R] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
 /**
  * builtin:trained's recipe (docs/training.md, sections 1, 2 and 4), what `npm run train:model` runs unless told
@@ -60,6 +60,8 @@ export const RECIPE = {
   /** The rate and plans of a learner (the second stage's, or one given with `--learner`). */
   learnerRate: "0.5",
   learnerPlans: "sliding_puzzle,sliding_puzzle_shuffled,number_guess",
+  /** The share of both stages' workspace episodes whose task file is renamed (`src/training/rename.ts`): none. */
+  renameRate: "0",
 } as const;
 
 /**
@@ -119,6 +121,7 @@ function parse(argv: string[]) {
       learner: { type: "string" },
       "learner-rate": { type: "string" },
       "learner-plans": { type: "string" },
+      "rename-rate": { type: "string", default: RECIPE.renameRate },
       // The second stage's seconds of training (0: none, the first stage's weights are the result).
       "second-stage-time-limit": { type: "string", default: SECOND_STAGE.timeLimit },
       // Skip the first stage: the second starts from this weights file (a finished first stage's).
@@ -173,8 +176,10 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   let learner: TrainDataOptions["learner"];
+  let renameRate: number;
   try {
     learner = recipeLearner(values);
+    renameRate = parseRenameRate(values["rename-rate"]);
   } catch (error) {
     console.error(`${(error as Error).message}\n${USAGE}`);
     return 2;
@@ -234,6 +239,7 @@ export async function main(argv: string[]): Promise<number> {
         scales: parseScales(scale),
         ...(stageLearner ? { learner: stageLearner } : {}),
         ...(vocabulary !== undefined ? { vocabulary } : {}),
+        ...(renameRate > 0 ? { renameRate } : {}),
       });
       return 0;
     } catch (error) {

@@ -19,6 +19,7 @@ import { labelledOraclePolicy } from "./labelled-oracle.js";
 import { learnerMixPolicy } from "./learner-mix.js";
 import { numberGuessSolver } from "./number-guess-solver.js";
 import { planScenario, splitSeeds, type EnvironmentPlan, type Split } from "./plan.js";
+import { renameTaskFile } from "./rename.js";
 
 export const TRAINING_SOLVERS = [...ORACLE_SOLVERS, numberGuessSolver];
 
@@ -40,6 +41,8 @@ export interface CollectOptions {
   learner?: { generation: GenerationInterface; rate: number };
   /** The tokenizer whose ids the episodes hold (a trained vocabulary with merges); default the byte-level one. */
   tokenizer?: TokenizerInterface;
+  /** The share of the training split's episodes whose task file is renamed, in plans that have `renames` (`rename.ts`). */
+  renameRate?: number;
 }
 
 export interface Collected {
@@ -50,11 +53,13 @@ export interface Collected {
   excluded: number;
   /** Training samples kept although their task is held out (plans held out by seed only). */
   heldOutTasksKept: number;
+  /** Training episodes whose task file was renamed. */
+  renamed: number;
   failed: number;
 }
 
 export async function collectEpisodes(plan: EnvironmentPlan, options: CollectOptions): Promise<Collected> {
-  const out: Collected = { episodes: [], tasks: new Set(), excluded: 0, heldOutTasksKept: 0, failed: 0 };
+  const out: Collected = { episodes: [], tasks: new Set(), excluded: 0, heldOutTasksKept: 0, renamed: 0, failed: 0 };
   const tokenizer = options.tokenizer ?? byteLevelTokenizer;
   for (const datasetSeed of splitSeeds(options.split, options.seeds)) {
     const oracle = { seed: options.oracleSeed + datasetSeed, errorRate: options.errorRate };
@@ -80,7 +85,13 @@ export async function collectEpisodes(plan: EnvironmentPlan, options: CollectOpt
         const where = { env: plan.env, split: options.split, dataset_seed: datasetSeed };
         const learnerTurns = mix?.learnerTurns.get(position) ?? new Set<number>();
         // The oracle was not asked on the learner's turns, so no turn is both.
-        out.episodes.push(episodeFromSample(sample, labelled.mistakes.get(position) ?? new Set(), where, learnerTurns));
+        const episode = episodeFromSample(sample, labelled.mistakes.get(position) ?? new Set(), where, learnerTurns);
+        // The held-out split stays as the environment wrote it: the benchmark's names are its names.
+        const rename = plan.renames && options.split === "train" && (options.renameRate ?? 0) > 0
+          ? renameTaskFile(episode, plan.renames, tokenizer, { rate: options.renameRate!, seed: oracle.seed })
+          : null;
+        if (rename?.renamed) out.renamed++;
+        out.episodes.push(rename?.episode ?? episode);
       }
     });
   }

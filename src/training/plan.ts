@@ -7,7 +7,9 @@
  * training episode whose task (prompt and initial state) is a held-out one.
  */
 
+import { CONFIG_FILE_NAMES, LOG_FILE_NAMES } from "../envs/workspace/index.js";
 import type { Thoughts } from "./labelled-oracle.js";
+import type { RenameRules } from "./rename.js";
 
 /** The first held-out dataset seed; training seeds stay below it. */
 export const HELD_OUT_SEED_BASE = 1_000_000;
@@ -33,7 +35,28 @@ export interface EnvironmentPlan {
   heldOutBy?: "task" | "seed";
   /** What the planned turns think aloud before acting (labelled-oracle.ts): paired think blocks for the model to learn. */
   thoughts?: Thoughts;
+  /** The task's file, renamed in a share of the training episodes (`rename.ts`; train:data's `--rename-rate`). */
+  renames?: RenameRules;
 }
+
+const stem = (names: readonly string[], ext: string) => names.map((n) => n.slice(0, -ext.length));
+
+/**
+ * The workspace's config and log files as the tokenizer sees them in paths (`workspace` `/service` `.ini`, `/logs`
+ * `/app` `.log`), and names to give them: none the environment uses, nor its services' names (`gateway`, …, which its
+ * config files hold).
+ */
+export const WORKSPACE_RENAMES: RenameRules = {
+  files: [
+    { before: "workspace", names: stem(CONFIG_FILE_NAMES, ".ini"), after: ".ini" },
+    { before: "/logs", names: stem(LOG_FILE_NAMES, ".log"), after: ".log" },
+  ],
+  pool: [
+    "agent", "alerts", "audit", "backup", "batch", "broker", "cluster", "cron", "daemon", "deploy", "events", "jobs",
+    "mailer", "metrics", "monitor", "nginx", "payments", "proxy", "queue", "redis", "router", "scheduler", "session",
+    "storage", "sync", "uploads", "users", "web",
+  ],
+};
 
 /**
  * Large enough that no oracle reply is cut (the workspace's tool calls with file contents are the longest); a
@@ -86,6 +109,7 @@ export const ENVIRONMENT_PLANS: readonly EnvironmentPlan[] = [
     maxSeqLen: 8192,
     structured: true,
     thoughts: "tool_step",
+    renames: WORKSPACE_RENAMES,
   },
   {
     name: "number_guess",

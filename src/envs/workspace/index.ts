@@ -26,7 +26,7 @@ export { FsError, normalizePath, VirtualFs, WORKSPACE_ROOT } from "./fs.js";
 export type { FsState } from "./fs.js";
 export { DEFAULT_OUTPUT_LIMIT, formatObservation, runShell, TRUNCATION_MARK } from "./shell.js";
 export type { ShellResult } from "./shell.js";
-export { generateTask, gradeTask, TASK_KINDS } from "./tasks.js";
+export { CONFIG_FILE_NAMES, generateTask, gradeTask, LOG_FILE_NAMES, TASK_KINDS } from "./tasks.js";
 export type { GeneratedTask, Grade, TaskKind, WorkspaceTask } from "./tasks.js";
 export {
   buildReadFileCommand,

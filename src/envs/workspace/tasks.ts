@@ -31,6 +31,9 @@ export interface Grade {
 }
 
 const W = WORKSPACE_ROOT;
+/** The names a task's log and config file get (the oracle's look-alike mistakes swap one for another). */
+export const LOG_FILE_NAMES = ["app.log", "server.log", "worker.log"] as const;
+export const CONFIG_FILE_NAMES = ["config.ini", "settings.ini", "service.ini"] as const;
 const ANSWER_PATH = `${W}/answer.txt`;
 
 export function generateTask(kind: TaskKind, rng: Rng): GeneratedTask {
@@ -93,7 +96,7 @@ function logLines(rng: Rng, count: number, errorShare: number): string[] {
 }
 
 function countErrorsTask(rng: Rng): GeneratedTask {
-  const logPath = `${W}/logs/${rng.choice(["app.log", "server.log", "worker.log"])}`;
+  const logPath = `${W}/logs/${rng.choice(LOG_FILE_NAMES)}`;
   const lines = logLines(rng, rng.int(24, 40), 0.2);
   if (!lines.some((l) => l.includes("ERROR"))) lines[0] = lines[0]!.replace(/ (INFO|DEBUG|WARN) /, " ERROR ");
   const expected = lines.filter((l) => l.includes("ERROR")).length;
@@ -177,7 +180,7 @@ function gradeSummary(task: Extract<WorkspaceTask, { kind: "list_python" }>, fs:
 // ---- fix_config ---------------------------------------------------------------------------------------------
 
 function fixConfigTask(rng: Rng): GeneratedTask {
-  const configPath = `${W}/${rng.choice(["config.ini", "settings.ini", "service.ini"])}`;
+  const configPath = `${W}/${rng.choice(CONFIG_FILE_NAMES)}`;
   const app = rng.choice(["billing", "search", "ingest", "gateway"]);
   const sections: [string, string[]][] = [
     ["server", [`host = 0.0.0.0`, `port = ${rng.int(3000, 9000)}`, `workers = ${rng.int(2, 16)}`]],
