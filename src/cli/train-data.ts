@@ -1,7 +1,7 @@
 /**
  * `npm run train:data -- [--out training/data] [--episodes 1200] [--held-out 60] [--samples-per-seed 10]
  * [--error-rate 0.2] [--seed 0] [--scale plan=N,…] [--learner <model> [--learner-rate 0.5] [--learner-plans plan,…]]
- * [--vocabulary <vocabulary file>|<weights file>] [--rename-rate 0]`
+ * [--vocabulary <vocabulary file>|<weights file>] [--rename-rate 0] [--look-alike-weight 1]`
  *
  * Writes the training data of `builtin:trained` (docs/training.md): per environment of `ENVIRONMENT_PLANS` (the
  * built-in ones and the starter number-guess module), oracle rollouts with seeded mistakes as JSONL episodes
@@ -13,7 +13,9 @@
  * `--learner-plans` only; the held-out split stays the oracle's alone. `--vocabulary` (`train:vocab`'s file, or a
  * weights file's merges) tokenizes the episodes with byte-pair merges, recorded in `data.json` (the learner must
  * speak the same vocabulary). `--rename-rate R` renames the task's file in that share of the training split's
- * workspace episodes (`src/training/rename.ts`). Exit status 2 on bad usage.
+ * workspace episodes (`src/training/rename.ts`). `--look-alike-weight N` makes the training split's workspace oracle
+ * look up a look-alike of the task's file (a well-formed call answered "No such file") N times as often as each other
+ * kind of mistake, at the same error rate. Exit status 2 on bad usage.
  */
 
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -38,7 +40,7 @@ export const TRAINING_DATA_DIR = join(ROOT, "training", "data");
 
 const USAGE =
   "usage: npm run train:data -- [--out <dir>] [--episodes N] [--held-out N] [--samples-per-seed N] [--error-rate R] [--seed N] [--scale plan=N,…] " +
-  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]] [--vocabulary <file>]";
+  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]] [--vocabulary <file>] [--rename-rate R] [--look-alike-weight N]";
 
 /** How the learner samples its turns: as the lab's default run samples (the states a user's run reaches). */
 export const LEARNER_SAMPLING = { temperature: 1, top_p: 0.95 } as const;
@@ -61,6 +63,15 @@ export interface TrainDataOptions {
   vocabulary?: string;
   /** The share of training episodes whose task file is renamed, in plans with `renames` (`rename.ts`); 0: none. */
   renameRate?: number;
+  /** The training split's workspace oracle makes its look-alike mistake this many times as often as each other kind (1: as the lab's oracle). */
+  lookAlikeWeight?: number;
+}
+
+/** `--look-alike-weight`: a whole number ≥ 1; throws a RangeError naming the option. */
+export function parseLookAlikeWeight(text: string | undefined, option = "--look-alike-weight"): number {
+  const weight = Number(text ?? "1");
+  if (!Number.isInteger(weight) || weight < 1 || text?.trim() === "") throw new RangeError(`${option}: expected a whole number ≥ 1, got ${text}`);
+  return weight;
 }
 
 /** `--rename-rate`: a share in [0, 1]; throws a RangeError naming the option. */
@@ -128,6 +139,7 @@ export function parseOptions(argv: string[]): TrainDataOptions | string {
         "learner-plans": { type: "string" },
         vocabulary: { type: "string" },
         "rename-rate": { type: "string", default: "0" },
+        "look-alike-weight": { type: "string", default: "1" },
       },
     }));
   } catch (error) {
@@ -143,6 +155,7 @@ export function parseOptions(argv: string[]): TrainDataOptions | string {
     if (!(errorRate >= 0 && errorRate <= 1)) return `--error-rate: expected a number in [0, 1], got ${values["error-rate"]}`;
     const learner = learnerOption(values);
     const renameRate = parseRenameRate(values["rename-rate"]);
+    const lookAlikeWeight = parseLookAlikeWeight(values["look-alike-weight"]);
     return {
       out: resolve(values.out),
       episodes: count("episodes", values.episodes, 1),
@@ -154,6 +167,7 @@ export function parseOptions(argv: string[]): TrainDataOptions | string {
       ...(learner ? { learner } : {}),
       ...(values.vocabulary !== undefined ? { vocabulary: resolve(values.vocabulary) } : {}),
       ...(renameRate > 0 ? { renameRate } : {}),
+      ...(lookAlikeWeight > 1 ? { lookAlikeWeight } : {}),
     };
   } catch (error) {
     return (error as Error).message;
@@ -263,6 +277,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
         seeds: trainSeeds(plan),
         excludeTasks: heldOut.tasks,
         ...(options.renameRate ? { renameRate: options.renameRate } : {}),
+        ...(options.lookAlikeWeight ? { lookAlikeWeight: options.lookAlikeWeight } : {}),
         ...(learnerHere ? { learner: { generation: learner, rate: options.learner!.rate } } : {}),
       });
       collected.held_out.set(plan, heldOut);
@@ -282,6 +297,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     seed: options.seed,
     error_rate: options.errorRate,
     rename_rate: options.renameRate ?? 0,
+    look_alike_weight: options.lookAlikeWeight ?? 1,
     ...(options.learner
       ? { learner: { ...options.learner, model: portableName(options.learner.model), weights, sampling: { ...LEARNER_SAMPLING, seed: options.seed } } }
       : {}),

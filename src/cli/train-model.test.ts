@@ -253,6 +253,38 @@ describe("train:data's vocabulary (--vocabulary)", () => {
     expect(parseOptions(["--rename-rate", "half"])).toBe("--rename-rate: expected a number in [0, 1], got half");
   }, 120_000);
 
+  it("--look-alike-weight makes the training split's workspace oracle look up a look-alike more often, the held-out split as it was", async () => {
+    const write = async (name: string, lookAlikeWeight?: number) => {
+      const out = join(work, name);
+      await writeTrainingData({ out, episodes: 20, heldOut: 10, samplesPerSeed: 10, errorRate: 0.5, seed: 0, scales: { workspace: 6 }, ...(lookAlikeWeight ? { lookAlikeWeight } : {}) }, () => undefined);
+      const read = (split: string) => readFileSync(join(out, `${split}.jsonl`), "utf8");
+      const workspace = read("train").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { env: string; ids: number[] }).filter((e) => e.env === "workspace");
+      const text = (ids: number[]) => String.fromCharCode(...ids.filter((id) => id < 256));
+      return {
+        lookedUpNothing: workspace.filter((e) => text(e.ids).includes("No such file")).length,
+        episodes: workspace.length,
+        heldOut: read("held_out"),
+        manifest: JSON.parse(readFileSync(join(out, "data.json"), "utf8")) as { look_alike_weight: number },
+      };
+    };
+    const plain = await write("look-alike-1");
+    const weighted = await write("look-alike-16", 16);
+    expect(weighted.episodes).toBe(plain.episodes);
+    expect(weighted.lookedUpNothing).toBeGreaterThan(2 * Math.max(1, plain.lookedUpNothing));
+    expect(weighted.heldOut).toBe(plain.heldOut);
+    expect([plain.manifest.look_alike_weight, weighted.manifest.look_alike_weight]).toEqual([1, 16]);
+    expect(parseOptions(["--look-alike-weight", "4"])).toMatchObject({ lookAlikeWeight: 4 });
+    expect(parseOptions(["--look-alike-weight", "0"])).toBe("--look-alike-weight: expected a whole number ≥ 1, got 0");
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      expect(await main(["--work", work, "--second-stage-look-alike-weight", "2.5"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--second-stage-look-alike-weight: expected a whole number ≥ 1, got 2.5");
+    } finally {
+      errors.mockRestore();
+    }
+    expect(SECOND_STAGE.lookAlikeWeight).toBe("1");
+  }, 240_000);
+
   it("train:model learns --merges first unless given a --vocabulary, and refuses both, or a count below 0, exit status 2", async () => {
     expect(RECIPE.merges).toBe("1024"); // builtin:trained's own vocabulary
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);

@@ -29,7 +29,7 @@ import { parseArgs } from "node:util";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE, writeBuiltinFolder, writeTrainedModel } from "../policy/builtin-model/write-folder.js";
 import { PUBLIC_MODELS_DIR } from "./build-model.js";
 import { isEntryPoint } from "./entry.js";
-import { learnerOption, parseRenameRate, parseScales, portableName, writeTrainingData, type TrainDataOptions } from "./train-data.js";
+import { learnerOption, parseLookAlikeWeight, parseRenameRate, parseScales, portableName, writeTrainingData, type TrainDataOptions } from "./train-data.js";
 import { writeVocabulary } from "./train-vocab.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -39,7 +39,7 @@ const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
   "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--attention-budget N] [--scale plan=N,…|none] " +
   "[--learner <model>|<weights file>|none [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
-  "[--first-stage <weights file>] [--merges N|--vocabulary <file>] [--rename-rate R] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
+  "[--first-stage <weights file>] [--second-stage-look-alike-weight N] [--merges N|--vocabulary <file>] [--rename-rate R] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
 /**
  * builtin:trained's recipe (docs/training.md, sections 1, 2 and 4), what `npm run train:model` runs unless told
@@ -78,6 +78,8 @@ export const SECOND_STAGE = {
   warmup: "30",
   evalEvery: "300",
   timeLimit: "720",
+  /** How much more often than each other mistake the workspace oracle looks up a look-alike file (`train:data --look-alike-weight`): as the lab's oracle. */
+  lookAlikeWeight: "1",
 } as const;
 
 const TORCH_MISSING =
@@ -124,6 +126,8 @@ function parse(argv: string[]) {
       "rename-rate": { type: "string", default: RECIPE.renameRate },
       // The second stage's seconds of training (0: none, the first stage's weights are the result).
       "second-stage-time-limit": { type: "string", default: SECOND_STAGE.timeLimit },
+      // The second stage's data: the workspace oracle's look-alike look-up (answered "No such file") this many times as often as each other mistake.
+      "second-stage-look-alike-weight": { type: "string", default: SECOND_STAGE.lookAlikeWeight },
       // Skip the first stage: the second starts from this weights file (a finished first stage's).
       "first-stage": { type: "string" },
       // Byte-pair merges (npm run train:vocab's file, or a weights file's) to tokenize both stages' data with;
@@ -177,9 +181,11 @@ export async function main(argv: string[]): Promise<number> {
   }
   let learner: TrainDataOptions["learner"];
   let renameRate: number;
+  let secondStageLookAlikeWeight: number;
   try {
     learner = recipeLearner(values);
     renameRate = parseRenameRate(values["rename-rate"]);
+    secondStageLookAlikeWeight = parseLookAlikeWeight(values["second-stage-look-alike-weight"], "--second-stage-look-alike-weight");
   } catch (error) {
     console.error(`${(error as Error).message}\n${USAGE}`);
     return 2;
@@ -222,7 +228,7 @@ export async function main(argv: string[]): Promise<number> {
       await writeVocabulary({ out: vocabulary, merges, episodes: Number(values.episodes), errorRate: Number(values["error-rate"]), seed: Number(values.seed), scales: parseScales(values.scale === "none" ? undefined : values.scale) });
     }
   }
-  const writeData = async (out: string, scale: string | undefined, stageLearner: TrainDataOptions["learner"], reuse: boolean): Promise<number> => {
+  const writeData = async (out: string, scale: string | undefined, stageLearner: TrainDataOptions["learner"], reuse: boolean, lookAlikeWeight = 1): Promise<number> => {
     if (reuse) {
       console.log(`== training data: ${out} as it is (--skip-data)`);
       return 0;
@@ -240,6 +246,7 @@ export async function main(argv: string[]): Promise<number> {
         ...(stageLearner ? { learner: stageLearner } : {}),
         ...(vocabulary !== undefined ? { vocabulary } : {}),
         ...(renameRate > 0 ? { renameRate } : {}),
+        ...(lookAlikeWeight > 1 ? { lookAlikeWeight } : {}),
       });
       return 0;
     } catch (error) {
@@ -271,7 +278,7 @@ export async function main(argv: string[]): Promise<number> {
   if (secondStageSeconds > 0) {
     const stageData = join(stage2, "data");
     const stageLearner = secondStageLearner(weights, values.learner);
-    const dataFailed = await writeData(stageData, SECOND_STAGE.scale, stageLearner, values["skip-data"] && dataMadeBy(stageData, stageLearner ? weights : null));
+    const dataFailed = await writeData(stageData, SECOND_STAGE.scale, stageLearner, values["skip-data"] && dataMadeBy(stageData, stageLearner ? weights : null), secondStageLookAlikeWeight);
     if (dataFailed) return dataFailed;
     console.log(`== training, second stage (from ${weights}, ${secondStageSeconds} s) at ${elapsed()}`);
     const status = train([

@@ -12,6 +12,7 @@
 import { byteLevelTokenizer, type GenerationInterface, type TokenizerInterface } from "../core/index.js";
 import type { EnvironmentLookup } from "../envs/index.js";
 import { ORACLE_SOLVERS } from "../policy/oracle/index.js";
+import { makeWorkspaceOracle, workspaceOracle } from "../policy/oracle/workspace.js";
 import { prepareScenario, runScenario } from "../scenario/run.js";
 import { parseScenario } from "../scenario/schema.js";
 import { episodeFromSample, type TrainingEpisode } from "./episode.js";
@@ -22,6 +23,13 @@ import { planScenario, splitSeeds, type EnvironmentPlan, type Split } from "./pl
 import { renameTaskFile } from "./rename.js";
 
 export const TRAINING_SOLVERS = [...ORACLE_SOLVERS, numberGuessSolver];
+
+/** The training solvers, the workspace's making its look-alike mistake `lookAlikeWeight` times as often as each other kind. */
+export function trainingSolvers(lookAlikeWeight = 1) {
+  if (lookAlikeWeight === 1) return TRAINING_SOLVERS;
+  const workspace = makeWorkspaceOracle({ lookAlikeWeight });
+  return TRAINING_SOLVERS.map((solver) => (solver === workspaceOracle ? workspace : solver));
+}
 
 export interface CollectOptions {
   split: Split;
@@ -43,6 +51,8 @@ export interface CollectOptions {
   tokenizer?: TokenizerInterface;
   /** The share of the training split's episodes whose task file is renamed, in plans that have `renames` (`rename.ts`). */
   renameRate?: number;
+  /** The workspace oracle's look-alike look-up, this many times as likely as each other mistake (`WorkspaceOracleOptions`). */
+  lookAlikeWeight?: number;
 }
 
 export interface Collected {
@@ -61,11 +71,13 @@ export interface Collected {
 export async function collectEpisodes(plan: EnvironmentPlan, options: CollectOptions): Promise<Collected> {
   const out: Collected = { episodes: [], tasks: new Set(), excluded: 0, heldOutTasksKept: 0, renamed: 0, failed: 0 };
   const tokenizer = options.tokenizer ?? byteLevelTokenizer;
+  // The held-out split is the oracle's as the lab runs it.
+  const solvers = trainingSolvers(options.split === "train" ? options.lookAlikeWeight : 1);
   for (const datasetSeed of splitSeeds(options.split, options.seeds)) {
     const oracle = { seed: options.oracleSeed + datasetSeed, errorRate: options.errorRate };
     const scenario = parseScenario(planScenario(plan, datasetSeed, options.samplesPerSeed, oracle));
     const { data } = await prepareScenario(scenario, options.environments);
-    const labelled = labelledOraclePolicy(tokenizer, { ...oracle, solvers: TRAINING_SOLVERS, thoughts: plan.thoughts });
+    const labelled = labelledOraclePolicy(tokenizer, { ...oracle, solvers, thoughts: plan.thoughts });
     const mix = options.learner
       ? learnerMixPolicy(labelled.policy, options.learner.generation, { rate: options.learner.rate, seed: oracle.seed, padTokenId: tokenizer.padTokenId })
       : null;

@@ -156,6 +156,38 @@ describe("workspace oracle, structured tools", () => {
     expect(wrongPaths.size).toBeGreaterThanOrEqual(3);
   });
 
+  it("lookAlikeWeight makes the look-alike look-up that many times as likely, at the same error rate, and 1 is the lab's oracle", () => {
+    const weighted = makeWorkspaceOracle({ lookAlikeWeight: 8 });
+    const plain = makeWorkspaceOracle({ lookAlikeWeight: 1 });
+    const counts = { weighted: 0, plain: 0, erring: 0 };
+    const data = dataset({ tasks: ["count_errors", "fix_config"] }, 3, 6);
+    // A turn's draws depend on the seed only: one datum per seed, 300 independent draws.
+    for (let seed = 0; seed < 300; seed++) {
+      const datum = data[seed % data.length]!;
+      const prompt = datum.message_log[0]!.content;
+      const ask = (solver: OracleSolver, errorRate: number) => solver.respond({ promptText: prompt, stopStrings: null, rng: Rng.derive(seed, 0, 0), errorRate });
+      const lookedUpNothing = (text: string) => /No such file/.test(stepOnce(datum, text).content);
+      counts.weighted += Number(lookedUpNothing(ask(weighted, 1)));
+      counts.plain += Number(lookedUpNothing(ask(plain, 1)));
+      // Weight 1 draws exactly as the default oracle does; with no errors the weight changes nothing.
+      expect(ask(plain, 0.3)).toBe(ask(workspaceOracle, 0.3));
+      expect(ask(weighted, 0)).toBe(ask(workspaceOracle, 0));
+      // The same turns err (whether to err is drawn first).
+      const erred = ask(weighted, 0.3) !== ask(weighted, 0);
+      expect(erred).toBe(ask(workspaceOracle, 0.3) !== ask(workspaceOracle, 0));
+      counts.erring += Number(erred);
+    }
+    // Every turn errs at rate 1: the look-alike is 1 kind in 5 at weight 1 (~60 of 300), 8 in 12 at weight 8 (~200).
+    expect(counts.plain).toBeGreaterThan(30);
+    expect(counts.plain).toBeLessThan(90);
+    expect(counts.weighted).toBeGreaterThan(170);
+    expect(counts.weighted).toBeLessThan(230);
+    expect(counts.erring).toBeGreaterThan(60);
+    expect(counts.erring).toBeLessThan(120);
+    expect(() => makeWorkspaceOracle({ lookAlikeWeight: 0 })).toThrow(/lookAlikeWeight must be a whole number ≥ 1, got 0/);
+    expect(() => makeWorkspaceOracle({ lookAlikeWeight: 1.5 })).toThrow(/lookAlikeWeight/);
+  });
+
   it("is deterministic by seed", () => {
     const datum = dataset()[1]!;
     expect(play(datum, { seed: 3, errorRate: 0.5, maxTurns: 20 })).toEqual(play(datum, { seed: 3, errorRate: 0.5, maxTurns: 20 }));

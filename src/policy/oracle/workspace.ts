@@ -49,9 +49,17 @@ const OBSERVATION_ENDS = ["\n</tool_response>", "<|im_end|>", "<|im_start|>", "<
 export interface WorkspaceOracleOptions {
   /** Call task_complete once this many steps of the plan are done, even if the task is not (for tests, demos). */
   finishAfterSteps?: number;
+  /**
+   * How many times as likely as each other kind of mistake the look-alike look-up is, where one is possible (a whole
+   * number, default 1: all kinds alike). Training data raises it so that a model sees the way back from "No such
+   * file" often (src/training/plan.ts); the error rate, and so how many turns are mistakes, stays the same.
+   */
+  lookAlikeWeight?: number;
 }
 
 export function makeWorkspaceOracle(options: WorkspaceOracleOptions = {}): OracleSolver {
+  const weight = options.lookAlikeWeight ?? 1;
+  if (!Number.isInteger(weight) || weight < 1) throw new RangeError(`workspace oracle: lookAlikeWeight must be a whole number ≥ 1, got ${weight}`);
   return {
     env: "workspace",
     matches: (text) => text.includes(WORKSPACE_MARK),
@@ -89,7 +97,7 @@ export function respondToWorkspace(context: OracleContext, options: WorkspaceOra
   // A template that prefills `<think>\n` leaves a block open: close it before acting (unless erring on purpose).
   const closeThink = /<think>\s*$/.test(text) ? "</think>\n\n" : "";
   if (!erring) return closeThink + render(next, structured);
-  return mistake(next, structured, context.rng, closeThink);
+  return mistake(next, structured, context.rng, closeThink, options.lookAlikeWeight ?? 1);
 }
 
 function instructionOf(prompt: string): string {
@@ -223,10 +231,10 @@ function lookAlikeLookUp(action: Action, pick: (names: readonly string[]) => str
   return action.tool === "read_file" ? { ...action, path: swapped } : { ...action, command: swapped };
 }
 
-function mistake(next: Action, structured: boolean, rng: Rng, closeThink: string): string {
+function mistake(next: Action, structured: boolean, rng: Rng, closeThink: string, lookAlikeWeight: number): string {
   const kinds = [
     ...(structured ? ["invalid_format", "malformed_thinking", "bad_argument", "malformed_json"] : ["invalid_format", "malformed_thinking", "wrong_fence"]),
-    ...(lookAlikeLookUp(next, (names) => names[0]!) ? ["wrong_path"] : []),
+    ...(lookAlikeLookUp(next, (names) => names[0]!) ? Array<string>(lookAlikeWeight).fill("wrong_path") : []),
   ];
   const planned = render(next, structured);
   switch (rng.choice<string>(kinds)) {
