@@ -51,8 +51,9 @@ export interface WorkspaceOracleOptions {
   finishAfterSteps?: number;
   /**
    * How many times as likely as each other kind of mistake the look-alike look-up is, where one is possible (a whole
-   * number, default 1: all kinds alike). Training data raises it so that a model sees the way back from "No such
-   * file" often (src/training/plan.ts); the error rate, and so how many turns are mistakes, stays the same.
+   * number, default 1: all kinds alike). Training data can raise it so that a model sees the way back from "No such
+   * file" often (`train:data --look-alike-weight`, src/training/collect.ts); the error rate, and so how many turns
+   * are mistakes, stays the same.
    */
   lookAlikeWeight?: number;
 }
