@@ -1,6 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { writeJsonInSlices } from "./export-slices.js";
+import { cutShortRun, cutShortScenario } from "./cut-short-run.fixture.js";
+import { exportJsonlInSlices, writeJsonInSlices } from "./export-slices.js";
+import { markInterrupted, runProgress } from "./interrupted.js";
 
 const write = async (value: unknown) => {
   const out: string[] = [];
@@ -28,5 +30,23 @@ describe("writeJsonInSlices", () => {
     const { text, ticks } = await write(scenario);
     expect(text).toBe(JSON.stringify(scenario));
     expect(ticks).toBeGreaterThan(1000);
+  });
+});
+
+describe("exportJsonlInSlices", () => {
+  it("says how many samples had finished as their lines were written, not how many have by the end: a checkpoint's summary says what its text says", async () => {
+    // Sample 0 finished, 1 and 2 under way; sample 1 ends between two slices, after its line was written.
+    const model = await cutShortRun(cutShortScenario(3));
+    let yields = 0;
+    const endSampleOne = async () => {
+      yields += 1;
+      if (yields !== 2) return;
+      const s = model.samples[1]!;
+      model.apply({ type: "sample_end", t: model.summary.lastT, sample: s.sample, idx: s.idx, termination: "terminated", error: null, totalReward: s.totalReward, turns: 1 });
+    };
+    const { blob, progress } = await exportJsonlInSlices(model, null, { sliceMs: 0, yieldToPage: endSampleOne });
+    expect(runProgress(model)).toEqual({ finished: 2, total: 3 });
+    expect(progress).toEqual({ finished: 1, total: 3 });
+    expect(markInterrupted(await blob.text()).progress).toEqual(progress);
   });
 });

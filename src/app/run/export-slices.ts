@@ -8,6 +8,7 @@
  * checkpoint then holds each sample as it was when its line was written).
  */
 
+import { sampleFinished, type RunProgress } from "./interrupted.js";
 import { exportFooter, exportSampleLine } from "./jsonl.js";
 import type { RunModel } from "./run-model.js";
 
@@ -16,6 +17,11 @@ export interface SlicedExport {
   /** Time spent writing (not waiting between slices), in milliseconds. */
   workMs: number;
   slices: number;
+  /**
+   * The samples finished as their lines were written: what the blob holds, which a live run may have moved past by
+   * the time the export is done (a checkpoint's summary must say what its text says).
+   */
+  progress: RunProgress;
 }
 
 export interface SliceOptions {
@@ -45,8 +51,10 @@ export async function exportJsonlInSlices(model: RunModel, scenario: unknown, op
   };
   // A run may gain samples while it is written (it cannot lose any): the count is read once.
   const count = model.samples.length;
+  let finished = 0;
   for (let i = 0; i < count; i++) {
     lines.push(exportSampleLine(model, i), "\n");
+    if (sampleFinished(model.samples[i]!)) finished += 1;
     if (performance.now() - start >= sliceMs && i + 1 < count) {
       endSlice();
       await pause();
@@ -63,7 +71,7 @@ export async function exportJsonlInSlices(model: RunModel, scenario: unknown, op
   await writeJsonInSlices(exportFooter(model, scenario), lines, tick);
   lines.push("\n");
   endSlice();
-  return { blob: new Blob(parts, { type: "application/x-ndjson" }), workMs, slices };
+  return { blob: new Blob(parts, { type: "application/x-ndjson" }), workMs, slices, progress: { finished, total: count } };
 }
 
 /**

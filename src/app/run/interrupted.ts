@@ -20,8 +20,11 @@ export const ENDED_EARLY = "the run ended before this sample finished: ";
 const finishedOnItsOwn = (termination: unknown, error: unknown) =>
   Boolean(termination) && termination !== "cancelled" && !(typeof error === "string" && error.startsWith(ENDED_EARLY));
 
+/** Whether a sample of a run model reached its own ending (what `finished` counts). */
+export const sampleFinished = (s: RunModel["samples"][number]) => finishedOnItsOwn(s.termination, s.error);
+
 export function runProgress(model: RunModel): RunProgress {
-  return { finished: model.samples.filter((s) => finishedOnItsOwn(s.termination, s.error)).length, total: model.samples.length };
+  return { finished: model.samples.filter(sampleFinished).length, total: model.samples.length };
 }
 
 /**

@@ -71,7 +71,8 @@ function checkpointNow(run: LiveRun): void {
     report(run, "could not export the run for its checkpoint (a reload would recover an older one, or none)", e);
     return;
   }
-  write(run, jsonl, performance.now() - started, run.model.version);
+  // Written in one go: the run is as the text says.
+  write(run, jsonl, runProgress(run.model), performance.now() - started, run.model.version);
 }
 
 /**
@@ -84,7 +85,7 @@ function checkpointInSlices(run: LiveRun): void {
   const version = run.model.version;
   void exportJsonlInSlices(run.model, run.scenario)
     // A run that ended meanwhile is not written (its end decides what stays).
-    .then(({ blob, workMs }) => live.get(run.model) === run && version > run.written && write(run, blob, workMs, version))
+    .then(({ blob, workMs, progress }) => live.get(run.model) === run && version > run.written && write(run, blob, progress, workMs, version))
     .catch((e: unknown) => report(run, "could not export the run for its checkpoint (a reload would recover an older one, or none)", e))
     .finally(() => (run.writing = false));
 }
@@ -105,8 +106,9 @@ const time = (ms: number) => new Date(ms).toLocaleTimeString();
 /** Exports `model` as a Blob (for a notice's Export button). */
 const exporter = (model: RunModel, scenario: unknown) => async () => (await exportJsonlInSlices(model, scenario)).blob;
 
-function write(run: LiveRun, jsonl: string | Blob, cost: number, version: number): void {
-  const { finished, total } = runProgress(run.model);
+/** Writes a checkpoint; `progress` is the samples finished in `jsonl` (not the run's now: it may have moved on). */
+function write(run: LiveRun, jsonl: string | Blob, progress: RunProgress, cost: number, version: number): void {
+  const { finished, total } = progress;
   run.written = version;
   run.nextAt = Date.now() + Math.max(CHECKPOINT_INTERVAL_MS, cost * 20);
   const at = Date.now();
