@@ -187,7 +187,8 @@ def main(argv: list[str]) -> int:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         step, seconds, tokens_read, tokens_learned = state["step"], state["seconds"], state["tokens_read"], state["tokens_learned"]
-        torch.set_rng_state(state["torch_rng"])
+        # The CPU generator's state: map_location put it on the training device, and set_rng_state takes a CPU tensor.
+        torch.set_rng_state(state["torch_rng"].cpu())
 
     def save_checkpoint() -> None:
         state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step, "seconds": seconds, "tokens_read": tokens_read, "tokens_learned": tokens_learned, "torch_rng": torch.get_rng_state(), "args": vars(args)}
