@@ -22,6 +22,8 @@ from typing import Callable, Iterable
 
 import torch
 
+from training.model import VOCAB_SIZE
+
 DEFAULT_NAMES = ("/service", "/settings", "/config", "/app", "/server", "/worker")
 
 
@@ -37,12 +39,12 @@ def byte_to_unicode() -> dict[str, int]:
     return {chr(c): b for b, c in zip(keep, chars)}
 
 
-def token_texts(merges: Iterable[tuple[str, str]], byte_ids: int = 256, first_merge_id: int = 265) -> dict[int, str]:
-    """Each id's text: bytes 0…255 as themselves, merge i (id 265 + i) as its pair's bytes (special ids are left out)."""
+def token_texts(merges: Iterable[tuple[str, str]]) -> dict[int, str]:
+    """Each id's text: bytes 0…255 as themselves, merge i (id VOCAB_SIZE + i) as its pair's bytes (special ids are left out)."""
     back = byte_to_unicode()
-    texts = {i: bytes([i]) for i in range(byte_ids)}
+    texts = {i: bytes([i]) for i in range(256)}
     for j, (a, b) in enumerate(merges):
-        texts[first_merge_id + j] = bytes(back[ch] for ch in a + b)
+        texts[VOCAB_SIZE + j] = bytes(back[ch] for ch in a + b)
     return {i: t.decode("utf-8", "replace") for i, t in texts.items()}
 
 
