@@ -13,7 +13,7 @@ import { learnerOption, main as trainData, parseOptions, parseScales, portableNa
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE } from "../policy/builtin-model/write-folder.js";
 import { main as trainVocab } from "./train-vocab.js";
 import { readVocabulary, VOCABULARY_FORMAT } from "./training-vocabulary.js";
-import { dataMadeBy, main, RECIPE, recipeLearner, runSummary, SECOND_STAGE, secondStageLearner, trainingEnv } from "./train-model.js";
+import { dataMadeBy, inductionWarmUp, main, RECIPE, recipeLearner, runSummary, SECOND_STAGE, secondStageLearner, trainingEnv } from "./train-model.js";
 
 const work = mkdtempSync(join(tmpdir(), "train-model-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -109,6 +109,15 @@ describe("the two stages", () => {
     expect(SECOND_STAGE).toMatchObject({ scale: "calculator=4", lr: "5e-4", warmup: "30", timeLimit: "720" });
   });
 
+  it("warm the first stage's decoder up on repeated runs when asked (the recipe: not), into <work>/induction.safetensors, which the first stage starts from", () => {
+    expect(RECIPE.inductionSteps).toBe("0");
+    const o = { data: "/w/data", work: "/w", size: "trained", seed: "3", device: "cpu" };
+    expect(inductionWarmUp({ ...o, steps: 0 })).toBeNull();
+    const warmUp = inductionWarmUp({ ...o, steps: 800 })!;
+    expect(warmUp.weights).toBe(join("/w", "induction.safetensors"));
+    expect(warmUp.args).toEqual(["-m", "training.induction_probe", "--data", "/w/data", "--size", "trained", "--steps", "800", "--seed", "3", "--device", "cpu", "--log-every", "50", "--out", warmUp.weights]);
+  });
+
   it("refuse a first stage that does not exist, or one with no second stage to start, a negative time, a budget that is no number", async () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
     try {
@@ -123,6 +132,10 @@ describe("the two stages", () => {
       expect(errors.mock.calls.at(-1)![0]).toContain("--attention-budget: expected a number > 0, got lots");
       expect(await main(["--work", work, "--rename-rate", "1.5"])).toBe(2);
       expect(errors.mock.calls.at(-1)![0]).toContain("--rename-rate: expected a number in [0, 1], got 1.5");
+      expect(await main(["--work", work, "--induction-steps", "2.5"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--induction-steps: expected a whole number ≥ 0, got 2.5");
+      expect(await main(["--work", work, "--first-stage", join(work, "first.safetensors"), "--induction-steps", "800"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--induction-steps: warms up the first stage's decoder, and --first-stage skips that stage");
     } finally {
       errors.mockRestore();
     }

@@ -3,12 +3,13 @@
  * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--context-loss-weight 0.1]
  * [--attention-budget 3e7] [--scale calculator=2,workspace=2|none] [--learner none|<model>|<weights file> [--learner-rate 0.5]
  * [--learner-plans sliding_puzzle,sliding_puzzle_shuffled,number_guess]] [--second-stage-time-limit 720]
- * [--first-stage <weights file>] [--merges 1024|--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
+ * [--first-stage <weights file>] [--induction-steps 0] [--merges 1024|--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
  *
  * The whole pipeline of `builtin:trained` (docs/training.md): the training data (`train:data`, into
  * `<work>/data/`; a learner model writes a share of its training turns, as `train:data --learner`), the first stage
  * of training in PyTorch (`python3 -m training.train`, into `<work>/`; it exports `<work>/weights.safetensors`), the
- * second stage from those weights on data of its own, the first stage's weights its learner (`SECOND_STAGE`, into
+ * second stage from those weights on data of its own (with `--induction-steps N`, the first stage starts from a decoder that
+ * has first learned to copy by content: `python3 -m training.induction_probe`, N steps, into `<work>/induction.safetensors`), the first stage's weights its learner (`SECOND_STAGE`, into
  * `<work>/stage2/`; `--second-stage-time-limit 0` skips it), and the model folder built from the last stage's file
  * (`<work>/models/builtin/trained/`; with `--install`, `public/models/builtin/trained/`). First of all it learns
  * `--merges N` (0: none) byte-pair merges from the oracle's text into `<work>/vocabulary.json` (`train:vocab`; `--merges 0`:
@@ -39,7 +40,7 @@ const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
   "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--attention-budget N] [--scale plan=N,…|none] " +
   "[--learner <model>|<weights file>|none [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
-  "[--first-stage <weights file>] [--second-stage-look-alike-weight N] [--merges N|--vocabulary <file>] [--rename-rate R] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
+  "[--first-stage <weights file>] [--induction-steps N] [--second-stage-look-alike-weight N] [--merges N|--vocabulary <file>] [--rename-rate R] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
 /**
  * builtin:trained's recipe (docs/training.md, sections 1, 2 and 4), what `npm run train:model` runs unless told
@@ -62,6 +63,8 @@ export const RECIPE = {
   learnerPlans: "sliding_puzzle,sliding_puzzle_shuffled,number_guess",
   /** The share of both stages' workspace episodes whose task file is renamed (`src/training/rename.ts`): none. */
   renameRate: "0",
+  /** Steps of the induction warm-up before the first stage (`inductionWarmUp`): none. */
+  inductionSteps: "0",
 } as const;
 
 /**
@@ -130,6 +133,8 @@ function parse(argv: string[]) {
       "second-stage-look-alike-weight": { type: "string", default: SECOND_STAGE.lookAlikeWeight },
       // Skip the first stage: the second starts from this weights file (a finished first stage's).
       "first-stage": { type: "string" },
+      // Steps of random runs repeated at varying distances the first stage's decoder learns to copy before the stage starts (0: none).
+      "induction-steps": { type: "string", default: RECIPE.inductionSteps },
       // Byte-pair merges (npm run train:vocab's file, or a weights file's) to tokenize both stages' data with;
       // else --merges N are learned into <work>/vocabulary.json first (0: the byte-level vocabulary).
       vocabulary: { type: "string" },
@@ -193,6 +198,12 @@ export async function main(argv: string[]): Promise<number> {
   const firstStage = values["first-stage"] === undefined ? null : resolve(values["first-stage"]);
   if (firstStage !== null && (secondStageSeconds === 0 || !existsSync(firstStage))) {
     console.error(`--first-stage: ${secondStageSeconds === 0 ? "needs a second stage (--second-stage-time-limit > 0)" : `${firstStage} does not exist`}\n${USAGE}`);
+    return 2;
+  }
+  const inductionSteps = Number(values["induction-steps"]);
+  if (!Number.isInteger(inductionSteps) || inductionSteps < 0 || (inductionSteps > 0 && firstStage !== null)) {
+    const why = firstStage !== null ? "warms up the first stage's decoder, and --first-stage skips that stage" : `expected a whole number ≥ 0, got ${values["induction-steps"]}`;
+    console.error(`--induction-steps: ${why}\n${USAGE}`);
     return 2;
   }
   const merges = Number(values.merges ?? RECIPE.merges);
@@ -265,9 +276,19 @@ export async function main(argv: string[]): Promise<number> {
   if (firstStage === null) {
     const dataFailed = await writeData(data, values.scale === "none" ? undefined : values.scale, learner, values["skip-data"]);
     if (dataFailed) return dataFailed;
+    const warmUp = inductionWarmUp({ steps: inductionSteps, data, work, size: values.size, seed: values.seed, device: values.device });
+    if (warmUp !== null && !(values.resume && existsSync(warmUp.weights))) {
+      console.log(`== induction warm-up (${inductionSteps} steps) → ${warmUp.weights} at ${elapsed()}`);
+      const status = runPython(warmUp.args);
+      if (status !== 0) {
+        console.error(`train:model: python3 -m training.induction_probe exited with ${status}`);
+        return status === 2 ? 2 : 1;
+      }
+    }
     console.log(`== training, first stage (${values.size}, ${values.steps} steps, seed ${values.seed}) at ${elapsed()}`);
     const status = train([
       ...["--data", data, "--out", work],
+      ...(warmUp !== null ? ["--init", warmUp.weights] : []),
       ...(Number(values["time-limit"]) > 0 ? ["--time-limit", values["time-limit"]] : []),
       ...(values["no-prefix-grad"] ? ["--no-prefix-grad"] : []),
       ...(Number(values["context-loss-weight"]) > 0 ? ["--context-loss-weight", values["context-loss-weight"]] : []),
@@ -317,6 +338,20 @@ export function recipeLearner(values: { learner?: string; "learner-rate"?: strin
     "learner-rate": values["learner-rate"] ?? RECIPE.learnerRate,
     "learner-plans": values["learner-plans"] ?? RECIPE.learnerPlans,
   });
+}
+
+/**
+ * The induction warm-up (docs/training.md, section 7, "Session 25"): before the first stage, the decoder learns to
+ * copy runs of random tokens repeated at varying distances (`python3 -m training.induction_probe`, the data's
+ * vocabulary), and the first stage starts from those weights (`training.train --init`). At the recipe's size a head
+ * that looks a token up by its content forms after ~500–800 such steps on this machine, where the environments' data
+ * alone formed none in 2,000 steps; the workspace's calls need one to copy the task's file name. Null for 0 steps.
+ */
+export function inductionWarmUp(o: { steps: number; data: string; work: string; size: string; seed: string; device: string }): { weights: string; args: string[] } | null {
+  if (o.steps === 0) return null;
+  const weights = join(o.work, "induction.safetensors");
+  const args = ["-m", "training.induction_probe", "--data", o.data, "--size", o.size, "--steps", String(o.steps), "--seed", o.seed, "--device", o.device, "--log-every", "50", "--out", weights];
+  return { weights, args };
 }
 
 /**
