@@ -1,7 +1,8 @@
 /**
  * `npm run train:data -- [--out training/data] [--episodes 1200] [--held-out 60] [--samples-per-seed 10]
  * [--error-rate 0.2] [--seed 0] [--scale plan=N,…] [--learner <model> [--learner-rate 0.5] [--learner-plans plan,…]]
- * [--vocabulary <vocabulary file>|<weights file>] [--rename-rate 0] [--look-alike-weight 1]`
+ * [--vocabulary <vocabulary file>|<weights file>] [--rename-rate 0] [--look-alike-weight 1]
+ * [--path-only-write-weight 0]`
  *
  * Writes the training data of `builtin:trained` (docs/training.md): per environment of `ENVIRONMENT_PLANS` (the
  * built-in ones and the starter number-guess module), oracle rollouts with seeded mistakes as JSONL episodes
@@ -15,7 +16,9 @@
  * speak the same vocabulary). `--rename-rate R` renames the task's file in that share of the training split's
  * workspace episodes (`src/training/rename.ts`). `--look-alike-weight N` makes the training split's workspace oracle
  * look up a look-alike of the task's file (a well-formed call answered "No such file") N times as often as each other
- * kind of mistake, at the same error rate. Exit status 2 on bad usage.
+ * kind of mistake, at the same error rate; `--path-only-write-weight N` adds a `write_file` call with its path and no
+ * `content` (rejected by the schema) before a write, N times as likely as each other kind (0: never, as the lab's oracle).
+ * Exit status 2 on bad usage.
  */
 
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -40,7 +43,7 @@ export const TRAINING_DATA_DIR = join(ROOT, "training", "data");
 
 const USAGE =
   "usage: npm run train:data -- [--out <dir>] [--episodes N] [--held-out N] [--samples-per-seed N] [--error-rate R] [--seed N] [--scale plan=N,…] " +
-  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]] [--vocabulary <file>] [--rename-rate R] [--look-alike-weight N]";
+  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]] [--vocabulary <file>] [--rename-rate R] [--look-alike-weight N] [--path-only-write-weight N]";
 
 /** How the learner samples its turns: as the lab's default run samples (the states a user's run reaches). */
 export const LEARNER_SAMPLING = { temperature: 1, top_p: 0.95 } as const;
@@ -65,6 +68,15 @@ export interface TrainDataOptions {
   renameRate?: number;
   /** The training split's workspace oracle makes its look-alike mistake this many times as often as each other kind (1: as the lab's oracle). */
   lookAlikeWeight?: number;
+  /** The training split's workspace oracle writes a path-only `write_file` this many times as often as each other mistake before a write (0: never). */
+  pathOnlyWriteWeight?: number;
+}
+
+/** `--path-only-write-weight`: a whole number ≥ 0; throws a RangeError naming the option. */
+export function parsePathOnlyWriteWeight(text: string | undefined, option = "--path-only-write-weight"): number {
+  const weight = Number(text ?? "0");
+  if (!Number.isInteger(weight) || weight < 0 || text?.trim() === "") throw new RangeError(`${option}: expected a whole number ≥ 0, got ${text}`);
+  return weight;
 }
 
 /** `--look-alike-weight`: a whole number ≥ 1; throws a RangeError naming the option. */
@@ -140,6 +152,7 @@ export function parseOptions(argv: string[]): TrainDataOptions | string {
         vocabulary: { type: "string" },
         "rename-rate": { type: "string", default: "0" },
         "look-alike-weight": { type: "string", default: "1" },
+        "path-only-write-weight": { type: "string", default: "0" },
       },
     }));
   } catch (error) {
@@ -156,6 +169,7 @@ export function parseOptions(argv: string[]): TrainDataOptions | string {
     const learner = learnerOption(values);
     const renameRate = parseRenameRate(values["rename-rate"]);
     const lookAlikeWeight = parseLookAlikeWeight(values["look-alike-weight"]);
+    const pathOnlyWriteWeight = parsePathOnlyWriteWeight(values["path-only-write-weight"]);
     return {
       out: resolve(values.out),
       episodes: count("episodes", values.episodes, 1),
@@ -168,6 +182,7 @@ export function parseOptions(argv: string[]): TrainDataOptions | string {
       ...(values.vocabulary !== undefined ? { vocabulary: resolve(values.vocabulary) } : {}),
       ...(renameRate > 0 ? { renameRate } : {}),
       ...(lookAlikeWeight > 1 ? { lookAlikeWeight } : {}),
+      ...(pathOnlyWriteWeight > 0 ? { pathOnlyWriteWeight } : {}),
     };
   } catch (error) {
     return (error as Error).message;
@@ -278,6 +293,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
         excludeTasks: heldOut.tasks,
         ...(options.renameRate ? { renameRate: options.renameRate } : {}),
         ...(options.lookAlikeWeight ? { lookAlikeWeight: options.lookAlikeWeight } : {}),
+        ...(options.pathOnlyWriteWeight ? { pathOnlyWriteWeight: options.pathOnlyWriteWeight } : {}),
         ...(learnerHere ? { learner: { generation: learner, rate: options.learner!.rate } } : {}),
       });
       collected.held_out.set(plan, heldOut);
@@ -298,6 +314,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     error_rate: options.errorRate,
     rename_rate: options.renameRate ?? 0,
     look_alike_weight: options.lookAlikeWeight ?? 1,
+    path_only_write_weight: options.pathOnlyWriteWeight ?? 0,
     ...(options.learner
       ? { learner: { ...options.learner, model: portableName(options.learner.model), weights, sampling: { ...LEARNER_SAMPLING, seed: options.seed } } }
       : {}),

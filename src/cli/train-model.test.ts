@@ -298,6 +298,41 @@ describe("train:data's vocabulary (--vocabulary)", () => {
     expect(SECOND_STAGE.lookAlikeWeight).toBe("1");
   }, 240_000);
 
+  it("--path-only-write-weight puts write_file calls with a path and no content among the training split's workspace mistakes, masked, the held-out split as it was", async () => {
+    const write = async (name: string, pathOnlyWriteWeight?: number) => {
+      const out = join(work, name);
+      await writeTrainingData({ out, episodes: 20, heldOut: 10, samplesPerSeed: 10, errorRate: 0.5, seed: 0, scales: { workspace: 3 }, ...(pathOnlyWriteWeight ? { pathOnlyWriteWeight } : {}) }, () => undefined);
+      const read = (split: string) => readFileSync(join(out, `${split}.jsonl`), "utf8");
+      const workspace = read("train").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { env: string; ids: number[]; mask: string }).filter((e) => e.env === "workspace");
+      // Byte-level ids: each path-only call's bytes, and whether any of them is learned.
+      const pathOnly = /\{"name": "write_file", "arguments": \{"path": "[^"]*"\}\}/g;
+      const calls = workspace.flatMap((e) => [...String.fromCharCode(...e.ids).matchAll(pathOnly)].map((m) => e.mask.slice(m.index, m.index + m[0].length)));
+      return {
+        calls,
+        heldOut: read("held_out"),
+        manifest: JSON.parse(readFileSync(join(out, "data.json"), "utf8")) as { path_only_write_weight: number },
+      };
+    };
+    const plain = await write("path-only-0");
+    const weighted = await write("path-only-4", 4);
+    expect(plain.calls).toEqual([]);
+    expect(weighted.calls.length).toBeGreaterThan(5);
+    // A mistake: never learned (mask 2 on every token of the call).
+    for (const mask of weighted.calls) expect(mask).toMatch(/^2+$/);
+    expect(weighted.heldOut).toBe(plain.heldOut);
+    expect([plain.manifest.path_only_write_weight, weighted.manifest.path_only_write_weight]).toEqual([0, 4]);
+    expect(parseOptions(["--path-only-write-weight", "2"])).toMatchObject({ pathOnlyWriteWeight: 2 });
+    expect(parseOptions(["--path-only-write-weight", "1.5"])).toBe("--path-only-write-weight: expected a whole number ≥ 0, got 1.5");
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      expect(await main(["--work", work, "--path-only-write-weight", "x"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--path-only-write-weight: expected a whole number ≥ 0, got x");
+    } finally {
+      errors.mockRestore();
+    }
+    expect(RECIPE.pathOnlyWriteWeight).toBe("0");
+  }, 240_000);
+
   it("train:model learns --merges first unless given a --vocabulary, and refuses both, or a count below 0, exit status 2", async () => {
     expect(RECIPE.merges).toBe("1024"); // builtin:trained's own vocabulary
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);

@@ -30,7 +30,7 @@ import { parseArgs } from "node:util";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE, writeBuiltinFolder, writeTrainedModel } from "../policy/builtin-model/write-folder.js";
 import { PUBLIC_MODELS_DIR } from "./build-model.js";
 import { isEntryPoint } from "./entry.js";
-import { learnerOption, parseLookAlikeWeight, parseRenameRate, parseScales, portableName, writeTrainingData, type TrainDataOptions } from "./train-data.js";
+import { learnerOption, parseLookAlikeWeight, parsePathOnlyWriteWeight, parseRenameRate, parseScales, portableName, writeTrainingData, type TrainDataOptions } from "./train-data.js";
 import { writeVocabulary } from "./train-vocab.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -40,7 +40,7 @@ const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
   "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--attention-budget N] [--scale plan=N,…|none] " +
   "[--learner <model>|<weights file>|none [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
-  "[--first-stage <weights file>] [--induction-steps N] [--second-stage-look-alike-weight N] [--merges N|--vocabulary <file>] [--rename-rate R] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
+  "[--first-stage <weights file>] [--induction-steps N] [--second-stage-look-alike-weight N] [--merges N|--vocabulary <file>] [--rename-rate R] [--path-only-write-weight N] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
 /**
  * builtin:trained's recipe (docs/training.md, sections 1, 2 and 4), what `npm run train:model` runs unless told
@@ -65,6 +65,8 @@ export const RECIPE = {
   renameRate: "0",
   /** Steps of the induction warm-up before the first stage (`inductionWarmUp`): none. */
   inductionSteps: "0",
+  /** How much more often than each other mistake both stages' workspace oracle writes a path-only `write_file` before a write (`train:data --path-only-write-weight`): never, as the lab's oracle. */
+  pathOnlyWriteWeight: "0",
 } as const;
 
 /**
@@ -127,6 +129,7 @@ function parse(argv: string[]) {
       "learner-rate": { type: "string" },
       "learner-plans": { type: "string" },
       "rename-rate": { type: "string", default: RECIPE.renameRate },
+      "path-only-write-weight": { type: "string", default: RECIPE.pathOnlyWriteWeight },
       // The second stage's seconds of training (0: none, the first stage's weights are the result).
       "second-stage-time-limit": { type: "string", default: SECOND_STAGE.timeLimit },
       // The second stage's data: the workspace oracle's look-alike look-up (answered "No such file") this many times as often as each other mistake.
@@ -187,10 +190,12 @@ export async function main(argv: string[]): Promise<number> {
   let learner: TrainDataOptions["learner"];
   let renameRate: number;
   let secondStageLookAlikeWeight: number;
+  let pathOnlyWriteWeight: number;
   try {
     learner = recipeLearner(values);
     renameRate = parseRenameRate(values["rename-rate"]);
     secondStageLookAlikeWeight = parseLookAlikeWeight(values["second-stage-look-alike-weight"], "--second-stage-look-alike-weight");
+    pathOnlyWriteWeight = parsePathOnlyWriteWeight(values["path-only-write-weight"]);
   } catch (error) {
     console.error(`${(error as Error).message}\n${USAGE}`);
     return 2;
@@ -258,6 +263,7 @@ export async function main(argv: string[]): Promise<number> {
         ...(vocabulary !== undefined ? { vocabulary } : {}),
         ...(renameRate > 0 ? { renameRate } : {}),
         ...(lookAlikeWeight > 1 ? { lookAlikeWeight } : {}),
+        ...(pathOnlyWriteWeight > 0 ? { pathOnlyWriteWeight } : {}),
       });
       return 0;
     } catch (error) {

@@ -12,7 +12,7 @@
 import { byteLevelTokenizer, type GenerationInterface, type TokenizerInterface } from "../core/index.js";
 import type { EnvironmentLookup } from "../envs/index.js";
 import { ORACLE_SOLVERS } from "../policy/oracle/index.js";
-import { makeWorkspaceOracle, workspaceOracle } from "../policy/oracle/workspace.js";
+import { makeWorkspaceOracle, workspaceOracle, type WorkspaceOracleOptions } from "../policy/oracle/workspace.js";
 import { prepareScenario, runScenario } from "../scenario/run.js";
 import { parseScenario } from "../scenario/schema.js";
 import { episodeFromSample, type TrainingEpisode } from "./episode.js";
@@ -24,11 +24,14 @@ import { renameTaskFile } from "./rename.js";
 
 export const TRAINING_SOLVERS = [...ORACLE_SOLVERS, numberGuessSolver];
 
-/** The training solvers, the workspace's making its look-alike mistake `lookAlikeWeight` times as often as each other kind. */
-export function trainingSolvers(lookAlikeWeight = 1) {
-  if (lookAlikeWeight === 1) return TRAINING_SOLVERS;
-  const workspace = makeWorkspaceOracle({ lookAlikeWeight });
-  return TRAINING_SOLVERS.map((solver) => (solver === workspaceOracle ? workspace : solver));
+/**
+ * The training solvers, the workspace's making its look-alike mistake `lookAlikeWeight` times as often as each other
+ * kind and its path-only write `pathOnlyWriteWeight` times (`WorkspaceOracleOptions`); the lab's own where both are as the lab's oracle.
+ */
+export function trainingSolvers(workspace: Pick<WorkspaceOracleOptions, "lookAlikeWeight" | "pathOnlyWriteWeight"> = {}) {
+  if ((workspace.lookAlikeWeight ?? 1) === 1 && (workspace.pathOnlyWriteWeight ?? 0) === 0) return TRAINING_SOLVERS;
+  const oracle = makeWorkspaceOracle(workspace);
+  return TRAINING_SOLVERS.map((solver) => (solver === workspaceOracle ? oracle : solver));
 }
 
 export interface CollectOptions {
@@ -53,6 +56,8 @@ export interface CollectOptions {
   renameRate?: number;
   /** The workspace oracle's look-alike look-up, this many times as likely as each other mistake (`WorkspaceOracleOptions`). */
   lookAlikeWeight?: number;
+  /** The workspace oracle's write_file with a path and no content, this many times as likely as each other mistake before a write (`WorkspaceOracleOptions`). */
+  pathOnlyWriteWeight?: number;
 }
 
 export interface Collected {
@@ -72,7 +77,7 @@ export async function collectEpisodes(plan: EnvironmentPlan, options: CollectOpt
   const out: Collected = { episodes: [], tasks: new Set(), excluded: 0, heldOutTasksKept: 0, renamed: 0, failed: 0 };
   const tokenizer = options.tokenizer ?? byteLevelTokenizer;
   // The held-out split is the oracle's as the lab runs it.
-  const solvers = trainingSolvers(options.split === "train" ? options.lookAlikeWeight : 1);
+  const solvers = trainingSolvers(options.split === "train" ? { lookAlikeWeight: options.lookAlikeWeight ?? 1, pathOnlyWriteWeight: options.pathOnlyWriteWeight ?? 0 } : {});
   for (const datasetSeed of splitSeeds(options.split, options.seeds)) {
     const oracle = { seed: options.oracleSeed + datasetSeed, errorRate: options.errorRate };
     const scenario = parseScenario(planScenario(plan, datasetSeed, options.samplesPerSeed, oracle));

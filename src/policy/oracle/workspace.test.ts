@@ -188,6 +188,41 @@ describe("workspace oracle, structured tools", () => {
     expect(() => makeWorkspaceOracle({ lookAlikeWeight: 1.5 })).toThrow(/lookAlikeWeight/);
   });
 
+  it("pathOnlyWriteWeight adds a write_file call with its path and no content, only before a write, and 0 is the lab's oracle", () => {
+    const weighted = makeWorkspaceOracle({ pathOnlyWriteWeight: 4 });
+    const none = makeWorkspaceOracle({ pathOnlyWriteWeight: 0 });
+    const datum = dataset({ tasks: ["fix_config"] })[0]!;
+    const episode = play(datum);
+    const writeTurn = episode.responses.findIndex((r) => parseHermesToolCalls(r).tool_calls[0]?.name === "write_file");
+    expect(writeTurn).toBeGreaterThan(0);
+    // The context before the write, as play builds it (fork envelope).
+    let context = datum.message_log[0]!.content;
+    for (let i = 0; i < writeTurn; i++) context += `${episode.responses[i]}<|im_end|>${wrapToolResponseEnvelope(episode.observations[i]!)}`;
+    const planned = parseHermesToolCalls(episode.responses[writeTurn]!).tool_calls[0]!;
+    const prompt = datum.message_log[0]!.content;
+    let pathOnly = 0;
+    for (let seed = 0; seed < 300; seed++) {
+      const ask = (solver: OracleSolver, text: string, errorRate: number) => solver.respond({ promptText: text, stopStrings: null, rng: Rng.derive(seed, 0, 0), errorRate });
+      const text = ask(weighted, context, 1);
+      const call = parseHermesToolCalls(text).tool_calls[0];
+      if (call?.name === "write_file" && !("content" in (call.arguments as object))) {
+        expect(call.arguments).toEqual({ path: (planned.arguments as { path: string }).path });
+        // The environment's schema rejects it: the penalty the slip costs, and the prompt to try again.
+        expect(stepOnce(datum, text).content).toMatch(/^No runnable tool call found/);
+        pathOnly++;
+      }
+      // Weight 0 draws as the lab's oracle; before a look-up the weight changes nothing.
+      expect(ask(none, context, 0.3)).toBe(ask(workspaceOracle, context, 0.3));
+      expect(ask(weighted, prompt, 1)).toBe(ask(workspaceOracle, prompt, 1));
+      expect(ask(workspaceOracle, context, 1)).not.toMatch(/^<tool_call>\n\{"name": "write_file", "arguments": \{"path": "[^"]*"\}\}/);
+    }
+    // Every turn errs: the path-only write is 4 kinds in 8 before a write (~150 of 300).
+    expect(pathOnly).toBeGreaterThan(110);
+    expect(pathOnly).toBeLessThan(190);
+    expect(() => makeWorkspaceOracle({ pathOnlyWriteWeight: -1 })).toThrow(/pathOnlyWriteWeight must be a whole number ≥ 0, got -1/);
+    expect(() => makeWorkspaceOracle({ pathOnlyWriteWeight: 0.5 })).toThrow(/pathOnlyWriteWeight/);
+  });
+
   it("is deterministic by seed", () => {
     const datum = dataset()[1]!;
     expect(play(datum, { seed: 3, errorRate: 0.5, maxTurns: 20 })).toEqual(play(datum, { seed: 3, errorRate: 0.5, maxTurns: 20 }));

@@ -56,11 +56,20 @@ export interface WorkspaceOracleOptions {
    * are mistakes, stays the same.
    */
   lookAlikeWeight?: number;
+  /**
+   * How many times as likely as each other kind of mistake a `write_file` call with its path and no `content` is, where
+   * the next action is a structured `write_file` (a whole number, default 0: never, as the lab's oracle). It is the
+   * `read_file` call's ending after a path, the slip trained models make (docs/training.md, section 7, session 26);
+   * training data can show the way back from it (`train:data --path-only-write-weight`).
+   */
+  pathOnlyWriteWeight?: number;
 }
 
 export function makeWorkspaceOracle(options: WorkspaceOracleOptions = {}): OracleSolver {
   const weight = options.lookAlikeWeight ?? 1;
   if (!Number.isInteger(weight) || weight < 1) throw new RangeError(`workspace oracle: lookAlikeWeight must be a whole number ≥ 1, got ${weight}`);
+  const pathOnly = options.pathOnlyWriteWeight ?? 0;
+  if (!Number.isInteger(pathOnly) || pathOnly < 0) throw new RangeError(`workspace oracle: pathOnlyWriteWeight must be a whole number ≥ 0, got ${pathOnly}`);
   return {
     env: "workspace",
     matches: (text) => text.includes(WORKSPACE_MARK),
@@ -98,7 +107,7 @@ export function respondToWorkspace(context: OracleContext, options: WorkspaceOra
   // A template that prefills `<think>\n` leaves a block open: close it before acting (unless erring on purpose).
   const closeThink = /<think>\s*$/.test(text) ? "</think>\n\n" : "";
   if (!erring) return closeThink + render(next, structured);
-  return mistake(next, structured, context.rng, closeThink, options.lookAlikeWeight ?? 1);
+  return mistake(next, structured, context.rng, closeThink, options.lookAlikeWeight ?? 1, options.pathOnlyWriteWeight ?? 0);
 }
 
 function instructionOf(prompt: string): string {
@@ -232,10 +241,11 @@ function lookAlikeLookUp(action: Action, pick: (names: readonly string[]) => str
   return action.tool === "read_file" ? { ...action, path: swapped } : { ...action, command: swapped };
 }
 
-function mistake(next: Action, structured: boolean, rng: Rng, closeThink: string, lookAlikeWeight: number): string {
+function mistake(next: Action, structured: boolean, rng: Rng, closeThink: string, lookAlikeWeight: number, pathOnlyWriteWeight: number): string {
   const kinds = [
     ...(structured ? ["invalid_format", "malformed_thinking", "bad_argument", "malformed_json"] : ["invalid_format", "malformed_thinking", "wrong_fence"]),
     ...(lookAlikeLookUp(next, (names) => names[0]!) ? Array<string>(lookAlikeWeight).fill("wrong_path") : []),
+    ...(structured && next.tool === "write_file" ? Array<string>(pathOnlyWriteWeight).fill("path_only_write") : []),
   ];
   const planned = render(next, structured);
   switch (rng.choice<string>(kinds)) {
@@ -247,6 +257,10 @@ function mistake(next: Action, structured: boolean, rng: Rng, closeThink: string
       return `<think>\nI should ${describe(next)}.\n${planned}`;
     case "bad_argument":
       return closeThink + badArguments(next);
+    case "path_only_write":
+      // Drawn only where the next action is a write_file (the kinds above).
+      if (next.tool !== "write_file") throw new Error("workspace oracle: path_only_write drawn for a " + next.tool);
+      return closeThink + toolCall("write_file", { path: next.path });
     case "malformed_json": {
       const json = planned.slice("<tool_call>\n".length, -"\n</tool_call>".length);
       return `${closeThink}<tool_call>\n${json.slice(0, -1)}\n</tool_call>`;
