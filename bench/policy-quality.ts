@@ -6,7 +6,8 @@
  * came from.
  *
  * Options: `-- --model <id>` (`builtin:tiny` to try it without trained weights; `none` for the baselines alone),
- * `--samples N` per plan (default 40: 4 held-out seeds × 10), `--per-seed K`, `--plans a,b`, `--random-seed S`,
+ * `--samples N` per plan (default 40: 4 held-out seeds × 10; the workspace 200, `DEFAULT_PLAN_SAMPLES`: a given
+ * `--samples` counts for every plan), `--per-seed K`, `--plans a,b`, `--random-seed S`,
  * `--max-new-tokens T` (the model's, every plan), `--out <file>`.
  */
 
@@ -14,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "no
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { formatPolicyQuality, runPolicyQuality } from "../src/bench-support/policy-quality.js";
+import { DEFAULT_PLAN_SAMPLES, formatPolicyQuality, runPolicyQuality, samplesOf } from "../src/bench-support/policy-quality.js";
 import { nodeRunOptions } from "../src/cli/node-run.js";
 import { STAMP_FILE } from "../src/policy/builtin-model/build.js";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE } from "../src/policy/builtin-model/write-folder.js";
@@ -112,7 +113,10 @@ function provenance(id: string): Record<string, unknown> {
 }
 
 const run = await nodeRunOptions(join(process.cwd(), "policy-quality.scenario.json"));
-console.error(`policy quality: ${model ?? "(no model)"} against the oracle and random well-formed actions, ${samples} held-out samples per plan`);
+// A given --samples is every plan's; else the plans with more samples by default keep them.
+const planSamples = values.samples === undefined ? DEFAULT_PLAN_SAMPLES : {};
+const counts = plans.map((p) => `${p.name} ${samplesOf(p, { samples, planSamples })}`).join(", ");
+console.error(`policy quality: ${model ?? "(no model)"} against the oracle and random well-formed actions, held-out samples: ${counts}`);
 const started = performance.now();
 let result;
 try {
@@ -122,6 +126,7 @@ try {
     heldOutSeeds: (count) => splitSeeds("held_out", count),
     samples,
     samplesPerSeed,
+    planSamples,
     model,
     modelPolicy: run.modelPolicy,
     oracleSolvers: TRAINING_SOLVERS,

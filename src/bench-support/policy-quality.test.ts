@@ -7,7 +7,18 @@ import { runScenario } from "../scenario/run.js";
 import { parseScenario } from "../scenario/schema.js";
 import { TRAINING_SOLVERS } from "../training/collect.js";
 import { ENVIRONMENT_PLANS, HELD_OUT_SEED_BASE, planScenario, splitSeeds, type EnvironmentPlan } from "../training/plan.js";
-import { formatPolicyQuality, heldOutScenario, judgeTurns, runPolicyQuality, seedSizes, wilsonInterval, type PolicyQualityOptions } from "./policy-quality.js";
+import { prepareScenario } from "../scenario/run.js";
+import { RECIPE } from "../cli/train-model.js";
+import {
+  DEFAULT_PLAN_SAMPLES,
+  formatPolicyQuality,
+  heldOutScenario,
+  judgeTurns,
+  runPolicyQuality,
+  seedSizes,
+  wilsonInterval,
+  type PolicyQualityOptions,
+} from "./policy-quality.js";
 
 const environments = environmentLookup(await loadCheckoutEnvironments());
 
@@ -115,7 +126,7 @@ describe("the policy-quality benchmark", () => {
     expect(flags["sampled/well_formed/every_env"]!.description).toBe("model (sampled): well-formed actions ≥ 95% on every environment");
     const table = formatPolicyQuality(result);
     // 2 of 2 solved: the interval says how little two samples tell.
-    expect(table).toMatch(/sliding_puzzle\s+model\s+2\s+100\.0%\s+100\.0%\s+34–100\s/);
+    expect(table).toMatch(/sliding_puzzle\s+model\s+2\s+100\.0%\s+\d+\.\d–100\.0\s+100\.0%\s+34–100\s/);
     expect(table).toContain("[PASS] (aim) model: correct final answers on calculator ≥ 25%: 1");
   });
 
@@ -139,4 +150,40 @@ describe("the policy-quality benchmark", () => {
     expect(scenario.dataset).toBeUndefined();
     expect(() => parseScenario({ ...scenario, policy: { kind: "oracle" } })).not.toThrow();
   });
+
+  it("gives a plan its own number of samples, on more held-out seeds, and each well-formed share its interval", async () => {
+    const plans = ["calculator", "number_guess"].map(planNamed);
+    const result = await runPolicyQuality({ ...baseOptions, plans, samples: 2, samplesPerSeed: 2, planSamples: { number_guess: 3 }, policies: ["oracle"] });
+    const [calculator, guess] = result.plans;
+    expect(calculator!.samples).toBe(2);
+    expect(calculator!.dataset_seeds).toEqual([HELD_OUT_SEED_BASE]);
+    expect(guess!.samples).toBe(3);
+    expect(guess!.dataset_seeds).toEqual([HELD_OUT_SEED_BASE, HELD_OUT_SEED_BASE + 1]);
+    expect(guess!.policies.oracle!.samples).toBe(3);
+    expect(result.config.plan_samples).toEqual({ number_guess: 3 });
+    const oracle = guess!.policies.oracle!;
+    expect(oracle.well_formed_rate).toBe(1);
+    expect(oracle.well_formed_rate_ci95).toEqual(wilsonInterval(oracle.judged_turns, oracle.judged_turns));
+    expect(oracle.well_formed_rate_ci95[0]).toBeLessThan(1);
+    expect(formatPolicyQuality(result)).toContain(`${(100 * oracle.well_formed_rate_ci95[0]).toFixed(1)}–100.0`);
+  });
+
+  it("measures the workspace on more held-out seeds only where none of their tasks is a training task", async () => {
+    // The recipe's first stage collects the workspace's training split from 1,200 episodes × its scale, 10 per seed.
+    const scale = Number(/workspace=(\d+)/.exec(RECIPE.scale)?.[1] ?? 1);
+    const plan = planNamed("workspace");
+    const tasks = async (seeds: number[]) => {
+      const out = new Set<string>();
+      for (const seed of seeds) {
+        const { data } = await prepareScenario(parseScenario(planScenario(plan, seed, 10, { seed: 0, errorRate: 0 })), environments);
+        for (const d of data) out.add(JSON.stringify([d.message_log ?? d.messages, d.extra_env_info ?? null]));
+      }
+      return out;
+    };
+    const training = await tasks(splitSeeds("train", (1200 * scale) / 10));
+    const heldOut = await tasks(splitSeeds("held_out", Math.ceil(DEFAULT_PLAN_SAMPLES.workspace! / 10)));
+    expect(heldOut.size).toBe(DEFAULT_PLAN_SAMPLES.workspace);
+    expect([...heldOut].filter((t) => training.has(t))).toEqual([]);
+    expect(Object.keys(DEFAULT_PLAN_SAMPLES)).toEqual(["workspace"]);
+  }, 60_000);
 });

@@ -51,6 +51,15 @@ export interface QualityPlan {
   datasetConfig?: Record<string, unknown>;
 }
 
+/**
+ * Plans measured on more samples than the rest by default. The workspace's well-formed share is judged against 95%
+ * and sat within two points of it for every recipe tried: at 40 samples (~135 judged turns) its 95% interval is about
+ * ±4 points, at 200 (~670 turns) about ±1.7. Only the workspace can grow so: each task is a file tree drawn anew, so
+ * held-out seeds past the six whose tasks `train:data` keeps out of training still share no task with it (checked for
+ * 20 seeds: none of 200), while the calculator's and the shuffled puzzle's would.
+ */
+export const DEFAULT_PLAN_SAMPLES: Readonly<Record<string, number>> = { workspace: 200 };
+
 /** The plans the targets name. */
 export const PUZZLE_PLAN = "sliding_puzzle";
 export const CALCULATOR_PLAN = "calculator";
@@ -72,6 +81,8 @@ export interface PolicyQualityOptions<P extends QualityPlan = QualityPlan> {
   /** Samples per plan, and per dataset seed. */
   samples: number;
   samplesPerSeed: number;
+  /** Plans that take another number of samples than `samples`, by plan name (`DEFAULT_PLAN_SAMPLES`). */
+  planSamples?: Readonly<Record<string, number>>;
   /** The model policy's model id, or null to run the baselines alone. */
   model: string | null;
   /** Loads a model policy (Node: `nodeRunOptions(...).modelPolicy`, as `npm run rollout` does). */
@@ -142,6 +153,11 @@ export interface PolicyStats {
   well_formed_turns: number;
   /** Well-formed over judged turns; null when no turn was judged. */
   well_formed_rate: number | null;
+  /**
+   * The well-formed share's 95% interval (Wilson score over judged turns), [low, high]. Turns of one sample are not
+   * independent draws, so the true spread is somewhat wider than this.
+   */
+  well_formed_rate_ci95: [number, number];
   /** Samples with a total reward > 0. */
   solve_rate: number;
   /**
@@ -209,6 +225,7 @@ export function policyStats(env: string, result: RolloutResultJson, wallMs: numb
     judged_turns: judged,
     well_formed_turns: wellFormed,
     well_formed_rate: judged ? round(wellFormed / judged) : null,
+    well_formed_rate_ci95: wilsonInterval(wellFormed, judged),
     solve_rate: round(mean(result.samples.map((s) => Number(s.total_reward > 0)))),
     solve_rate_ci95: wilsonInterval(result.samples.filter((s) => s.total_reward > 0).length, n),
     mean_total_reward: round(mean(result.samples.map((s) => s.total_reward))),
@@ -303,7 +320,7 @@ export interface PolicyQualityResult {
   benchmark: "policy-quality";
   model: string | null;
   /** `model` is greedy; `model_sampled` samples with `sampling` (the lab's default run's settings). */
-  config: { samples_per_plan: number; samples_per_seed: number; random_seed: number; greedy: true; sampling: typeof LAB_SAMPLING; policies: PolicyName[] };
+  config: { samples_per_plan: number; plan_samples: Record<string, number>; samples_per_seed: number; random_seed: number; greedy: true; sampling: typeof LAB_SAMPLING; policies: PolicyName[] };
   plans: PlanReport[];
   targets: TargetFlag[];
   /** Each policy's wall time over every plan (its rollouts only; the samples are generated once, before). */
@@ -325,9 +342,9 @@ export function seedSizes(samples: number, samplesPerSeed: number): number[] {
  */
 export async function heldOutScenario<P extends QualityPlan>(
   plan: P,
-  options: Pick<PolicyQualityOptions<P>, "scenarioFor" | "heldOutSeeds" | "samples" | "samplesPerSeed" | "environments">,
+  options: Pick<PolicyQualityOptions<P>, "scenarioFor" | "heldOutSeeds" | "samples" | "samplesPerSeed" | "planSamples" | "environments">,
 ): Promise<{ scenario: Record<string, unknown>; seeds: number[] }> {
-  const sizes = seedSizes(options.samples, options.samplesPerSeed);
+  const sizes = seedSizes(samplesOf(plan, options), options.samplesPerSeed);
   const seeds = options.heldOutSeeds(sizes.length);
   let base: Record<string, unknown> | null = null;
   const samples: unknown[] = [];
@@ -341,6 +358,10 @@ export async function heldOutScenario<P extends QualityPlan>(
   // A JSON copy: generated data may share objects, and holds no undefined once in a scenario.
   return { scenario: JSON.parse(JSON.stringify({ ...rest, samples })) as Record<string, unknown>, seeds };
 }
+
+/** How many samples a plan takes: its own number in `planSamples`, else `samples`. */
+export const samplesOf = (plan: QualityPlan, options: Pick<PolicyQualityOptions, "samples" | "planSamples">): number =>
+  options.planSamples?.[plan.name] ?? options.samples;
 
 /** A model loader that refuses a model with its own chat template: these prompts are the built-in ChatML ones. */
 function byteLevelOnly(load: NonNullable<RunScenarioOptions["modelPolicy"]>): NonNullable<RunScenarioOptions["modelPolicy"]> {
@@ -371,7 +392,7 @@ export async function runPolicyQuality<P extends QualityPlan>(options: PolicyQua
       env: plan.env,
       dataset_config: plan.datasetConfig ?? {},
       dataset_seeds: seeds,
-      samples: options.samples,
+      samples: samplesOf(plan, options),
       model_max_new_tokens: budget,
       oracle_longest_reply_tokens: null,
       model_budget_fits_oracle: null,
@@ -398,7 +419,7 @@ export async function runPolicyQuality<P extends QualityPlan>(options: PolicyQua
   return {
     benchmark: "policy-quality",
     model: policies.some(isModelPolicy) ? options.model : null,
-    config: { samples_per_plan: options.samples, samples_per_seed: options.samplesPerSeed, random_seed: options.randomSeed, greedy: true, sampling: LAB_SAMPLING, policies },
+    config: { samples_per_plan: options.samples, plan_samples: { ...options.planSamples }, samples_per_seed: options.samplesPerSeed, random_seed: options.randomSeed, greedy: true, sampling: LAB_SAMPLING, policies },
     plans,
     targets: MODEL_POLICIES.filter((p) => policies.includes(p)).flatMap((p) => targetFlags(plans, p)),
     wall_ms: wall,
@@ -428,15 +449,15 @@ async function runOne(
 }
 
 const pct = (x: number | null) => (x === null ? "–" : `${(100 * x).toFixed(1)}%`);
-const interval = ([low, high]: [number, number]) => `${Math.round(100 * low)}–${Math.round(100 * high)}`;
+const interval = ([low, high]: [number, number], digits = 0) => `${(100 * low).toFixed(digits)}–${(100 * high).toFixed(digits)}`;
 
 /** The console table: one row per plan × policy, then the target flags. */
 export function formatPolicyQuality(result: PolicyQualityResult): string {
-  const header = ["plan", "policy", "samples", "well-formed", "solved", "95% interval", "mean reward", "mean turns", "errors", "time"];
+  const header = ["plan", "policy", "samples", "well-formed", "95% interval", "solved", "95% interval", "mean reward", "mean turns", "errors", "time"];
   const rows = result.plans.flatMap((p) =>
     POLICIES.filter((name) => p.policies[name]).map((name) => {
       const s = p.policies[name]!;
-      return [p.plan, name, String(s.samples), pct(s.well_formed_rate), pct(s.solve_rate), interval(s.solve_rate_ci95), s.mean_total_reward.toFixed(3), s.mean_turns.toFixed(2), String(s.errors), `${(s.wall_ms / 1000).toFixed(1)} s`];
+      return [p.plan, name, String(s.samples), pct(s.well_formed_rate), s.judged_turns ? interval(s.well_formed_rate_ci95, 1) : "–", pct(s.solve_rate), interval(s.solve_rate_ci95), s.mean_total_reward.toFixed(3), s.mean_turns.toFixed(2), String(s.errors), `${(s.wall_ms / 1000).toFixed(1)} s`];
     }),
   );
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
