@@ -13,7 +13,7 @@ import { learnerOption, main as trainData, parseOptions, parseScales, portableNa
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE } from "../policy/builtin-model/write-folder.js";
 import { main as trainVocab } from "./train-vocab.js";
 import { readVocabulary, VOCABULARY_FORMAT } from "./training-vocabulary.js";
-import { dataMadeBy, inductionWarmUp, main, RECIPE, recipeLearner, runSummary, SECOND_STAGE, secondStageLearner, trainingEnv } from "./train-model.js";
+import { dataMadeBy, inductionStepsFor, inductionWarmUp, main, RECIPE, recipeLearner, runSummary, SECOND_STAGE, secondStageLearner, trainingEnv } from "./train-model.js";
 
 const work = mkdtempSync(join(tmpdir(), "train-model-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -109,8 +109,14 @@ describe("the two stages", () => {
     expect(SECOND_STAGE).toMatchObject({ scale: "calculator=4", lr: "5e-4", warmup: "30", timeLimit: "720" });
   });
 
-  it("warm the first stage's decoder up on repeated runs when asked (the recipe: not), into <work>/induction.safetensors, which the first stage starts from", () => {
-    expect(RECIPE.inductionSteps).toBe("0");
+  it("warm the first stage's decoder up on repeated runs (the recipe: 1,144 steps), into <work>/induction.safetensors, which the first stage starts from", () => {
+    expect(RECIPE.inductionSteps).toBe("1144");
+    expect(RECIPE.renameRate).toBe("0.5");
+    expect(inductionStepsFor(undefined, null)).toBe(1144);
+    // A given first stage skips the recipe's warm-up with it; one asked for by name is main's to refuse.
+    expect(inductionStepsFor(undefined, "/w/first.safetensors")).toBe(0);
+    expect(inductionStepsFor("800", "/w/first.safetensors")).toBe(800);
+    expect(inductionStepsFor("0", null)).toBe(0);
     const o = { data: "/w/data", work: "/w", size: "trained", seed: "3", device: "cpu" };
     expect(inductionWarmUp({ ...o, steps: 0 })).toBeNull();
     const warmUp = inductionWarmUp({ ...o, steps: 800 })!;

@@ -61,10 +61,10 @@ export const RECIPE = {
   /** The rate and plans of a learner (the second stage's, or one given with `--learner`). */
   learnerRate: "0.5",
   learnerPlans: "sliding_puzzle,sliding_puzzle_shuffled,number_guess",
-  /** The share of both stages' workspace episodes whose task file is renamed (`src/training/rename.ts`): none. */
-  renameRate: "0",
-  /** Steps of the induction warm-up before the first stage (`inductionWarmUp`): none. */
-  inductionSteps: "0",
+  /** The share of both stages' workspace episodes whose task file is renamed (`src/training/rename.ts`): half. */
+  renameRate: "0.5",
+  /** Steps of the induction warm-up before the first stage (`inductionWarmUp`): ~20 minutes here. */
+  inductionSteps: "1144",
   /** How much more often than each other mistake both stages' workspace oracle writes a path-only `write_file` before a write (`train:data --path-only-write-weight`): never, as the lab's oracle. */
   pathOnlyWriteWeight: "0",
 } as const;
@@ -137,7 +137,7 @@ function parse(argv: string[]) {
       // Skip the first stage: the second starts from this weights file (a finished first stage's).
       "first-stage": { type: "string" },
       // Steps of random runs repeated at varying distances the first stage's decoder learns to copy before the stage starts (0: none).
-      "induction-steps": { type: "string", default: RECIPE.inductionSteps },
+      "induction-steps": { type: "string" },
       // Byte-pair merges (npm run train:vocab's file, or a weights file's) to tokenize both stages' data with;
       // else --merges N are learned into <work>/vocabulary.json first (0: the byte-level vocabulary).
       vocabulary: { type: "string" },
@@ -205,7 +205,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`--first-stage: ${secondStageSeconds === 0 ? "needs a second stage (--second-stage-time-limit > 0)" : `${firstStage} does not exist`}\n${USAGE}`);
     return 2;
   }
-  const inductionSteps = Number(values["induction-steps"]);
+  const inductionSteps = inductionStepsFor(values["induction-steps"], firstStage);
   if (!Number.isInteger(inductionSteps) || inductionSteps < 0 || (inductionSteps > 0 && firstStage !== null)) {
     const why = firstStage !== null ? "warms up the first stage's decoder, and --first-stage skips that stage" : `expected a whole number ≥ 0, got ${values["induction-steps"]}`;
     console.error(`--induction-steps: ${why}\n${USAGE}`);
@@ -347,12 +347,21 @@ export function recipeLearner(values: { learner?: string; "learner-rate"?: strin
 }
 
 /**
+ * The warm-up's steps: those given, else the recipe's, which belong to its first stage: with a given first stage
+ * (`--first-stage`) none unless asked for (which `main` refuses). NaN where the text is no number.
+ */
+export function inductionStepsFor(given: string | undefined, firstStage: string | null): number {
+  return Number(given ?? (firstStage !== null ? "0" : RECIPE.inductionSteps));
+}
+
+/**
  * The induction warm-up (docs/training.md, section 7, "Session 25"): before the first stage, the decoder learns to
  * copy runs of random tokens repeated at varying distances (`python3 -m training.induction_probe`, the data's
  * vocabulary), and the first stage starts from those weights (`training.train --init`). At the recipe's size a head
  * that looks a token up by its content forms after ~500–800 such steps on this machine, where the environments' data
  * alone formed none in 2,000 steps. It copies a task's file name in short prompts and lowers the first stage's held-out
- * loss (0.0885 against 0.158), but the full prompts did not use it yet, hence off in the recipe. Null for 0 steps.
+ * loss (0.0885 against 0.158). With half the workspace's files renamed (session 26) it took the first stage to the
+ * workspace's 100% well-formed greedy, hence in the recipe since session 27. Null for 0 steps.
  */
 export function inductionWarmUp(o: { steps: number; data: string; work: string; size: string; seed: string; device: string }): { weights: string; args: string[] } | null {
   if (o.steps === 0) return null;
