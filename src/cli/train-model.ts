@@ -3,12 +3,12 @@
  * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--context-loss-weight 0.1]
  * [--attention-budget 3e7] [--scale calculator=2,workspace=2|none] [--learner none|<model>|<weights file> [--learner-rate 0.5]
  * [--learner-plans sliding_puzzle,sliding_puzzle_shuffled,number_guess]] [--second-stage-time-limit 720]
- * [--first-stage <weights file>] [--induction-steps 0] [--merges 1024|--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
+ * [--first-stage <weights file>] [--induction-steps 1144] [--rename-rate 0.5] [--merges 1024|--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
  *
  * The whole pipeline of `builtin:trained` (docs/training.md): the training data (`train:data`, into
  * `<work>/data/`; a learner model writes a share of its training turns, as `train:data --learner`), the first stage
  * of training in PyTorch (`python3 -m training.train`, into `<work>/`; it exports `<work>/weights.safetensors`), the
- * second stage from those weights on data of its own (with `--induction-steps N`, the first stage starts from a decoder that
+ * second stage from those weights on data of its own (with `--induction-steps N`, 1,144 in the recipe, the first stage starts from a decoder that
  * has first learned to copy by content: `python3 -m training.induction_probe`, N steps, into `<work>/induction.safetensors`), the first stage's weights its learner (`SECOND_STAGE`, into
  * `<work>/stage2/`; `--second-stage-time-limit 0` skips it), and the model folder built from the last stage's file
  * (`<work>/models/builtin/trained/`; with `--install`, `public/models/builtin/trained/`). First of all it learns
