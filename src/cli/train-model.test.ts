@@ -16,6 +16,17 @@ import { readVocabulary, VOCABULARY_FORMAT } from "./training-vocabulary.js";
 import { dataMadeBy, inductionStepsFor, inductionWarmUp, main, RECIPE, recipeLearner, runSummary, SECOND_STAGE, secondStageLearner, trainingEnv } from "./train-model.js";
 
 const work = mkdtempSync(join(tmpdir(), "train-model-"));
+
+/** train:model's exit status for `args` and the last error it printed (console.error silenced meanwhile). */
+async function refusal(args: string[]): Promise<{ status: number; message: unknown }> {
+  const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+  try {
+    const status = await main(args);
+    return { status, message: errors.mock.calls.at(-1)?.[0] };
+  } finally {
+    errors.mockRestore();
+  }
+}
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe("trainingEnv", () => {
@@ -294,13 +305,10 @@ describe("train:data's vocabulary (--vocabulary)", () => {
     expect([plain.manifest.look_alike_weight, weighted.manifest.look_alike_weight]).toEqual([1, 16]);
     expect(parseOptions(["--look-alike-weight", "4"])).toMatchObject({ lookAlikeWeight: 4 });
     expect(parseOptions(["--look-alike-weight", "0"])).toBe("--look-alike-weight: expected a whole number ≥ 1, got 0");
-    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
-    try {
-      expect(await main(["--work", work, "--second-stage-look-alike-weight", "2.5"])).toBe(2);
-      expect(errors.mock.calls.at(-1)![0]).toContain("--second-stage-look-alike-weight: expected a whole number ≥ 1, got 2.5");
-    } finally {
-      errors.mockRestore();
-    }
+    expect(await refusal(["--work", work, "--second-stage-look-alike-weight", "2.5"])).toEqual({
+      status: 2,
+      message: expect.stringContaining("--second-stage-look-alike-weight: expected a whole number ≥ 1, got 2.5"),
+    });
     expect(SECOND_STAGE.lookAlikeWeight).toBe("1");
   }, 240_000);
 
@@ -329,13 +337,10 @@ describe("train:data's vocabulary (--vocabulary)", () => {
     expect([plain.manifest.path_only_write_weight, weighted.manifest.path_only_write_weight]).toEqual([0, 4]);
     expect(parseOptions(["--path-only-write-weight", "2"])).toMatchObject({ pathOnlyWriteWeight: 2 });
     expect(parseOptions(["--path-only-write-weight", "1.5"])).toBe("--path-only-write-weight: expected a whole number ≥ 0, got 1.5");
-    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
-    try {
-      expect(await main(["--work", work, "--path-only-write-weight", "x"])).toBe(2);
-      expect(errors.mock.calls.at(-1)![0]).toContain("--path-only-write-weight: expected a whole number ≥ 0, got x");
-    } finally {
-      errors.mockRestore();
-    }
+    expect(await refusal(["--work", work, "--path-only-write-weight", "x"])).toEqual({
+      status: 2,
+      message: expect.stringContaining("--path-only-write-weight: expected a whole number ≥ 0, got x"),
+    });
     expect(RECIPE.pathOnlyWriteWeight).toBe("0");
   }, 240_000);
 
