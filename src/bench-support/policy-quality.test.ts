@@ -5,6 +5,7 @@ import { loadCheckoutEnvironments } from "../cli/checkout-environments.js";
 import { oraclePolicy } from "../policy/oracle/index.js";
 import { runScenario } from "../scenario/run.js";
 import { parseScenario } from "../scenario/schema.js";
+import { judgeTurns } from "../scenario/turn-verdicts.js";
 import { TRAINING_SOLVERS } from "../training/collect.js";
 import { ENVIRONMENT_PLANS, HELD_OUT_SEED_BASE, planScenario, splitSeeds, type EnvironmentPlan } from "../training/plan.js";
 import { prepareScenario } from "../scenario/run.js";
@@ -13,7 +14,6 @@ import {
   DEFAULT_PLAN_SAMPLES,
   formatPolicyQuality,
   heldOutScenario,
-  judgeTurns,
   runPolicyQuality,
   seedSizes,
   wilsonInterval,
