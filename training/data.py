@@ -1,8 +1,9 @@
 """The episodes of ``npm run train:data`` (src/training/episode.ts) and their batches.
 
-An episode is the whole final context as byte-level token ids and a mask: ``"1"`` on the tokens the loss applies
-to (the assistant's turns but its mistakes), ``"2"`` on the mistakes (never learned), ``"0"`` on the context (the
-prompt, the environment's answers), which the loss may weigh low (train.py's ``--context-loss-weight``). A batch holds episodes of one environment, which share a long prompt
+An episode is the whole final context as token ids and a mask: ``"1"`` on the tokens the loss applies to (the
+assistant's turns but its mistakes), ``"2"`` on the mistakes and a learner's well-formed turns (never learned),
+``"3"`` on a learner's malformed turns (its slips, whose likelihood train.py's ``--negative-weight`` lowers), ``"0"`` on
+the context (the prompt, the environment's answers), which the loss may weigh low (``--context-loss-weight``). A batch holds episodes of one environment, which share a long prompt
 prefix (the instructions, the tools); the prefix is run once per batch (model.Decoder.forward_with_prefix), the rest
 of each episode as a padded suffix. Token t's target is predicted at position t - 1, so the prefix ends before the
 first position whose next token is learned.
@@ -21,7 +22,7 @@ import torch
 from .model import ALLOWED_IDS
 
 IGNORE = -100
-MASK_MARKS = frozenset("012")
+MASK_MARKS = frozenset("0123")
 ALLOWED = frozenset(ALLOWED_IDS)
 
 
@@ -33,7 +34,9 @@ class Episode:
 
     @property
     def first_learned(self) -> int:
-        return self.mask.find("1")
+        """The first token the loss reads: learned (``"1"``) or a slip (``"3"``); -1 when none."""
+        found = [i for i in (self.mask.find("1"), self.mask.find("3")) if i >= 0]
+        return min(found) if found else -1
 
 
 @dataclass
@@ -45,6 +48,8 @@ class Batch:
     context: torch.Tensor  # [B, S]: the next token where it is context after the shared prefix, else IGNORE
     tokens: int  # the episodes' real tokens (prefix counted per episode): what the model "read"
     learned: int
+    slips: torch.Tensor | None = None  # [B, S]: the next token where it is a learner's slip ("3"), else IGNORE
+    slip_tokens: int = 0
 
 
 def load_episodes(path: str | Path, max_len: int, allowed: frozenset = ALLOWED) -> tuple[list[Episode], dict]:
@@ -56,7 +61,7 @@ def load_episodes(path: str | Path, max_len: int, allowed: frozenset = ALLOWED) 
             record = json.loads(line)
             ids, mask = record["ids"], record["mask"]
             if set(mask) - MASK_MARKS:
-                raise ValueError(f"{path}: episode {record.get('env')}#{record.get('idx')}: mask characters other than 0, 1 and 2 (training data of an older format? run npm run train:data again)")
+                raise ValueError(f"{path}: episode {record.get('env')}#{record.get('idx')}: mask characters other than 0, 1, 2 and 3 (training data of an older format? run npm run train:data again)")
             if len(ids) != len(mask):
                 raise ValueError(f"{path}: episode {record.get('env')}#{record.get('idx')}: {len(ids)} ids but {len(mask)} mask characters")
             if len(ids) > max_len:
@@ -67,7 +72,7 @@ def load_episodes(path: str | Path, max_len: int, allowed: frozenset = ALLOWED) 
             if blocked:
                 stats["blocked_targets"] += len(blocked)
                 mask = "".join("0" if i in blocked else m for i, m in enumerate(mask))
-            if mask.find("1") < 1:
+            if Episode(record["env"], ids, mask).first_learned < 1:
                 stats["nothing_to_learn"] += 1
                 continue
             episodes.append(Episode(record["env"], ids, mask))
@@ -91,7 +96,8 @@ def make_batch(episodes: list[Episode], allowed: frozenset = ALLOWED) -> Batch:
     suffixes = torch.zeros(len(episodes), width, dtype=torch.long)
     targets = torch.full((len(episodes), width), IGNORE, dtype=torch.long)
     context = torch.full((len(episodes), width), IGNORE, dtype=torch.long)
-    learned = 0
+    slips = torch.full((len(episodes), width), IGNORE, dtype=torch.long)
+    learned = slip_tokens = 0
     for row, e in enumerate(episodes):
         rest = e.ids[shared:]
         suffixes[row, : len(rest)] = torch.tensor(rest)
@@ -100,9 +106,12 @@ def make_batch(episodes: list[Episode], allowed: frozenset = ALLOWED) -> Batch:
             if mark == "1":
                 targets[row, j] = token
                 learned += 1
+            elif mark == "3":
+                slips[row, j] = token
+                slip_tokens += 1
             elif mark == "0" and token in allowed:  # a token the graph blocks cannot be learned, as context either
                 context[row, j] = token
-    return Batch(episodes[0].env, torch.tensor(episodes[0].ids[:shared], dtype=torch.long), suffixes, targets, context, sum(len(e.ids) for e in episodes), learned)
+    return Batch(episodes[0].env, torch.tensor(episodes[0].ids[:shared], dtype=torch.long), suffixes, targets, context, sum(len(e.ids) for e in episodes), learned, slips, slip_tokens)
 
 
 # The bytes a slip may touch, and what it may put in their place: the letters, digits and marks of words, paths and

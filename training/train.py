@@ -1,7 +1,8 @@
 """``python3 -m training.train --data training/data --out training/out [--size trained] [--steps 2000] …``
 
 Trains the built-in decoder (model.py) on the episodes of ``npm run train:data``: cross-entropy on the learned
-tokens (optionally plus a low weight of it on the context after the shared prompt, the environment's answers), AdamW with a linear warm-up and a cosine decay, a seed for the initialisation and the batch order,
+tokens (optionally plus a low weight of it on the context after the shared prompt, the environment's answers, and
+the log-likelihood of a learner's malformed turns, lowered), AdamW with a linear warm-up and a cosine decay, a seed for the initialisation and the batch order,
 checkpoints (``checkpoint.pt``, ``--resume`` continues from one), the held-out loss and next-token accuracy per
 environment, and the weights file (``weights.safetensors``) that ``npm run build:model`` turns into builtin:trained.
 Prints one JSON line per log step; ``train.json`` sums the run up (speeds included).
@@ -51,6 +52,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--attention-budget", type=float, default=3e7, help="episodes x longest length^2 per batch at most (memory: ~200 bytes each at the trained size)")
     p.add_argument("--max-len", type=int, default=4096, help="episodes are cut to this many tokens")
     p.add_argument("--context-loss-weight", type=float, default=0.0, help="the weight of the mean loss on context tokens after the shared prefix (the environment's answers: what copying a board or a path from earlier in the context learns from) beside the learned tokens' mean loss; 0: learned tokens only")
+    p.add_argument("--negative-weight", type=float, default=0.0, help="the weight of the mean log-probability of a learner's malformed turns' tokens (mask 3: the turns the environment rejected, data of train:data --learner) added to the objective, so that training makes those tokens less likely where the model writes them (the invalid-action penalty as a negative-only policy gradient); 0: such turns are never learned")
+    p.add_argument("--negative-floor", type=float, default=0.01, help="a slip token whose probability is already below this is left alone (its log-probability would fall without bound)")
     p.add_argument("--slip-rate", type=float, default=0.0, help="the share of learned turns given one slip (a byte dropped, doubled or replaced, never learned: data.with_slips) in each epoch's batches, so the model learns to carry on after its own kind of mistake; 0: none")
     p.add_argument("--no-prefix-grad", action="store_true", help="run the shared prompt prefix without gradients (faster, inexact)")
     p.add_argument("--eval-every", type=int, default=250)
@@ -66,20 +69,39 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def batch_loss(model: Decoder, batch: Batch, prefix_grad: bool, context_weight: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The mean loss over the batch's learned tokens, and how many of them the argmax got right; and the objective:
-    that loss plus ``context_weight`` times the mean loss over its context tokens (when it has any)."""
+def slip_log_probs(flat: torch.Tensor, slips: torch.Tensor) -> torch.Tensor:
+    """The log-probabilities of the slip tokens (``slips`` not IGNORE), in order."""
+    kept = slips != IGNORE
+    return -F.cross_entropy(flat[kept], slips[kept], reduction="none")
+
+
+def batch_loss(model: Decoder, batch: Batch, prefix_grad: bool, context_weight: float = 0.0, negative_weight: float = 0.0, negative_floor: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The mean loss over the batch's learned tokens (0 when it has none), and how many of them the argmax got right;
+    and the objective: that loss plus ``context_weight`` times the mean loss over its context tokens (when it has
+    any), plus ``negative_weight`` times the slip tokens' summed log-probability over their count, those already
+    below ``negative_floor`` left out of the sum (a negative-only policy gradient: the malformed turn's reward is the
+    lowest, and a token the model wrote with probability near 1 gets almost no gradient from it, so the push lands
+    on the uncertain tokens where the turn went wrong)."""
     device = model.lm_head.weight.device
     logits = model.forward_with_prefix(batch.prefix.to(device), batch.suffixes.to(device), prefix_grad)
     flat, targets = logits.reshape(-1, logits.shape[-1]), batch.targets.to(device).reshape(-1)
-    loss = F.cross_entropy(flat, targets, ignore_index=IGNORE)
     kept = targets != IGNORE
+    loss = F.cross_entropy(flat, targets, ignore_index=IGNORE) if bool(kept.any()) else flat.sum() * 0.0
     correct = (flat[kept].argmax(-1) == targets[kept]).sum()
     objective = loss
     if context_weight > 0:
         context = batch.context.to(device).reshape(-1)
         if bool((context != IGNORE).any()):
-            objective = loss + context_weight * F.cross_entropy(flat, context, ignore_index=IGNORE)
+            objective = objective + context_weight * F.cross_entropy(flat, context, ignore_index=IGNORE)
+    if negative_weight > 0 and batch.slip_tokens > 0 and batch.slips is not None:
+        slips = batch.slips.to(device).reshape(-1)
+        log_probs = slip_log_probs(flat, slips)
+        # Only where the model had a likelier token than the one the learner sampled: the turn went wrong where
+        # sampling left the argmax (the learner's greedy turns are well-formed), and a token that was the argmax is
+        # as often the right token of a well-formed call (`"}}` closing a read_file's path as well as a write_file's).
+        off_argmax = flat[slips != IGNORE].detach().argmax(-1) != slips[slips != IGNORE]
+        pushed = off_argmax & (log_probs.detach() > math.log(negative_floor)) if negative_floor > 0 else off_argmax
+        objective = objective + negative_weight * log_probs[pushed].sum() / log_probs.numel()
     return loss, correct, objective
 
 
@@ -221,7 +243,7 @@ def main(argv: list[str]) -> int:
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, args, seconds)
         started = time.perf_counter()
-        loss, _, objective = batch_loss(model, batch, not args.no_prefix_grad, args.context_loss_weight)
+        loss, _, objective = batch_loss(model, batch, not args.no_prefix_grad, args.context_loss_weight, args.negative_weight, args.negative_floor)
         optimizer.zero_grad(set_to_none=True)
         objective.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -264,6 +286,8 @@ def main(argv: list[str]) -> int:
         "prefix_grad": not args.no_prefix_grad,
         "context_loss_weight": args.context_loss_weight,
         "slip_rate": args.slip_rate,
+        "negative_weight": args.negative_weight,
+        "negative_floor": args.negative_floor,
         "init": portable_name(args.init) if args.init else None,
         "init_sha256": hashlib.sha256(Path(args.init).read_bytes()).hexdigest() if args.init else None,
         "threads": args.threads,
@@ -272,6 +296,8 @@ def main(argv: list[str]) -> int:
         "data": summarized_manifest(manifest),
     }
     provenance = {k: summary[k] for k in ("size", "seed", "steps", "tokens_learned", "prefix_grad", "context_loss_weight", "slip_rate")}
+    if args.negative_weight > 0:
+        provenance.update(negative_weight=args.negative_weight, negative_floor=args.negative_floor)
     provenance["held_out_loss"] = last_eval["loss"] if last_eval else None
     if args.init:
         provenance["first_stage"] = first_stage  # the init file's own provenance: how the weights it started from were trained

@@ -245,6 +245,7 @@ const summary = (c: Collected) => ({
   learned_tokens: c.episodes.reduce((n, e) => n + e.mask.split("1").length - 1, 0),
   mistakes: c.episodes.reduce((n, e) => n + e.mistakes.length, 0),
   learner_turns: c.episodes.reduce((n, e) => n + (e.learner_turns?.length ?? 0), 0),
+  learner_slips: c.episodes.reduce((n, e) => n + (e.learner_slips?.length ?? 0), 0),
   solved: c.episodes.filter((e) => e.total_reward > 0).length,
   excluded_as_held_out: c.excluded,
   held_out_tasks_kept: c.heldOutTasksKept,
@@ -298,7 +299,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
       });
       collected.held_out.set(plan, heldOut);
       collected.train.set(plan, train);
-      const learnerNote = (learnerHere ? `, ${summary(train).learner_turns} turns by the learner` : "") + (train.renamed ? `, ${train.renamed} with the task's file renamed` : "");
+      const learnerNote = (learnerHere ? `, ${summary(train).learner_turns} turns by the learner (${summary(train).learner_slips} malformed)` : "") + (train.renamed ? `, ${train.renamed} with the task's file renamed` : "");
       log(`${plan.name}: ${train.episodes.length} training episodes (${train.excluded} dropped as held-out tasks, ${train.heldOutTasksKept} kept with a held-out task${learnerNote}), ${heldOut.episodes.length} held out`);
     }
   } finally {
@@ -309,7 +310,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     await writeJsonl(join(options.out, `${split}.jsonl`), [...collected[split].values()].flatMap((c) => c.episodes));
   }
   const manifest = {
-    format: "rollout-lab-training-data/2",
+    format: "rollout-lab-training-data/3",
     seed: options.seed,
     error_rate: options.errorRate,
     rename_rate: options.renameRate ?? 0,

@@ -6,6 +6,7 @@ import { TextPolicy } from "../policy/text-policy.js";
 import { vocabularyOf, vocabularyTokenizer } from "../cli/training-vocabulary.js";
 import { VOCAB_SIZE } from "../core/tokenizer/byte-level.js";
 import { collectEpisodes } from "./collect.js";
+import type { TrainingEpisode } from "./episode.js";
 import { learnMerges } from "./vocabulary.js";
 import { possibleRange } from "./number-guess-solver.js";
 import { ENVIRONMENT_PLANS, HELD_OUT_SEED_BASE, splitSeeds } from "./plan.js";
@@ -75,23 +76,31 @@ describe("training episodes from the labelled oracle", () => {
 
   it("lets a learner write some turns in the oracle's place: its turns never learned, the oracle's recoveries learned", async () => {
     const puzzle = ENVIRONMENT_PLANS.find((p) => p.env === "sliding_puzzle")!;
-    // A learner that always slips the way a byte-level model does: a misspelled action the environment refuses.
+    // A learner that slips the way a byte-level model does on even turns (a misspelled action the environment
+    // refuses: malformed) and on odd turns moves the blank away (well-formed, whether or not the slide works).
     const slip = "<action>upp</action>";
-    const learner = new TextPolicy(byteLevelTokenizer, () => slip);
+    const move = "<action>left</action>";
+    const learner = new TextPolicy(byteLevelTokenizer, ({ turn }) => (turn % 2 === 0 ? slip : move));
     const common = { split: "train" as const, seeds: 4, samplesPerSeed: 3, errorRate: 0, oracleSeed: 1, environments };
     const { episodes } = await collectEpisodes(puzzle, { ...common, learner: { generation: learner, rate: 0.4 } });
     const planned = /^<think>\nBoard: [\d_]+( [\d_]+)*( \/ [\d_]+( [\d_]+)*)+\.\nEmpty: row \d, column \d\.\n<\/think>\n<action>(up|down|left|right)<\/action>$/;
     const withLearner = episodes.filter((e) => (e.learner_turns ?? []).length > 0);
     expect(withLearner.length).toBeGreaterThan(0);
     expect(episodes.some((e) => e.learner_turns === undefined)).toBe(true); // a 40% draw leaves some samples to the oracle alone
+    const spans = (e: TrainingEpisode, mark: string) => [...e.mask.matchAll(new RegExp(`${mark}+`, "g"))].map((m) => decode(e.ids.slice(m.index, m.index + m[0].length)));
     for (const e of withLearner) {
       expect(e.mistakes).toEqual([]);
-      // The learner's turns are the spans marked 2, its text exactly; every learned span is the oracle's plan.
-      const notLearned = [...e.mask.matchAll(/2+/g)].map((m) => decode(e.ids.slice(m.index, m.index + m[0].length)));
-      expect(notLearned).toEqual(e.learner_turns!.map(() => slip));
+      // The learner's turns are the spans marked 2 (well-formed) and 3 (its slips), its text exactly; every learned
+      // span is the oracle's plan.
+      const turns = e.learner_turns!;
+      expect(e.learner_slips ?? []).toEqual(turns.filter((t) => t % 2 === 0));
+      expect(spans(e, "3")).toEqual(turns.filter((t) => t % 2 === 0).map(() => slip));
+      expect(spans(e, "2")).toEqual(turns.filter((t) => t % 2 === 1).map(() => move));
       for (const span of learnedSpans(e.ids, e.mask)) expect(span).toMatch(planned);
-      expect(learnedSpans(e.ids, e.mask).length).toBe(e.turns - e.learner_turns!.length);
+      expect(learnedSpans(e.ids, e.mask).length).toBe(e.turns - turns.length);
     }
+    expect(withLearner.some((e) => (e.learner_slips ?? []).length > 0)).toBe(true);
+    expect(withLearner.some((e) => e.learner_turns!.some((t) => t % 2 === 1))).toBe(true);
     // The oracle still solves from the states the learner left: a slip costs a turn, not the puzzle.
     expect(withLearner.some((e) => e.total_reward > 0)).toBe(true);
     // Every turn the learner's: nothing left to learn.

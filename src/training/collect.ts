@@ -15,6 +15,7 @@ import { ORACLE_SOLVERS } from "../policy/oracle/index.js";
 import { makeWorkspaceOracle, workspaceOracle, type WorkspaceOracleOptions } from "../policy/oracle/workspace.js";
 import { prepareScenario, runScenario } from "../scenario/run.js";
 import { parseScenario } from "../scenario/schema.js";
+import { judgeTurns } from "../scenario/turn-verdicts.js";
 import { episodeFromSample, type TrainingEpisode } from "./episode.js";
 import { labelledOraclePolicy } from "./labelled-oracle.js";
 import { learnerMixPolicy } from "./learner-mix.js";
@@ -73,6 +74,12 @@ export interface Collected {
   failed: number;
 }
 
+/** Those of `turns` the environment found malformed, judged as the policy-quality benchmark judges them. */
+function malformedTurns(env: string, sample: Parameters<typeof judgeTurns>[1], turns: ReadonlySet<number>): Set<number> {
+  const verdicts = judgeTurns(env, sample);
+  return new Set([...turns].filter((turn) => verdicts[turn] === "malformed"));
+}
+
 export async function collectEpisodes(plan: EnvironmentPlan, options: CollectOptions): Promise<Collected> {
   const out: Collected = { episodes: [], tasks: new Set(), excluded: 0, heldOutTasksKept: 0, renamed: 0, failed: 0 };
   const tokenizer = options.tokenizer ?? byteLevelTokenizer;
@@ -101,8 +108,9 @@ export async function collectEpisodes(plan: EnvironmentPlan, options: CollectOpt
         if (options.excludeTasks?.has(task)) out.heldOutTasksKept++;
         const where = { env: plan.env, split: options.split, dataset_seed: datasetSeed };
         const learnerTurns = mix?.learnerTurns.get(position) ?? new Set<number>();
+        const learnerSlips = learnerTurns.size > 0 ? malformedTurns(plan.env, sample, learnerTurns) : new Set<number>();
         // The oracle was not asked on the learner's turns, so no turn is both.
-        const episode = episodeFromSample(sample, labelled.mistakes.get(position) ?? new Set(), where, learnerTurns);
+        const episode = episodeFromSample(sample, labelled.mistakes.get(position) ?? new Set(), where, learnerTurns, learnerSlips);
         // The held-out split stays as the environment wrote it: the benchmark's names are its names.
         const rename = plan.renames && options.split === "train" && (options.renameRate ?? 0) > 0
           ? renameTaskFile(episode, plan.renames, tokenizer, { rate: options.renameRate!, seed: oracle.seed })

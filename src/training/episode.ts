@@ -3,8 +3,10 @@
  * concatenated, which is what the model policy is given each turn with the byte-level tokenizer) and a loss mask
  * with 1 on the tokens the policy generated. The oracle's mistakes stay in the context, so the model learns what
  * follows one (the environment's answer, then a recovery), but are marked 2, never learned: it should learn to
- * recover, not to err. So are a learner's turns, where a model wrote the turn in the oracle's place (`learner-mix.ts`). The rest (the prompt, the environment's answers) is 0: context, which training may learn at
- * a low weight (training/train.py's `--context-loss-weight`).
+ * recover, not to err. So are a learner's turns, where a model wrote the turn in the oracle's place (`learner-mix.ts`);
+ * those of them the environment found malformed (`turn-verdicts.ts`) are marked 3, the learner's slips, whose
+ * likelihood a training stage may lower (training/train.py's `--negative-weight`). The rest (the prompt, the
+ * environment's answers) is 0: context, which training may learn at a low weight (`--context-loss-weight`).
  */
 
 import type { ResultSample } from "../scenario/result.js";
@@ -21,8 +23,10 @@ export interface TrainingEpisode {
   turns: number;
   mistakes: number[];
   learner_turns?: number[];
+  /** The learner's turns the environment found malformed (marked 3). */
+  learner_slips?: number[];
   ids: number[];
-  /** One character per token: "1" the oracle's planned turns (learned), "2" its mistakes and a learner's turns (never learned), "0" the context (the prompt, observations). */
+  /** One character per token: "1" the oracle's planned turns (learned), "2" its mistakes and a learner's well-formed turns (never learned), "3" a learner's malformed turns (its slips), "0" the context (the prompt, observations). */
   mask: string;
 }
 
@@ -31,12 +35,14 @@ export function episodeFromSample(
   mistakes: ReadonlySet<number>,
   where: Pick<TrainingEpisode, "env" | "split" | "dataset_seed">,
   learnerTurns: ReadonlySet<number> = new Set(),
+  learnerSlips: ReadonlySet<number> = new Set(),
 ): TrainingEpisode {
   const ids: number[] = [];
   let mask = "";
   let turn = 0;
   for (const message of sample.message_log) {
-    const mark = message.role !== "assistant" ? "0" : mistakes.has(turn) || learnerTurns.has(turn) ? "2" : "1";
+    const mark =
+      message.role !== "assistant" ? "0" : learnerSlips.has(turn) ? "3" : mistakes.has(turn) || learnerTurns.has(turn) ? "2" : "1";
     if (message.role === "assistant") turn++;
     for (const id of message.token_ids) ids.push(id);
     mask += mark.repeat(message.token_ids.length);
@@ -49,6 +55,7 @@ export function episodeFromSample(
     turns: turn,
     mistakes: [...mistakes].sort((a, b) => a - b),
     ...(learnerTurns.size > 0 ? { learner_turns: [...learnerTurns].sort((a, b) => a - b) } : {}),
+    ...(learnerSlips.size > 0 ? { learner_slips: [...learnerSlips].sort((a, b) => a - b) } : {}),
     ids,
     mask,
   };

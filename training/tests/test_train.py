@@ -125,7 +125,7 @@ class TrainTest(unittest.TestCase):
             path.write_text("".join(json.dumps({"env": "toy", "idx": i, "ids": ids, "mask": mask}) + "\n" for i, (ids, mask) in enumerate(rows)))
             episodes, _ = load_episodes(path, 4096)
             path.write_text(json.dumps({"env": "toy", "idx": 7, "ids": rows[1][0], "mask": rows[1][1].replace("2", "x")}) + "\n")
-            with self.assertRaisesRegex(ValueError, "toy#7: mask characters other than 0, 1 and 2"):
+            with self.assertRaisesRegex(ValueError, "toy#7: mask characters other than 0, 1, 2 and 3"):
                 load_episodes(path, 4096)
         [batch] = epoch_batches(episodes, 4, 1_000_000, seed=0, epoch=0)
         self.assertEqual(batch.prefix.shape[0], len(prompt) - 1)  # up to the first learned target's position
@@ -142,6 +142,63 @@ class TrainTest(unittest.TestCase):
         _, _, weighted = train.batch_loss(model, batch, True, 0.5)
         self.assertEqual(plain.item(), loss.item())
         self.assertGreater(weighted.item(), loss.item() + 0.1)
+
+    def test_a_learners_malformed_turn_is_made_less_likely_and_never_learned(self):
+        prompt = encode("<|im_start|>user\nSolve.<|im_end|>\n<|im_start|>assistant\n")
+        good = encode('<tool_call>{"name": "write_file", "arguments": {"path": "a", "content": "b"}}</tool_call>') + [258]
+        slip = encode('<tool_call>{"name": "write_file", "arguments": {"path": "a"}}</tool_call>') + [258]
+        observation = encode("\n<|im_start|>user\nok<|im_end|>\n<|im_start|>assistant\n")
+        rows = [
+            # The oracle's episode (learned), and one whose first turn was the learner's slip (mark 3).
+            Episode("toy", prompt + good, "0" * len(prompt) + "1" * len(good)),
+            Episode("toy", prompt + slip + observation + good, "0" * len(prompt) + "3" * len(slip) + "0" * len(observation) + "1" * len(good)),
+        ]
+        self.assertEqual(rows[1].first_learned, len(prompt))
+        [batch] = epoch_batches(rows, 4, 1_000_000, seed=0, epoch=0)
+        self.assertEqual(batch.slip_tokens, len(slip))
+        slipped = next(r for r in range(2) if int((batch.slips[r] != -100).sum()) > 0)
+        self.assertEqual([int(t) for t in batch.slips[slipped] if t != -100], slip)
+        self.assertEqual([int(t) for t in batch.targets[slipped] if t != -100], good)  # the slip is never a target
+        torch.manual_seed(0)
+        model = Decoder(SIZES["tiny"])
+        loss, _, plain = train.batch_loss(model, batch, True)
+        self.assertEqual(plain.item(), loss.item())  # weight 0: the slip changes nothing
+
+        def slip_log_prob(m: Decoder) -> float:
+            with torch.no_grad():
+                logits = m.forward_with_prefix(batch.prefix, batch.suffixes, False)
+                return train.slip_log_probs(logits.reshape(-1, logits.shape[-1]), batch.slips.reshape(-1)).sum().item()
+
+        def trained(negative_weight: float) -> Decoder:
+            torch.manual_seed(0)
+            m = Decoder(SIZES["tiny"])
+            optimizer = torch.optim.AdamW(m.parameters(), lr=3e-3)
+            for _ in range(30):
+                _, _, objective = train.batch_loss(m, batch, True, 0.0, negative_weight, 0.0)
+                optimizer.zero_grad()
+                objective.backward()
+                optimizer.step()
+            return m
+
+        # The good turn and the slip share their first tokens: learning the good turn alone makes them likelier too;
+        # the negative term makes the slip, as a whole, far less likely than learning alone leaves it.
+        self.assertLess(slip_log_prob(trained(1.0)), slip_log_prob(trained(0.0)) - 5.0)
+        # A slip the model writes greedily (every token its argmax) is left alone: where the model's likeliest token
+        # was written, the turn did not go wrong by sampling.
+        greedy = list(prompt)
+        with torch.no_grad():
+            for _ in range(8):
+                greedy.append(int(model(torch.tensor([greedy]))[0, -1].argmax()))
+        [argmax_batch] = epoch_batches([Episode("toy", greedy, "0" * len(prompt) + "3" * 8)], 4, 1_000_000, seed=0, epoch=0)
+        self.assertEqual(train.batch_loss(model, argmax_batch, True, 0.0, 1.0, 0.0)[2].item(), 0.0)
+        # A batch of slips alone: no learned token, a loss of 0, an objective that still pushes.
+        [only] = epoch_batches([Episode("toy", prompt + slip, "0" * len(prompt) + "3" * len(slip))], 4, 1_000_000, seed=0, epoch=0)
+        self.assertEqual(only.learned, 0)
+        loss_only, _, objective_only = train.batch_loss(model, only, True, 0.0, 1.0, 0.0)
+        self.assertEqual(loss_only.item(), 0.0)
+        self.assertLess(objective_only.item(), 0.0)
+        floored = train.batch_loss(model, batch, True, 0.0, 1.0, 0.999)[2]
+        self.assertAlmostEqual(floored.item(), loss.item(), places=5)  # every slip token below the floor: left alone
 
     def test_slips_touch_words_only_are_never_learned_and_leave_the_rest_of_the_turn_learned(self):
         prompt = encode("<|im_start|>user\nSolve.<|im_end|>\n<|im_start|>assistant\n")
