@@ -222,9 +222,19 @@ describe("the learner's options (--learner, --learner-rate, --learner-plans)", (
     );
     const manifest = JSON.parse(readFileSync(join(out, "data.json"), "utf8")) as {
       learner: { plans: string[]; weights: unknown };
-      environments: { name: string; train: { learner_turns: number; episodes: number }; held_out: { learner_turns: number } }[];
+      environments: { name: string; train: { learner_turns: number; learner_slips: number; episodes: number }; held_out: { learner_turns: number } }[];
     };
     expect(manifest.learner.plans).toEqual(["number_guess"]);
+    // Random weights' turns are malformed ("Answer with <guess>N</guess>."): counted as the learner's slips, and
+    // marked 3 in the episodes, one span per slip.
+    const guess = manifest.environments.find((e) => e.name === "number_guess")!.train;
+    expect(guess.learner_slips).toBeGreaterThan(0);
+    expect(guess.learner_slips).toBeLessThanOrEqual(guess.learner_turns);
+    const episodes = readFileSync(join(out, "train.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { env: string; mask: string; learner_slips?: number[] });
+    const guesses = episodes.filter((e) => e.env === "number_guess");
+    expect(guesses.reduce((n, e) => n + (e.mask.match(/3+/g)?.length ?? 0), 0)).toBe(guess.learner_slips);
+    expect(guesses.reduce((n, e) => n + (e.learner_slips?.length ?? 0), 0)).toBe(guess.learner_slips);
+    expect(episodes.filter((e) => e.env !== "number_guess").every((e) => !e.mask.includes("3"))).toBe(true);
     // Which weights wrote the learner's turns: the random preset's seed here, a trained file's SHA-256 for builtin:trained.
     expect(manifest.learner.weights).toEqual({ preset: "tiny", seed: 0 });
     for (const env of manifest.environments) {
