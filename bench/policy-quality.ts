@@ -6,7 +6,7 @@
  * came from.
  *
  * Options: `-- --model <id>` (`builtin:tiny` to try it without trained weights; `none` for the baselines alone),
- * `--samples N` per plan (default 40: 4 held-out seeds × 10; the workspace 200, `DEFAULT_PLAN_SAMPLES`: a given
+ * `--samples N` per plan (default 40: 4 held-out seeds × 10; the workspace 400, `DEFAULT_PLAN_SAMPLES`: a given
  * `--samples` counts for every plan), `--per-seed K`, `--plans a,b`, `--random-seed S`,
  * `--max-new-tokens T` (the model's, every plan), `--out <file>`.
  */
