@@ -2,7 +2,7 @@
  * `npm run train:data -- [--out training/data] [--episodes 1200] [--held-out 60] [--samples-per-seed 10]
  * [--error-rate 0.2] [--seed 0] [--scale plan=N,…] [--learner <model> [--learner-rate 0.5] [--learner-plans plan,…]]
  * [--vocabulary <vocabulary file>|<weights file>] [--rename-rate 0] [--look-alike-weight 1]
- * [--path-only-write-weight 0]`
+ * [--path-only-write-weight 0] [--content-first-writes]`
  *
  * Writes the training data of `builtin:trained` (docs/training.md): per environment of `ENVIRONMENT_PLANS` (the
  * built-in ones and the starter number-guess module), oracle rollouts with seeded mistakes as JSONL episodes
@@ -17,7 +17,8 @@
  * workspace episodes (`src/training/rename.ts`). `--look-alike-weight N` makes the training split's workspace oracle
  * look up a look-alike of the task's file (a well-formed call answered "No such file") N times as often as each other
  * kind of mistake, at the same error rate; `--path-only-write-weight N` adds a `write_file` call with its path and no
- * `content` (rejected by the schema) before a write, N times as likely as each other kind (0: never, as the lab's oracle).
+ * `content` (rejected by the schema) before a write, N times as likely as each other kind (0: never, as the lab's oracle);
+ * `--content-first-writes` makes both splits' workspace oracle write `write_file`'s `content` before its `path`.
  * Exit status 2 on bad usage.
  */
 
@@ -43,7 +44,7 @@ export const TRAINING_DATA_DIR = join(ROOT, "training", "data");
 
 const USAGE =
   "usage: npm run train:data -- [--out <dir>] [--episodes N] [--held-out N] [--samples-per-seed N] [--error-rate R] [--seed N] [--scale plan=N,…] " +
-  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]] [--vocabulary <file>] [--rename-rate R] [--look-alike-weight N] [--path-only-write-weight N]";
+  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]] [--vocabulary <file>] [--rename-rate R] [--look-alike-weight N] [--path-only-write-weight N] [--content-first-writes]";
 
 /** How the learner samples its turns: as the lab's default run samples (the states a user's run reaches). */
 export const LEARNER_SAMPLING = { temperature: 1, top_p: 0.95 } as const;
@@ -70,6 +71,8 @@ export interface TrainDataOptions {
   lookAlikeWeight?: number;
   /** The training split's workspace oracle writes a path-only `write_file` this many times as often as each other mistake before a write (0: never). */
   pathOnlyWriteWeight?: number;
+  /** Both splits' workspace oracle writes `write_file`'s content before its path (false: path first, as the lab's oracle). */
+  contentFirstWrites?: boolean;
 }
 
 /** `--path-only-write-weight`: a whole number ≥ 0; throws a RangeError naming the option. */
@@ -153,6 +156,7 @@ export function parseOptions(argv: string[]): TrainDataOptions | string {
         "rename-rate": { type: "string", default: "0" },
         "look-alike-weight": { type: "string", default: "1" },
         "path-only-write-weight": { type: "string", default: "0" },
+        "content-first-writes": { type: "boolean", default: false },
       },
     }));
   } catch (error) {
@@ -183,6 +187,7 @@ export function parseOptions(argv: string[]): TrainDataOptions | string {
       ...(renameRate > 0 ? { renameRate } : {}),
       ...(lookAlikeWeight > 1 ? { lookAlikeWeight } : {}),
       ...(pathOnlyWriteWeight > 0 ? { pathOnlyWriteWeight } : {}),
+      ...(values["content-first-writes"] ? { contentFirstWrites: true } : {}),
     };
   } catch (error) {
     return (error as Error).message;
@@ -285,7 +290,14 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
   try {
     for (const plan of ENVIRONMENT_PLANS) {
       const learnerHere = learner !== null && (options.learner!.plans?.includes(plan.name) ?? true);
-      const common = { samplesPerSeed: options.samplesPerSeed, errorRate: options.errorRate, oracleSeed: options.seed, environments, tokenizer };
+      const common = {
+        samplesPerSeed: options.samplesPerSeed,
+        errorRate: options.errorRate,
+        oracleSeed: options.seed,
+        environments,
+        tokenizer,
+        ...(options.contentFirstWrites ? { contentFirstWrites: true } : {}),
+      };
       const heldOut = await collectEpisodes(plan, { ...common, split: "held_out", seeds: seedsFor(options.heldOut) });
       const train = await collectEpisodes(plan, {
         ...common,
@@ -316,6 +328,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     rename_rate: options.renameRate ?? 0,
     look_alike_weight: options.lookAlikeWeight ?? 1,
     path_only_write_weight: options.pathOnlyWriteWeight ?? 0,
+    content_first_writes: options.contentFirstWrites ?? false,
     ...(options.learner
       ? { learner: { ...options.learner, model: portableName(options.learner.model), weights, sampling: { ...LEARNER_SAMPLING, seed: options.seed } } }
       : {}),

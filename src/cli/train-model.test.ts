@@ -354,6 +354,37 @@ describe("train:data's vocabulary (--vocabulary)", () => {
     expect(RECIPE.pathOnlyWriteWeight).toBe("0");
   }, 240_000);
 
+  it("--content-first-writes writes every planned write_file call content first, in both splits, learned as the plan", async () => {
+    const write = async (name: string, contentFirstWrites: boolean) => {
+      const out = join(work, name);
+      await writeTrainingData({ out, episodes: 20, heldOut: 20, samplesPerSeed: 10, errorRate: 0.2, seed: 0, ...(contentFirstWrites ? { contentFirstWrites } : {}) }, () => undefined);
+      const workspaceOf = (split: string) =>
+        readFileSync(join(out, `${split}.jsonl`), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { env: string; ids: number[]; mask: string }).filter((e) => e.env === "workspace");
+      // Byte-level ids: each learned span (mask 1) as text, and the order of its write_file call's arguments.
+      const orders = (split: string) =>
+        workspaceOf(split).flatMap((e) =>
+          [...e.mask.matchAll(/1+/g)]
+            .map((m) => String.fromCharCode(...e.ids.slice(m.index, m.index + m[0].length)))
+            .filter((text) => text.includes('"name": "write_file"'))
+            .map((text) => (text.indexOf('"content":') < text.indexOf('"path":') ? "content first" : "path first")),
+        );
+      const manifest = JSON.parse(readFileSync(join(out, "data.json"), "utf8")) as { content_first_writes: boolean };
+      return { train: orders("train"), heldOut: orders("held_out"), flag: manifest.content_first_writes };
+    };
+    const lab = await write("content-first-no", false);
+    const reordered = await write("content-first-yes", true);
+    for (const split of ["train", "heldOut"] as const) {
+      expect(lab[split].length, split).toBeGreaterThan(0);
+      expect(new Set(lab[split]), split).toEqual(new Set(["path first"]));
+      expect(reordered[split].length, split).toBe(lab[split].length);
+      expect(new Set(reordered[split]), split).toEqual(new Set(["content first"]));
+    }
+    expect([lab.flag, reordered.flag]).toEqual([false, true]);
+    expect(parseOptions(["--content-first-writes"])).toMatchObject({ contentFirstWrites: true });
+    expect(parseOptions([])).not.toHaveProperty("contentFirstWrites");
+    expect(RECIPE.contentFirstWrites).toBe(false);
+  }, 240_000);
+
   it("train:model learns --merges first unless given a --vocabulary, and refuses both, or a count below 0, exit status 2", async () => {
     expect(RECIPE.merges).toBe("1024"); // builtin:trained's own vocabulary
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);

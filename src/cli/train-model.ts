@@ -40,7 +40,7 @@ const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
   "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--attention-budget N] [--scale plan=N,…|none] " +
   "[--learner <model>|<weights file>|none [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
-  "[--first-stage <weights file>] [--induction-steps N] [--second-stage-look-alike-weight N] [--merges N|--vocabulary <file>] [--rename-rate R] [--path-only-write-weight N] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
+  "[--first-stage <weights file>] [--induction-steps N] [--second-stage-look-alike-weight N] [--merges N|--vocabulary <file>] [--rename-rate R] [--path-only-write-weight N] [--content-first-writes] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
 /**
  * builtin:trained's recipe (docs/training.md, sections 1, 2 and 4), what `npm run train:model` runs unless told
@@ -67,6 +67,8 @@ export const RECIPE = {
   inductionSteps: "1144",
   /** How much more often than each other mistake both stages' workspace oracle writes a path-only `write_file` before a write (`train:data --path-only-write-weight`): never, as the lab's oracle. */
   pathOnlyWriteWeight: "0",
+  /** Both stages' workspace oracle writes `write_file`'s content before its path (`train:data --content-first-writes`): no, as the lab's oracle (docs/training.md, section 7, session 28: not yet measured). */
+  contentFirstWrites: false as boolean,
 } as const;
 
 /**
@@ -130,6 +132,7 @@ function parse(argv: string[]) {
       "learner-plans": { type: "string" },
       "rename-rate": { type: "string", default: RECIPE.renameRate },
       "path-only-write-weight": { type: "string", default: RECIPE.pathOnlyWriteWeight },
+      "content-first-writes": { type: "boolean", default: RECIPE.contentFirstWrites },
       // The second stage's seconds of training (0: none, the first stage's weights are the result).
       "second-stage-time-limit": { type: "string", default: SECOND_STAGE.timeLimit },
       // The second stage's data: the workspace oracle's look-alike look-up (answered "No such file") this many times as often as each other mistake.
@@ -264,6 +267,7 @@ export async function main(argv: string[]): Promise<number> {
         ...(renameRate > 0 ? { renameRate } : {}),
         ...(lookAlikeWeight > 1 ? { lookAlikeWeight } : {}),
         ...(pathOnlyWriteWeight > 0 ? { pathOnlyWriteWeight } : {}),
+        ...(values["content-first-writes"] ? { contentFirstWrites: true } : {}),
       });
       return 0;
     } catch (error) {

@@ -27,10 +27,11 @@ export const TRAINING_SOLVERS = [...ORACLE_SOLVERS, numberGuessSolver];
 
 /**
  * The training solvers, the workspace's making its look-alike mistake `lookAlikeWeight` times as often as each other
- * kind and its path-only write `pathOnlyWriteWeight` times (`WorkspaceOracleOptions`); the lab's own where both are as the lab's oracle.
+ * kind and its path-only write `pathOnlyWriteWeight` times, its write_file calls in the order `contentFirstWrites` says
+ * (`WorkspaceOracleOptions`); the lab's own where all are as the lab's oracle.
  */
-export function trainingSolvers(workspace: Pick<WorkspaceOracleOptions, "lookAlikeWeight" | "pathOnlyWriteWeight"> = {}) {
-  if ((workspace.lookAlikeWeight ?? 1) === 1 && (workspace.pathOnlyWriteWeight ?? 0) === 0) return TRAINING_SOLVERS;
+export function trainingSolvers(workspace: Pick<WorkspaceOracleOptions, "lookAlikeWeight" | "pathOnlyWriteWeight" | "contentFirstWrites"> = {}) {
+  if ((workspace.lookAlikeWeight ?? 1) === 1 && (workspace.pathOnlyWriteWeight ?? 0) === 0 && !workspace.contentFirstWrites) return TRAINING_SOLVERS;
   const oracle = makeWorkspaceOracle(workspace);
   return TRAINING_SOLVERS.map((solver) => (solver === workspaceOracle ? oracle : solver));
 }
@@ -59,6 +60,8 @@ export interface CollectOptions {
   lookAlikeWeight?: number;
   /** The workspace oracle's write_file with a path and no content, this many times as likely as each other mistake before a write (`WorkspaceOracleOptions`). */
   pathOnlyWriteWeight?: number;
+  /** The workspace oracle's write_file calls name their content first (`WorkspaceOracleOptions`), in both splits: a format, not a mistake. */
+  contentFirstWrites?: boolean;
 }
 
 export interface Collected {
@@ -83,8 +86,11 @@ function malformedTurns(env: string, sample: Parameters<typeof judgeTurns>[1], t
 export async function collectEpisodes(plan: EnvironmentPlan, options: CollectOptions): Promise<Collected> {
   const out: Collected = { episodes: [], tasks: new Set(), excluded: 0, heldOutTasksKept: 0, renamed: 0, failed: 0 };
   const tokenizer = options.tokenizer ?? byteLevelTokenizer;
-  // The held-out split is the oracle's as the lab runs it.
-  const solvers = trainingSolvers(options.split === "train" ? { lookAlikeWeight: options.lookAlikeWeight ?? 1, pathOnlyWriteWeight: options.pathOnlyWriteWeight ?? 0 } : {});
+  // The held-out split is the oracle's as the lab runs it, but for the calls' format, which is what the model learns to write.
+  const format = options.contentFirstWrites ? { contentFirstWrites: true } : {};
+  const solvers = trainingSolvers(
+    options.split === "train" ? { lookAlikeWeight: options.lookAlikeWeight ?? 1, pathOnlyWriteWeight: options.pathOnlyWriteWeight ?? 0, ...format } : format,
+  );
   for (const datasetSeed of splitSeeds(options.split, options.seeds)) {
     const oracle = { seed: options.oracleSeed + datasetSeed, errorRate: options.errorRate };
     const scenario = parseScenario(planScenario(plan, datasetSeed, options.samplesPerSeed, oracle));

@@ -188,6 +188,25 @@ describe("workspace oracle, structured tools", () => {
     expect(() => makeWorkspaceOracle({ lookAlikeWeight: 1.5 })).toThrow(/lookAlikeWeight/);
   });
 
+  it("contentFirstWrites names write_file's content before its path; the environment runs it and the task is solved", () => {
+    const contentFirst = makeWorkspaceOracle({ contentFirstWrites: true });
+    for (const datum of dataset({ tasks: ["fix_config"] }).slice(0, 3)) {
+      const keysOfWrites = (episode: Episode) =>
+        episode.responses
+          .map((r) => parseHermesToolCalls(r).tool_calls[0])
+          .filter((call) => call?.name === "write_file")
+          .map((call) => Object.keys(call!.arguments as Record<string, unknown>));
+      const reordered = play(datum, { solver: contentFirst });
+      expect(reordered.reward).toBe(1);
+      expect(reordered.invalid.every((i) => !i)).toBe(true);
+      expect(keysOfWrites(reordered)).toEqual([["content", "path"]]);
+      // The lab's oracle: the path first, the same plan and turns otherwise.
+      const lab = play(datum);
+      expect(keysOfWrites(lab)).toEqual([["path", "content"]]);
+      expect(reordered.turns).toBe(lab.turns);
+    }
+  });
+
   it("pathOnlyWriteWeight adds a write_file call with its path and no content, only before a write, and 0 is the lab's oracle", () => {
     const weighted = makeWorkspaceOracle({ pathOnlyWriteWeight: 4 });
     const none = makeWorkspaceOracle({ pathOnlyWriteWeight: 0 });

@@ -63,6 +63,14 @@ export interface WorkspaceOracleOptions {
    * training data can show the way back from it (`train:data --path-only-write-weight`).
    */
   pathOnlyWriteWeight?: number;
+  /**
+   * Structured `write_file` calls name their `content` before their `path` (default false: path first, as the lab's
+   * oracle). JSON's order is free and the environment reads either; with the content first, a model decides whether
+   * the call has content at its first argument, next to the tool's name, rather than after the path, where a
+   * `read_file` call ends (docs/training.md, section 7, session 28). Training data can write it so
+   * (`train:data --content-first-writes`).
+   */
+  contentFirstWrites?: boolean;
 }
 
 export function makeWorkspaceOracle(options: WorkspaceOracleOptions = {}): OracleSolver {
@@ -87,13 +95,14 @@ export function respondToWorkspace(context: OracleContext, options: WorkspaceOra
   const history = text.slice(promptEnd + GENERATION_PROMPT.length);
   const structured = prompt.includes("<tools>");
   const plan = planFor(instructionOf(prompt));
+  const draw = (action: Action) => render(action, structured, options.contentFirstWrites ?? false);
 
   // The next action: the first step whose text is not in the history yet (or task_complete when all are).
   const outputs: (string | null)[] = [];
   let next: Action = { tool: "task_complete" };
   for (let i = 0; i < plan.length && i < (options.finishAfterSteps ?? Infinity); i++) {
     const action = plan[i]!(outputs);
-    const block = render(action, structured);
+    const block = draw(action);
     const at = history.lastIndexOf(block);
     if (at < 0) {
       next = action;
@@ -106,8 +115,8 @@ export function respondToWorkspace(context: OracleContext, options: WorkspaceOra
   const erring = context.rng.next() < context.errorRate;
   // A template that prefills `<think>\n` leaves a block open: close it before acting (unless erring on purpose).
   const closeThink = /<think>\s*$/.test(text) ? "</think>\n\n" : "";
-  if (!erring) return closeThink + render(next, structured);
-  return mistake(next, structured, context.rng, closeThink, options.lookAlikeWeight ?? 1, options.pathOnlyWriteWeight ?? 0);
+  if (!erring) return closeThink + draw(next);
+  return mistake(next, structured, draw, context.rng, closeThink, options.lookAlikeWeight ?? 1, options.pathOnlyWriteWeight ?? 0);
 }
 
 function instructionOf(prompt: string): string {
@@ -185,7 +194,7 @@ function toolCall(name: string, args: unknown): string {
   return `<tool_call>\n${pyJsonDumps({ name, arguments: args })}\n</tool_call>`;
 }
 
-function render(action: Action, structured: boolean): string {
+function render(action: Action, structured: boolean, contentFirst: boolean): string {
   if (!structured) {
     switch (action.tool) {
       case "run_shell":
@@ -199,7 +208,9 @@ function render(action: Action, structured: boolean): string {
     }
   }
   const { tool, ...args } = action;
-  if (action.tool === "write_file") return toolCall(tool, { path: action.path, content: action.content });
+  if (action.tool === "write_file") {
+    return toolCall(tool, contentFirst ? { content: action.content, path: action.path } : { path: action.path, content: action.content });
+  }
   return toolCall(tool, args);
 }
 
@@ -241,16 +252,16 @@ function lookAlikeLookUp(action: Action, pick: (names: readonly string[]) => str
   return action.tool === "read_file" ? { ...action, path: swapped } : { ...action, command: swapped };
 }
 
-function mistake(next: Action, structured: boolean, rng: Rng, closeThink: string, lookAlikeWeight: number, pathOnlyWriteWeight: number): string {
+function mistake(next: Action, structured: boolean, draw: (action: Action) => string, rng: Rng, closeThink: string, lookAlikeWeight: number, pathOnlyWriteWeight: number): string {
   const kinds = [
     ...(structured ? ["invalid_format", "malformed_thinking", "bad_argument", "malformed_json"] : ["invalid_format", "malformed_thinking", "wrong_fence"]),
     ...(lookAlikeLookUp(next, (names) => names[0]!) ? Array<string>(lookAlikeWeight).fill("wrong_path") : []),
     ...(structured && next.tool === "write_file" ? Array<string>(pathOnlyWriteWeight).fill("path_only_write") : []),
   ];
-  const planned = render(next, structured);
+  const planned = draw(next);
   switch (rng.choice<string>(kinds)) {
     case "wrong_path":
-      return closeThink + render(lookAlikeLookUp(next, (names) => rng.choice(names))!, structured);
+      return closeThink + draw(lookAlikeLookUp(next, (names) => rng.choice(names))!);
     case "invalid_format":
       return closeThink + rng.choice(PROSE);
     case "malformed_thinking":
