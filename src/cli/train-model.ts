@@ -67,7 +67,7 @@ export const RECIPE = {
   inductionSteps: "1144",
   /** How much more often than each other mistake both stages' workspace oracle writes a path-only `write_file` before a write (`train:data --path-only-write-weight`): never, as the lab's oracle. */
   pathOnlyWriteWeight: "0",
-  /** Both stages' workspace oracle writes `write_file`'s content before its path (`train:data --content-first-writes`): no, as the lab's oracle (docs/training.md, section 7, session 28: not yet measured). */
+  /** Both stages' workspace oracle writes `write_file`'s content before its path (`train:data --content-first-writes`): no, as the lab's oracle (docs/training.md, section 7, session 28: a cut-down run read below the committed weights). */
   contentFirstWrites: false as boolean,
 } as const;
 
