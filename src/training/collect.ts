@@ -15,7 +15,7 @@ import { ORACLE_SOLVERS } from "../policy/oracle/index.js";
 import { makeWorkspaceOracle, workspaceOracle, type WorkspaceOracleOptions } from "../policy/oracle/workspace.js";
 import { prepareScenario, runScenario } from "../scenario/run.js";
 import { parseScenario } from "../scenario/schema.js";
-import { judgeTurns } from "../scenario/turn-verdicts.js";
+import { judgeTurns, type JudgedSample } from "../scenario/turn-verdicts.js";
 import { episodeFromSample, type TrainingEpisode } from "./episode.js";
 import { labelledOraclePolicy } from "./labelled-oracle.js";
 import { learnerMixPolicy } from "./learner-mix.js";
@@ -78,7 +78,7 @@ export interface Collected {
 }
 
 /** Those of `turns` the environment found malformed, judged as the policy-quality benchmark judges them. */
-function malformedTurns(env: string, sample: Parameters<typeof judgeTurns>[1], turns: ReadonlySet<number>): Set<number> {
+function malformedTurns(env: string, sample: JudgedSample, turns: ReadonlySet<number>): Set<number> {
   const verdicts = judgeTurns(env, sample);
   return new Set([...turns].filter((turn) => verdicts[turn] === "malformed"));
 }
