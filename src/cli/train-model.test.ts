@@ -112,11 +112,17 @@ describe("the two stages", () => {
     expect(dataMadeBy(dir, null)).toBe(true);
   });
 
-  it("give the second stage the first stage's weights as its learner, on the recipe's plans and rate, unless learners are off", () => {
-    expect(secondStageLearner("/w/first.safetensors", undefined)).toEqual({ model: "/w/first.safetensors", rate: 0.5, plans: RECIPE.learnerPlans.split(",") });
+  it("give the second stage the first stage's weights as its learner, on the plans and rate given (else the recipe's), unless learners are off", () => {
+    expect(secondStageLearner("/w/first.safetensors", {})).toEqual({ model: "/w/first.safetensors", rate: 0.5, plans: RECIPE.learnerPlans.split(",") });
     // --learner names the first stage's learner only; the second stage's is always the first stage's own weights.
-    expect(secondStageLearner("/w/first.safetensors", "builtin:tiny")!.model).toBe("/w/first.safetensors");
-    expect(secondStageLearner("/w/first.safetensors", "none")).toBeUndefined();
+    expect(secondStageLearner("/w/first.safetensors", { learner: "builtin:tiny" })!.model).toBe("/w/first.safetensors");
+    expect(secondStageLearner("/w/first.safetensors", { learner: "none" })).toBeUndefined();
+    // --learner-plans and --learner-rate are both stages'.
+    expect(secondStageLearner("/w/first.safetensors", { "learner-plans": "workspace,number_guess", "learner-rate": "0.25" })).toEqual({
+      model: "/w/first.safetensors",
+      rate: 0.25,
+      plans: ["workspace", "number_guess"],
+    });
     expect(SECOND_STAGE).toMatchObject({ scale: "calculator=4", lr: "5e-4", warmup: "30", timeLimit: "720" });
   });
 

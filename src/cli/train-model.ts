@@ -308,7 +308,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (secondStageSeconds > 0) {
     const stageData = join(stage2, "data");
-    const stageLearner = secondStageLearner(weights, values.learner);
+    const stageLearner = secondStageLearner(weights, values);
     const dataFailed = await writeData(stageData, SECOND_STAGE.scale, stageLearner, values["skip-data"] && dataMadeBy(stageData, stageLearner ? weights : null), secondStageLookAlikeWeight);
     if (dataFailed) return dataFailed;
     console.log(`== training, second stage (from ${weights}, ${secondStageSeconds} s) at ${elapsed()}`);
@@ -375,12 +375,19 @@ export function inductionWarmUp(o: { steps: number; data: string; work: string; 
 }
 
 /**
- * The second stage's learner: the first stage's own weights, at the recipe's rate on the recipe's plans, unless
- * `--learner none` turns learners off.
+ * The second stage's learner: the first stage's own weights, at the rate and on the plans given (`--learner-rate`,
+ * `--learner-plans`: both stages'), else the recipe's, unless `--learner none` turns learners off.
  */
-export function secondStageLearner(firstStageWeights: string, learner: string | undefined): TrainDataOptions["learner"] {
-  if (learner === "none") return undefined;
-  return learnerOption({ learner: firstStageWeights, "learner-rate": RECIPE.learnerRate, "learner-plans": RECIPE.learnerPlans });
+export function secondStageLearner(
+  firstStageWeights: string,
+  values: { learner?: string; "learner-rate"?: string; "learner-plans"?: string },
+): TrainDataOptions["learner"] {
+  if (values.learner === "none") return undefined;
+  return learnerOption({
+    learner: firstStageWeights,
+    "learner-rate": values["learner-rate"] ?? RECIPE.learnerRate,
+    "learner-plans": values["learner-plans"] ?? RECIPE.learnerPlans,
+  });
 }
 
 const fileSha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
