@@ -198,6 +198,9 @@ describe("the learner's options (--learner, --learner-rate, --learner-plans)", (
     const plans = ["sliding_puzzle", "sliding_puzzle_shuffled", "number_guess"];
     expect(recipeLearner({})).toBeUndefined();
     expect(recipeLearner({ learner: "none" })).toBeUndefined();
+    // Without --learner, the plans and rate given are the second stage's (secondStageLearner); with --learner none, nobody's.
+    expect(recipeLearner({ "learner-plans": "workspace" })).toBeUndefined();
+    expect(() => recipeLearner({ learner: "none", "learner-plans": "workspace" })).toThrow(/--learner-plans: needs --learner/);
     expect(RECIPE.learnerPlans.split(",")).toEqual(plans);
     expect(recipeLearner({ learner: "builtin:trained" })).toEqual({ model: "builtin:trained", rate: 0.5, plans });
     expect(recipeLearner({ learner: "/m", "learner-rate": "1" })).toEqual({ model: "/m", rate: 1, plans });

@@ -341,6 +341,8 @@ export async function main(argv: string[]): Promise<number> {
  * weights file (then the rate and plans given, or the recipe's). Throws a RangeError naming the option.
  */
 export function recipeLearner(values: { learner?: string; "learner-rate"?: string; "learner-plans"?: string }): TrainDataOptions["learner"] {
+  // Without --learner the first stage has the recipe's (none) and a given rate or plans are the second stage's alone.
+  if (values.learner === undefined && RECIPE.learner === "none") return undefined;
   const learner = values.learner ?? RECIPE.learner;
   if (learner === "none") return learnerOption({ "learner-rate": values["learner-rate"], "learner-plans": values["learner-plans"] });
   return learnerOption({
