@@ -14,6 +14,7 @@ import {
   DEFAULT_PLAN_SAMPLES,
   formatPolicyQuality,
   heldOutScenario,
+  policyStats,
   runPolicyQuality,
   seedSizes,
   wilsonInterval,
@@ -94,6 +95,21 @@ describe("the policy-quality benchmark", () => {
     expect(() => judgeTurns("chess", { message_log: log })).toThrow(/no well-formedness judge for environment 'chess'/);
   });
 
+  it("counts the turns after a malformed one and how many of them recover", async () => {
+    const plan = planNamed("number_guess");
+    const raw = planScenario(plan, HELD_OUT_SEED_BASE, 2, { seed: 0, errorRate: 0 });
+    // Sample 1 slips, repeats the slip, then recovers; sample 2 slips once and recovers.
+    const responses = [["hm", "hm", "<guess>50</guess>"], ["oops", "<guess>50</guess>"]];
+    const result = await runScenario(parseScenario({ ...raw, policy: { kind: "scripted", responses } }), { environments });
+    const stats = policyStats(plan.env, result, 0);
+    expect(stats.judged_turns).toBe(5);
+    expect(stats.well_formed_turns).toBe(2);
+    expect(stats.after_malformed_turns).toBe(3);
+    expect(stats.after_malformed_well_formed_rate).toBe(0.6667);
+    const oracle = await runScenario(parseScenario({ ...raw, policy: { kind: "scripted", responses: [["<guess>50</guess>"], ["<guess>50</guess>"]] } }), { environments });
+    expect(policyStats(plan.env, oracle, 0)).toMatchObject({ after_malformed_turns: 0, after_malformed_well_formed_rate: null });
+  });
+
   it("runs a model through the scenario on the same samples as the baselines, and reports the targets", async () => {
     const loads: string[] = [];
     const result = await runPolicyQuality({
@@ -126,7 +142,7 @@ describe("the policy-quality benchmark", () => {
     expect(flags["sampled/well_formed/every_env"]!.description).toBe("model (sampled): well-formed actions ≥ 95% on every environment");
     const table = formatPolicyQuality(result);
     // 2 of 2 solved: the interval says how little two samples tell.
-    expect(table).toMatch(/sliding_puzzle\s+model\s+2\s+100\.0%\s+\d+\.\d–100\.0\s+100\.0%\s+34–100\s/);
+    expect(table).toMatch(/sliding_puzzle\s+model\s+2\s+100\.0%\s+\d+\.\d–100\.0\s+–\s+100\.0%\s+34–100\s/);
     expect(table).toContain("[PASS] (aim) model: correct final answers on calculator ≥ 25%: 1");
   });
 

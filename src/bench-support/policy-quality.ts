@@ -19,7 +19,7 @@ import { randomActionPolicy } from "../policy/random-action/index.js";
 import type { RolloutResultJson } from "../scenario/result.js";
 import { prepareScenario, rendersOwnTemplate, runScenario, type LoadedPolicy, type RunScenarioOptions } from "../scenario/run.js";
 import { parseScenario, type Scenario } from "../scenario/schema.js";
-import { judgeTurns } from "../scenario/turn-verdicts.js";
+import { judgeTurns, type TurnVerdict } from "../scenario/turn-verdicts.js";
 
 export const POLICIES = ["model", "model_sampled", "oracle", "random"] as const;
 export type PolicyName = (typeof POLICIES)[number];
@@ -114,6 +114,13 @@ export interface PolicyStats {
   mean_turns: number;
   /** Samples whose last response was cut at `max_new_tokens`. */
   truncated_rate: number;
+  /**
+   * Judged turns that follow a malformed judged turn of the same sample (the environment's or the penalty's error in
+   * their context), and the share of them well-formed: whether the policy recovers from a slip or repeats it. A policy
+   * that repeats its slips has most of its malformed turns here; null when no turn followed a malformed one.
+   */
+  after_malformed_turns: number;
+  after_malformed_well_formed_rate: number | null;
   /** Judged turns with a malformed think block; null where the run made no assessment. */
   malformed_thinking_rate: number | null;
   longest_reply_tokens: number;
@@ -144,6 +151,8 @@ export function policyStats(env: string, result: RolloutResultJson, wallMs: numb
   let thinking = 0;
   let longest = 0;
   let assessedAny = false;
+  let afterMalformed = 0;
+  let recovered = 0;
   const examples: string[] = [];
   const terminations: Record<string, number> = {};
   for (const sample of result.samples) {
@@ -151,12 +160,18 @@ export function policyStats(env: string, result: RolloutResultJson, wallMs: numb
     const verdicts = judgeTurns(env, sample);
     const assistants = sample.message_log.filter((m) => m.role === "assistant");
     assessedAny ||= sample.invalid_action_count !== undefined;
+    let previous: TurnVerdict = "unjudged";
     verdicts.forEach((v, i) => {
       const m = assistants[i]!;
       turns++;
       longest = Math.max(longest, m.token_ids.length);
       if (v === "unjudged") return;
       judged++;
+      if (previous === "malformed") {
+        afterMalformed++;
+        if (v === "well_formed") recovered++;
+      }
+      previous = v;
       if (v === "well_formed") wellFormed++;
       else if (examples.length < 3) examples.push(m.content.length > 160 ? `${m.content.slice(0, 160)}…` : m.content);
       if ((m.invalid_action_violations ?? []).some((x) => isThinkingType(x.type))) thinking++;
@@ -176,6 +191,8 @@ export function policyStats(env: string, result: RolloutResultJson, wallMs: numb
     mean_total_reward: round(mean(result.samples.map((s) => s.total_reward))),
     mean_turns: round(n ? turns / n : 0, 2),
     truncated_rate: round(mean(result.samples.map((s) => Number(s.truncated)))),
+    after_malformed_turns: afterMalformed,
+    after_malformed_well_formed_rate: afterMalformed ? round(recovered / afterMalformed) : null,
     malformed_thinking_rate: assessedAny && judged ? round(thinking / judged) : null,
     longest_reply_tokens: longest,
     terminations,
@@ -396,13 +413,16 @@ async function runOne(
 const pct = (x: number | null) => (x === null ? "–" : `${(100 * x).toFixed(1)}%`);
 const interval = ([low, high]: [number, number], digits = 0) => `${(100 * low).toFixed(digits)}–${(100 * high).toFixed(digits)}`;
 
+/** The well-formed share of the turns after a malformed one, and their count ("–" where none). */
+const afterSlip = (s: PolicyStats) => (s.after_malformed_turns ? `${pct(s.after_malformed_well_formed_rate)} of ${s.after_malformed_turns}` : "–");
+
 /** The console table: one row per plan × policy, then the target flags. */
 export function formatPolicyQuality(result: PolicyQualityResult): string {
-  const header = ["plan", "policy", "samples", "well-formed", "95% interval", "solved", "95% interval", "mean reward", "mean turns", "errors", "time"];
+  const header = ["plan", "policy", "samples", "well-formed", "95% interval", "after a slip", "solved", "95% interval", "mean reward", "mean turns", "errors", "time"];
   const rows = result.plans.flatMap((p) =>
     POLICIES.filter((name) => p.policies[name]).map((name) => {
       const s = p.policies[name]!;
-      return [p.plan, name, String(s.samples), pct(s.well_formed_rate), s.judged_turns ? interval(s.well_formed_rate_ci95, 1) : "–", pct(s.solve_rate), interval(s.solve_rate_ci95), s.mean_total_reward.toFixed(3), s.mean_turns.toFixed(2), String(s.errors), `${(s.wall_ms / 1000).toFixed(1)} s`];
+      return [p.plan, name, String(s.samples), pct(s.well_formed_rate), s.judged_turns ? interval(s.well_formed_rate_ci95, 1) : "–", afterSlip(s), pct(s.solve_rate), interval(s.solve_rate_ci95), s.mean_total_reward.toFixed(3), s.mean_turns.toFixed(2), String(s.errors), `${(s.wall_ms / 1000).toFixed(1)} s`];
     }),
   );
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
