@@ -27,7 +27,8 @@ import { machine } from "./machine.js";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const USAGE =
   "usage: npm run bench:policy-quality -- [--model builtin:trained|builtin:tiny|<folder>|none] [--samples 40] [--per-seed 10]\n" +
-  "       [--plans sliding_puzzle,calculator,…] [--random-seed 0] [--max-new-tokens T] [--out bench/results/policy-quality.json]";
+  "       [--plans sliding_puzzle,calculator,…] [--random-seed 0] [--max-new-tokens T] [--out bench/results/policy-quality.json]\n" +
+  "       [--transcripts <dir>]   (each policy's rollout result per plan, <dir>/<plan>.<policy>.json, to read the transcripts)";
 
 function fail(message: string): never {
   console.error(`bench:policy-quality: ${message}\n${USAGE}`);
@@ -52,6 +53,7 @@ try {
       "random-seed": { type: "string" },
       "max-new-tokens": { type: "string" },
       out: { type: "string", default: join(root, "bench/results/policy-quality.json") },
+      transcripts: { type: "string" },
       help: { type: "boolean" },
     },
   }));
@@ -112,6 +114,12 @@ function provenance(id: string): Record<string, unknown> {
   return out;
 }
 
+/** Writes each policy's rollout result of a plan to `<dir>/<plan>.<policy>.json` (the result format of `npm run rollout`). */
+function writeTranscript(dir: string) {
+  mkdirSync(dir, { recursive: true });
+  return (plan: string, policy: string, result: unknown) => writeFileSync(join(dir, `${plan}.${policy}.json`), `${JSON.stringify(result, null, 1)}\n`);
+}
+
 const run = await nodeRunOptions(join(process.cwd(), "policy-quality.scenario.json"));
 // A given --samples is every plan's; else the plans with more samples by default keep them.
 const planSamples = values.samples === undefined ? DEFAULT_PLAN_SAMPLES : {};
@@ -134,6 +142,7 @@ try {
     environments: run.environments!,
     ...(maxNewTokens !== undefined ? { modelMaxNewTokens: maxNewTokens } : {}),
     log: (line) => console.error(line),
+    ...(values.transcripts !== undefined ? { onResult: writeTranscript(values.transcripts) } : {}),
   });
 } catch (e) {
   console.error(`bench:policy-quality: ${(e as Error).message}`);

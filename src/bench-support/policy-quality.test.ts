@@ -110,6 +110,22 @@ describe("the policy-quality benchmark", () => {
     expect(policyStats(plan.env, oracle, 0)).toMatchObject({ after_malformed_turns: 0, after_malformed_well_formed_rate: null });
   });
 
+  it("hands each policy's rollout result of each plan to onResult, the same result its figures come from", async () => {
+    const seen: [string, string, number][] = [];
+    const result = await runPolicyQuality({
+      ...baseOptions,
+      plans: [planNamed("number_guess"), planNamed("calculator")],
+      onResult: (plan, policy, r) => seen.push([plan, policy, r.samples.length]),
+    });
+    expect(seen).toEqual([
+      ["number_guess", "oracle", 2],
+      ["number_guess", "random", 2],
+      ["calculator", "oracle", 2],
+      ["calculator", "random", 2],
+    ]);
+    expect(result.plans.map((p) => p.policies.oracle!.samples)).toEqual([2, 2]);
+  });
+
   it("runs a model through the scenario on the same samples as the baselines, and reports the targets", async () => {
     const loads: string[] = [];
     const result = await runPolicyQuality({
