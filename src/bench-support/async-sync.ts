@@ -85,10 +85,12 @@ export class LatencyEnv implements EnvironmentInterface {
     private readonly inner: EnvironmentInterface,
     private readonly seed: number,
     private readonly maxMs: number,
+    /** The clock and the wait (tests give their own: a timer may fire a millisecond early by performance.now()). */
+    private readonly timing: { now: () => number; sleep: (ms: number) => Promise<void> } = { now: () => performance.now(), sleep },
   ) {}
 
   async step(logs: EnvMessage[][], metadata: Metadata[]): Promise<EnvironmentReturn> {
-    const called = performance.now();
+    const called = this.timing.now();
     this.stepCalls += 1;
     let wait = 0;
     logs.forEach((log, j) => {
@@ -102,7 +104,7 @@ export class LatencyEnv implements EnvironmentInterface {
       wait = Math.max(wait, ms);
     });
     const answer = await this.inner.step(logs, metadata);
-    await sleep(wait - (performance.now() - called));
+    await this.timing.sleep(wait - (this.timing.now() - called));
     return answer;
   }
 }

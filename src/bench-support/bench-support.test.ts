@@ -1,7 +1,7 @@
 /** The benchmarks' code paths at a tiny size (not timed): the contenders do the same work, the ideals are right. */
 
 import { describe, expect, it } from "vitest";
-import { byteLevelTokenizer, runMultiTurnRollout, type Message } from "../core/index.js";
+import { byteLevelTokenizer, runMultiTurnRollout, type EnvironmentInterface, type EnvMessage, type Message, type Metadata } from "../core/index.js";
 import { SlidingPuzzleEnv } from "../envs/sliding-puzzle/index.js";
 import { oraclePolicy } from "../policy/oracle/index.js";
 import { slidingPuzzleOracle } from "../policy/oracle/sliding-puzzle.js";
@@ -88,13 +88,18 @@ describe("async-against-sync benchmark", () => {
   });
 
   it("a batched step answers after its slowest sample, and records every sample's latency", async () => {
-    const env = new LatencyEnv(new ServerStandIn(), 1, 20);
+    // A clock that the inner step advances by 3 ms, and a sleep that records what it was asked for.
+    let clock = 100;
+    const slept: number[] = [];
+    const inner = new ServerStandIn();
+    const timed = { step: (logs: EnvMessage[][], metadata: Metadata[]) => ((clock += 3), inner.step(logs, metadata)) } as EnvironmentInterface;
+    const env = new LatencyEnv(timed, 1, 20, { now: () => clock, sleep: async (ms) => void slept.push(ms) });
     const log = (action: string) => [{ role: "user", content: "go" }, { role: "assistant", content: `<action>${action}</action>` }];
-    const started = performance.now();
     const out = await env.step([log("up"), log("down")], [{ bench_sample: 0 }, { bench_sample: 1 }]);
-    const waited = performance.now() - started;
     const slowest = Math.max(latencyOf(1, 0, 0, 20), latencyOf(1, 1, 0, 20));
-    expect(waited).toBeGreaterThanOrEqual(slowest - 1);
+    expect(slowest).toBeGreaterThan(Math.min(latencyOf(1, 0, 0, 20), latencyOf(1, 1, 0, 20)));
+    // It waits out the slowest sample's latency, less the time the answer itself took.
+    expect(slept).toEqual([slowest - 3]);
     expect(env.table).toEqual([[latencyOf(1, 0, 0, 20)], [latencyOf(1, 1, 0, 20)]]);
     expect(out.observations.map((o) => o.content)).toEqual([
       "<environment>\nAction 'up' done.\n</environment>\n",
