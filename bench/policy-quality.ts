@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { DEFAULT_PLAN_SAMPLES, formatPolicyQuality, runPolicyQuality, samplesOf } from "../src/bench-support/policy-quality.js";
 import { nodeRunOptions } from "../src/cli/node-run.js";
+import { writeResult } from "../src/cli/rollout.js";
 import { STAMP_FILE } from "../src/policy/builtin-model/build.js";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE } from "../src/policy/builtin-model/write-folder.js";
 import { DEFAULT_MODELS_ROOT } from "../src/policy/llm/node.js";
@@ -114,10 +115,10 @@ function provenance(id: string): Record<string, unknown> {
   return out;
 }
 
-/** Writes each policy's rollout result of a plan to `<dir>/<plan>.<policy>.json` (the result format of `npm run rollout`). */
+/** Writes each policy's rollout result of a plan to `<dir>/<plan>.<policy>.json`, as `npm run rollout --out` writes one. */
 function writeTranscript(dir: string) {
   mkdirSync(dir, { recursive: true });
-  return (plan: string, policy: string, result: unknown) => writeFileSync(join(dir, `${plan}.${policy}.json`), `${JSON.stringify(result, null, 1)}\n`);
+  return (plan: string, policy: string, result: unknown) => writeResult(result, join(dir, `${plan}.${policy}.json`));
 }
 
 const run = await nodeRunOptions(join(process.cwd(), "policy-quality.scenario.json"));

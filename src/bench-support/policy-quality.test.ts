@@ -110,12 +110,16 @@ describe("the policy-quality benchmark", () => {
     expect(policyStats(plan.env, oracle, 0)).toMatchObject({ after_malformed_turns: 0, after_malformed_well_formed_rate: null });
   });
 
-  it("hands each policy's rollout result of each plan to onResult, the same result its figures come from", async () => {
+  it("hands each policy's rollout result of each plan to onResult, the same result its figures come from, and awaits it", async () => {
     const seen: [string, string, number][] = [];
     const result = await runPolicyQuality({
       ...baseOptions,
       plans: [planNamed("number_guess"), planNamed("calculator")],
-      onResult: (plan, policy, r) => seen.push([plan, policy, r.samples.length]),
+      // A handler that finishes later (a file being written): the benchmark returns only after the last one.
+      onResult: async (plan, policy, r) => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        seen.push([plan, policy, r.samples.length]);
+      },
     });
     expect(seen).toEqual([
       ["number_guess", "oracle", 2],

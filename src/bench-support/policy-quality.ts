@@ -87,8 +87,8 @@ export interface PolicyQualityOptions<P extends QualityPlan = QualityPlan> {
   policies?: readonly PolicyName[];
   log?: (line: string) => void;
   clock?: () => number;
-  /** Each policy's run of each plan as it finishes (the benchmark's `--transcripts` writes them out). */
-  onResult?: (plan: string, policy: PolicyName, result: RolloutResultJson) => void;
+  /** Each policy's run of each plan as it finishes, awaited (the benchmark's `--transcripts` writes them out). */
+  onResult?: (plan: string, policy: PolicyName, result: RolloutResultJson) => void | Promise<void>;
 }
 
 export interface PolicyStats {
@@ -367,7 +367,7 @@ export async function runPolicyQuality<P extends QualityPlan>(options: PolicyQua
       const result = await runOne(policy, raw, budget, options);
       const ms = clock() - started;
       wall[policy] = (wall[policy] ?? 0) + ms;
-      options.onResult?.(plan.name, policy, result);
+      await options.onResult?.(plan.name, policy, result);
       const stats = policyStats(plan.env, result, ms);
       report.policies[policy] = stats;
       log(`${plan.name.padEnd(24)} ${policy.padEnd(13)} ${stats.samples} samples in ${(ms / 1000).toFixed(1)} s`);
