@@ -8,14 +8,16 @@
  * Options: `-- --model <id>` (`builtin:tiny` to try it without trained weights; `none` for the baselines alone),
  * `--samples N` per plan (default 40: 4 held-out seeds × 10; the workspace 400, `DEFAULT_PLAN_SAMPLES`: a given
  * `--samples` counts for every plan), `--per-seed K`, `--plans a,b`, `--random-seed S`,
- * `--max-new-tokens T` (the model's, every plan), `--out <file>`.
+ * `--max-new-tokens T` (the model's, every plan), `--out <file>`, `--transcripts <dir>`; `--temperature T`, `--top-p P`,
+ * `--top-k K`, `--sampling-seed S` (how `model_sampled` samples; the lab's default run's settings by default, so other
+ * values measure what a change of the default would do) and `--policies model,model_sampled,oracle,random` (a subset).
  */
 
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { DEFAULT_PLAN_SAMPLES, formatPolicyQuality, runPolicyQuality, samplesOf } from "../src/bench-support/policy-quality.js";
+import { DEFAULT_PLAN_SAMPLES, formatPolicyQuality, LAB_SAMPLING, POLICIES, runPolicyQuality, samplesOf, type PolicyName } from "../src/bench-support/policy-quality.js";
 import { nodeRunOptions } from "../src/cli/node-run.js";
 import { writeResult } from "../src/cli/rollout.js";
 import { STAMP_FILE } from "../src/policy/builtin-model/build.js";
@@ -29,7 +31,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const USAGE =
   "usage: npm run bench:policy-quality -- [--model builtin:trained|builtin:tiny|<folder>|none] [--samples 40] [--per-seed 10]\n" +
   "       [--plans sliding_puzzle,calculator,…] [--random-seed 0] [--max-new-tokens T] [--out bench/results/policy-quality.json]\n" +
-  "       [--transcripts <dir>]   (each policy's rollout result per plan, <dir>/<plan>.<policy>.json, to read the transcripts)";
+  "       [--transcripts <dir>]   (each policy's rollout result per plan, <dir>/<plan>.<policy>.json, to read the transcripts)\n" +
+  "       [--temperature 1] [--top-p 0.95] [--top-k 0] [--sampling-seed 0]   (model_sampled's; default: the lab's default run's)\n" +
+  "       [--policies model,model_sampled,oracle,random]";
 
 function fail(message: string): never {
   console.error(`bench:policy-quality: ${message}\n${USAGE}`);
@@ -55,6 +59,11 @@ try {
       "max-new-tokens": { type: "string" },
       out: { type: "string", default: join(root, "bench/results/policy-quality.json") },
       transcripts: { type: "string" },
+      temperature: { type: "string" },
+      "top-p": { type: "string" },
+      "top-k": { type: "string" },
+      "sampling-seed": { type: "string" },
+      policies: { type: "string" },
       help: { type: "boolean" },
     },
   }));
@@ -76,6 +85,29 @@ const names = values.plans?.split(",").map((s) => s.trim()).filter(Boolean);
 const unknown = names?.filter((n) => !ENVIRONMENT_PLANS.some((p) => p.name === n)) ?? [];
 if (unknown.length) fail(`--plans: unknown plan '${unknown[0]}' (plans: ${ENVIRONMENT_PLANS.map((p) => p.name).join(", ")})`);
 const plans = names ? ENVIRONMENT_PLANS.filter((p) => names.includes(p.name)) : ENVIRONMENT_PLANS;
+
+/** A number option within [low, high] (low excluded where `open`), else the fallback. */
+function bounded(name: string, text: string | undefined, fallback: number, low: number, high: number, open = false): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (text.trim() === "" || !Number.isFinite(n) || n > high || (open ? n <= low : n < low)) fail(`--${name}: expected a number in ${open ? "(" : "["}${low}, ${high}], got '${text}'`);
+  return n;
+}
+const topK = bounded("top-k", values["top-k"], LAB_SAMPLING.top_k, 0, Number.MAX_SAFE_INTEGER);
+if (!Number.isInteger(topK)) fail(`--top-k: expected a whole number (0: off), got '${values["top-k"]}'`);
+const samplingSeed = bounded("sampling-seed", values["sampling-seed"], LAB_SAMPLING.seed, 0, Number.MAX_SAFE_INTEGER);
+if (!Number.isInteger(samplingSeed)) fail(`--sampling-seed: expected a whole number, got '${values["sampling-seed"]}'`);
+const sampling = {
+  // Temperature 0 would be greedy, which `model` already is.
+  temperature: bounded("temperature", values.temperature, LAB_SAMPLING.temperature, 0, 100, true),
+  top_k: topK,
+  top_p: bounded("top-p", values["top-p"], LAB_SAMPLING.top_p, 0, 1, true),
+  seed: samplingSeed,
+};
+const policies = values.policies?.split(",").map((s) => s.trim()).filter(Boolean);
+const unknownPolicy = policies?.find((p) => !(POLICIES as readonly string[]).includes(p));
+if (unknownPolicy !== undefined) fail(`--policies: unknown policy '${unknownPolicy}' (policies: ${POLICIES.join(", ")})`);
+if (policies?.length === 0) fail("--policies: name at least one policy");
 
 // Before the baselines' minutes: builtin:trained needs its committed weights file.
 if (model === "builtin:trained" && !existsSync(TRAINED_WEIGHTS_FILE)) {
@@ -142,6 +174,8 @@ try {
     randomSeed,
     environments: run.environments!,
     ...(maxNewTokens !== undefined ? { modelMaxNewTokens: maxNewTokens } : {}),
+    sampling,
+    ...(policies ? { policies: policies as PolicyName[] } : {}),
     log: (line) => console.error(line),
     ...(values.transcripts !== undefined ? { onResult: writeTranscript(values.transcripts) } : {}),
   });

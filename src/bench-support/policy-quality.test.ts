@@ -166,6 +166,39 @@ describe("the policy-quality benchmark", () => {
     expect(table).toContain("[PASS] (aim) model: correct final answers on calculator ≥ 25%: 1");
   });
 
+  it("samples model_sampled with the settings it is given, greedy stays greedy, and says which they are", async () => {
+    const specs: Record<string, unknown>[] = [];
+    const sampling = { temperature: 0.7, top_k: 20, top_p: 0.8, seed: 3 };
+    const result = await runPolicyQuality({
+      ...baseOptions,
+      plans: ENVIRONMENT_PLANS.filter((p) => p.name === "calculator"),
+      model: "builtin:stand-in",
+      policies: ["model", "model_sampled"],
+      sampling,
+      modelPolicy: async (spec) => {
+        specs.push({ ...spec });
+        return { generation: oraclePolicy(byteLevelTokenizer, { solvers: TRAINING_SOLVERS }), tokenizer: byteLevelTokenizer };
+      },
+    });
+    expect(specs).toHaveLength(2);
+    expect(specs[0]).not.toHaveProperty("temperature");
+    expect(specs[1]).toMatchObject(sampling);
+    expect(result.config.sampling).toEqual(sampling);
+    expect(result.config.policies).toEqual(["model", "model_sampled"]);
+    expect(formatPolicyQuality(result)).toContain("model_sampled: temperature 0.7, top-k 20, top-p 0.8, seed 3 (not the lab's default)");
+    // Only the calculator ran, without the baselines: the puzzle's flags are left out, not failed.
+    expect(result.targets.map((t) => t.id)).toEqual([
+      "well_formed/calculator",
+      "well_formed/every_env",
+      "calculator/correct_final_answers",
+      "sampled/well_formed/calculator",
+      "sampled/well_formed/every_env",
+      "sampled/calculator/correct_final_answers",
+    ]);
+    const lab = await runPolicyQuality({ ...baseOptions, plans: ENVIRONMENT_PLANS.filter((p) => p.name === "calculator"), model: "builtin:stand-in", policies: ["model_sampled"], modelPolicy: async () => ({ generation: oraclePolicy(byteLevelTokenizer, { solvers: TRAINING_SOLVERS }), tokenizer: byteLevelTokenizer }) });
+    expect(formatPolicyQuality(lab)).toContain("model_sampled: temperature 1, top-k off, top-p 0.95, seed 0 (the lab's default run's)");
+  });
+
   it("gives each solve rate its 95% Wilson interval, which stays within [0, 1] at 0% and 100%", () => {
     // Known values: 21 of 40 (the committed model's greedy puzzle solves) reads 37.5–67.1%.
     expect(wilsonInterval(21, 40)).toEqual([0.375, 0.6706]);

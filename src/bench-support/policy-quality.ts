@@ -28,8 +28,16 @@ export const MODEL_POLICIES = ["model", "model_sampled"] as const;
 type ModelPolicyName = (typeof MODEL_POLICIES)[number];
 const isModelPolicy = (p: PolicyName): p is ModelPolicyName => (MODEL_POLICIES as readonly string[]).includes(p);
 
-/** The lab's default sampling (src/app/setup/setup.ts's DEFAULT_SETUP), seeded: `model_sampled` runs with it. */
-export const LAB_SAMPLING = { temperature: 1, top_k: 0, top_p: 0.95, seed: 0 } as const;
+/** How `model_sampled` samples: the model policy's sampling fields (spec/scenario-format.md), seeded. */
+export interface Sampling {
+  temperature: number;
+  top_k: number;
+  top_p: number;
+  seed: number;
+}
+
+/** The lab's default sampling (src/app/setup/setup.ts's DEFAULT_SETUP), seeded: `model_sampled` runs with it unless told otherwise. */
+export const LAB_SAMPLING: Readonly<Sampling> = { temperature: 1, top_k: 0, top_p: 0.95, seed: 0 };
 
 /** What the benchmark reads of an environment plan (src/training/plan.ts's `EnvironmentPlan`). */
 export interface QualityPlan {
@@ -85,6 +93,8 @@ export interface PolicyQualityOptions<P extends QualityPlan = QualityPlan> {
   modelMaxNewTokens?: number;
   /** Which policies to run (all by default; the model only when `model` is given). */
   policies?: readonly PolicyName[];
+  /** How `model_sampled` samples (`LAB_SAMPLING` by default): other settings measure what they would change. */
+  sampling?: Readonly<Sampling>;
   log?: (line: string) => void;
   clock?: () => number;
   /** Each policy's run of each plan as it finishes, awaited (the benchmark's `--transcripts` writes them out). */
@@ -215,14 +225,16 @@ export interface TargetFlag {
 
 /**
  * The targets, from the plan reports (a model policy's against the baselines'): the greedy model's (`model`), or
- * the sampled one's (`model_sampled`: ids prefixed `sampled/`, descriptions say "model (sampled)").
+ * the sampled one's (`model_sampled`: ids prefixed `sampled/`, descriptions say "model (sampled)"). A flag whose
+ * figures the run did not measure (its plan or its baseline left out with `plans` or `policies`) is left out, not failed.
  */
 export function targetFlags(plans: readonly PlanReport[], policy: ModelPolicyName = "model"): TargetFlag[] {
   const stats = (plan: string, name: PolicyName) => plans.find((p) => p.plan === plan)?.policies[name];
   const id = (name: string) => (policy === "model" ? name : `sampled/${name}`);
   const who = policy === "model" ? "model" : "model (sampled)";
   const flags: TargetFlag[] = [];
-  const rates = plans.map((p) => ({ plan: p.plan, rate: p.policies[policy]?.well_formed_rate ?? null }));
+  const rates = plans.filter((p) => p.policies[policy]).map((p) => ({ plan: p.plan, rate: p.policies[policy]!.well_formed_rate }));
+  if (rates.length === 0) return flags;
   for (const { plan, rate } of rates) {
     flags.push({ id: id(`well_formed/${plan}`), description: `${who}: well-formed actions ≥ 95% on ${plan}`, kind: "target", value: rate, threshold: 0.95, pass: rate !== null && rate >= 0.95 });
   }
@@ -230,16 +242,16 @@ export function targetFlags(plans: readonly PlanReport[], policy: ModelPolicyNam
     id: id("well_formed/every_env"),
     description: `${who}: well-formed actions ≥ 95% on every environment`,
     kind: "target",
-    value: rates.length && rates.every((r) => r.rate !== null) ? Math.min(...rates.map((r) => r.rate!)) : null,
+    value: rates.every((r) => r.rate !== null) ? Math.min(...rates.map((r) => r.rate!)) : null,
     threshold: 0.95,
-    pass: rates.length > 0 && rates.every((r) => r.rate !== null && r.rate >= 0.95),
+    pass: rates.every((r) => r.rate !== null && r.rate >= 0.95),
   });
   const model = stats(PUZZLE_PLAN, policy)?.solve_rate ?? null;
   const random = stats(PUZZLE_PLAN, "random")?.solve_rate ?? null;
   const oracle = stats(PUZZLE_PLAN, "oracle")?.solve_rate ?? null;
   // No ratio over a baseline that solved nothing (JSON has no infinity); `pass` still says whether the model did better.
   const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? null : round(a / b, 3));
-  flags.push({
+  if (model !== null && random !== null) flags.push({
     id: id("puzzle_solve/vs_random"),
     description: `${who}: ${PUZZLE_PLAN} solve rate ≥ 1.5 × the random-action policy's (value: model ÷ random)`,
     kind: "target",
@@ -247,7 +259,7 @@ export function targetFlags(plans: readonly PlanReport[], policy: ModelPolicyNam
     threshold: 1.5,
     pass: model !== null && random !== null && model > 0 && model >= 1.5 * random,
   });
-  flags.push({
+  if (model !== null && oracle !== null) flags.push({
     id: id("puzzle_solve/vs_oracle"),
     description: `${who}: ${PUZZLE_PLAN} solve rate ≥ 0.6 × the oracle's (value: model ÷ oracle)`,
     kind: "aim",
@@ -256,7 +268,7 @@ export function targetFlags(plans: readonly PlanReport[], policy: ModelPolicyNam
     pass: model !== null && oracle !== null && oracle > 0 && model >= 0.6 * oracle,
   });
   const calculator = stats(CALCULATOR_PLAN, policy)?.solve_rate ?? null;
-  flags.push({
+  if (calculator !== null) flags.push({
     id: id("calculator/correct_final_answers"),
     description: `${who}: correct final answers on ${CALCULATOR_PLAN} ≥ 25%`,
     kind: "aim",
@@ -283,8 +295,8 @@ export interface PlanReport {
 export interface PolicyQualityResult {
   benchmark: "policy-quality";
   model: string | null;
-  /** `model` is greedy; `model_sampled` samples with `sampling` (the lab's default run's settings). */
-  config: { samples_per_plan: number; plan_samples: Record<string, number>; samples_per_seed: number; random_seed: number; greedy: true; sampling: typeof LAB_SAMPLING; policies: PolicyName[] };
+  /** `model` is greedy; `model_sampled` samples with `sampling` (the lab's default run's settings unless the run named others). */
+  config: { samples_per_plan: number; plan_samples: Record<string, number>; samples_per_seed: number; random_seed: number; greedy: true; sampling: Sampling; policies: PolicyName[] };
   plans: PlanReport[];
   targets: TargetFlag[];
   /** Each policy's wall time over every plan (its rollouts only; the samples are generated once, before). */
@@ -384,7 +396,7 @@ export async function runPolicyQuality<P extends QualityPlan>(options: PolicyQua
   return {
     benchmark: "policy-quality",
     model: policies.some(isModelPolicy) ? options.model : null,
-    config: { samples_per_plan: options.samples, plan_samples: { ...options.planSamples }, samples_per_seed: options.samplesPerSeed, random_seed: options.randomSeed, greedy: true, sampling: LAB_SAMPLING, policies },
+    config: { samples_per_plan: options.samples, plan_samples: { ...options.planSamples }, samples_per_seed: options.samplesPerSeed, random_seed: options.randomSeed, greedy: true, sampling: { ...(options.sampling ?? LAB_SAMPLING) }, policies },
     plans,
     targets: MODEL_POLICIES.filter((p) => policies.includes(p)).flatMap((p) => targetFlags(plans, p)),
     wall_ms: wall,
@@ -396,12 +408,12 @@ async function runOne(
   policy: PolicyName,
   raw: Record<string, unknown>,
   budget: number,
-  options: Pick<PolicyQualityOptions, "environments" | "model" | "modelPolicy" | "oracleSolvers" | "randomSeed">,
+  options: Pick<PolicyQualityOptions, "environments" | "model" | "modelPolicy" | "oracleSolvers" | "randomSeed" | "sampling">,
 ): Promise<RolloutResultJson> {
   const environments = options.environments;
   if (isModelPolicy(policy)) {
     const sampling = policy === "model" ? { greedy: true } : { greedy: false };
-    const model = { kind: "model", model: options.model, ...(policy === "model_sampled" ? LAB_SAMPLING : {}) };
+    const model = { kind: "model", model: options.model, ...(policy === "model_sampled" ? (options.sampling ?? LAB_SAMPLING) : {}) };
     const scenario: Scenario = parseScenario({ ...raw, ...sampling, max_new_tokens: budget, policy: model });
     return runScenario(scenario, { environments, modelPolicy: byteLevelOnly(options.modelPolicy!) });
   }
@@ -420,6 +432,12 @@ const interval = ([low, high]: [number, number], digits = 0) => `${(100 * low).t
 const afterSlip = (s: PolicyStats) => (s.after_malformed_turns ? `${pct(s.after_malformed_well_formed_rate)} of ${s.after_malformed_turns}` : "–");
 
 /** The console table: one row per plan × policy, then the target flags. */
+/** The sampled policy's settings, and whether they are the lab's default run's. */
+export function describeSampling(s: Sampling): string {
+  const lab = (Object.keys(LAB_SAMPLING) as (keyof Sampling)[]).every((k) => s[k] === LAB_SAMPLING[k]);
+  return `temperature ${s.temperature}, top-k ${s.top_k || "off"}, top-p ${s.top_p}, seed ${s.seed} (${lab ? "the lab's default run's" : "not the lab's default"})`;
+}
+
 export function formatPolicyQuality(result: PolicyQualityResult): string {
   const header = ["plan", "policy", "samples", "well-formed", "95% interval", "after a slip", "solved", "95% interval", "mean reward", "mean turns", "errors", "time"];
   const rows = result.plans.flatMap((p) =>
@@ -431,6 +449,7 @@ export function formatPolicyQuality(result: PolicyQualityResult): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
   const out = [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)];
+  if (result.config.policies.includes("model_sampled")) out.push(`model_sampled: ${describeSampling(result.config.sampling)}`);
   const unfit = result.plans.filter((p) => p.model_budget_fits_oracle === false);
   for (const p of unfit) out.push(`note: ${p.plan}: the oracle's longest reply (${p.oracle_longest_reply_tokens} tokens) exceeds the model's max_new_tokens (${p.model_max_new_tokens})`);
   if (result.targets.length) {
