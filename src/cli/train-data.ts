@@ -1,7 +1,7 @@
 /**
  * `npm run train:data -- [--out training/data] [--episodes 1200] [--held-out 60] [--samples-per-seed 10]
  * [--error-rate 0.2] [--seed 0] [--scale plan=N,…] [--learner <model> [--learner-rate 0.5] [--learner-plans plan,…]]
- * [--vocabulary <vocabulary file>|<weights file>] [--rename-rate 0] [--look-alike-weight 1]
+ * [--vocabulary <vocabulary file>|<weights file>] [--rename-rate 0 [--rename-same-tokens]] [--look-alike-weight 1]
  * [--path-only-write-weight 0] [--content-first-writes]`
  *
  * Writes the training data of `builtin:trained` (docs/training.md): per environment of `ENVIRONMENT_PLANS` (the
@@ -14,7 +14,8 @@
  * `--learner-plans` only; the held-out split stays the oracle's alone. `--vocabulary` (`train:vocab`'s file, or a
  * weights file's merges) tokenizes the episodes with byte-pair merges, recorded in `data.json` (the learner must
  * speak the same vocabulary). `--rename-rate R` renames the task's file in that share of the training split's
- * workspace episodes (`src/training/rename.ts`). `--look-alike-weight N` makes the training split's workspace oracle
+ * workspace episodes (`src/training/rename.ts`); `--rename-same-tokens` gives a renamed file only a name as many
+ * tokens long as the one it replaces (one, with the recipe's merges). `--look-alike-weight N` makes the training split's workspace oracle
  * look up a look-alike of the task's file (a well-formed call answered "No such file") N times as often as each other
  * kind of mistake, at the same error rate; `--path-only-write-weight N` adds a `write_file` call with its path and no
  * `content` (rejected by the schema) before a write, N times as likely as each other kind (0: never, as the lab's oracle);
@@ -44,7 +45,7 @@ export const TRAINING_DATA_DIR = join(ROOT, "training", "data");
 
 const USAGE =
   "usage: npm run train:data -- [--out <dir>] [--episodes N] [--held-out N] [--samples-per-seed N] [--error-rate R] [--seed N] [--scale plan=N,…] " +
-  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]] [--vocabulary <file>] [--rename-rate R] [--look-alike-weight N] [--path-only-write-weight N] [--content-first-writes]";
+  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]] [--vocabulary <file>] [--rename-rate R [--rename-same-tokens]] [--look-alike-weight N] [--path-only-write-weight N] [--content-first-writes]";
 
 /** How the learner samples its turns: as the lab's default run samples (the states a user's run reaches). */
 export const LEARNER_SAMPLING = { temperature: 1, top_p: 0.95 } as const;
@@ -67,6 +68,8 @@ export interface TrainDataOptions {
   vocabulary?: string;
   /** The share of training episodes whose task file is renamed, in plans with `renames` (`rename.ts`); 0: none. */
   renameRate?: number;
+  /** A renamed file gets only a name as many tokens long as the one it replaces (`rename.ts`, `sameTokenCount`). */
+  renameSameTokens?: boolean;
   /** The training split's workspace oracle makes its look-alike mistake this many times as often as each other kind (1: as the lab's oracle). */
   lookAlikeWeight?: number;
   /** The training split's workspace oracle writes a path-only `write_file` this many times as often as each other mistake before a write (0: never). */
@@ -154,6 +157,7 @@ export function parseOptions(argv: string[]): TrainDataOptions | string {
         "learner-plans": { type: "string" },
         vocabulary: { type: "string" },
         "rename-rate": { type: "string", default: "0" },
+        "rename-same-tokens": { type: "boolean", default: false },
         "look-alike-weight": { type: "string", default: "1" },
         "path-only-write-weight": { type: "string", default: "0" },
         "content-first-writes": { type: "boolean", default: false },
@@ -185,6 +189,7 @@ export function parseOptions(argv: string[]): TrainDataOptions | string {
       ...(learner ? { learner } : {}),
       ...(values.vocabulary !== undefined ? { vocabulary: resolve(values.vocabulary) } : {}),
       ...(renameRate > 0 ? { renameRate } : {}),
+      ...(values["rename-same-tokens"] ? { renameSameTokens: true } : {}),
       ...(lookAlikeWeight > 1 ? { lookAlikeWeight } : {}),
       ...(pathOnlyWriteWeight > 0 ? { pathOnlyWriteWeight } : {}),
       ...(values["content-first-writes"] ? { contentFirstWrites: true } : {}),
@@ -305,6 +310,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
         seeds: trainSeeds(plan),
         excludeTasks: heldOut.tasks,
         ...(options.renameRate ? { renameRate: options.renameRate } : {}),
+        ...(options.renameSameTokens ? { renameSameTokens: true } : {}),
         ...(options.lookAlikeWeight ? { lookAlikeWeight: options.lookAlikeWeight } : {}),
         ...(options.pathOnlyWriteWeight ? { pathOnlyWriteWeight: options.pathOnlyWriteWeight } : {}),
         ...(learnerHere ? { learner: { generation: learner, rate: options.learner!.rate } } : {}),
@@ -326,6 +332,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     seed: options.seed,
     error_rate: options.errorRate,
     rename_rate: options.renameRate ?? 0,
+    rename_same_tokens: options.renameSameTokens ?? false,
     look_alike_weight: options.lookAlikeWeight ?? 1,
     path_only_write_weight: options.pathOnlyWriteWeight ?? 0,
     content_first_writes: options.contentFirstWrites ?? false,

@@ -293,13 +293,20 @@ describe("train:data's vocabulary (--vocabulary)", () => {
   it("--rename-rate renames the task's file in that share of the workspace's training episodes, and data.json says so", async () => {
     const out = join(work, "renamed-data");
     await writeTrainingData({ out, episodes: 20, heldOut: 0, samplesPerSeed: 10, errorRate: 0, seed: 0, renameRate: 1 }, () => undefined);
-    const manifest = JSON.parse(readFileSync(join(out, "data.json"), "utf8")) as { rename_rate: number; environments: { name: string; train: { renamed: number } }[] };
+    const manifest = JSON.parse(readFileSync(join(out, "data.json"), "utf8")) as { rename_rate: number; rename_same_tokens: boolean; environments: { name: string; train: { renamed: number } }[] };
     expect(manifest.rename_rate).toBe(1);
+    expect(manifest.rename_same_tokens).toBe(false);
     const renamed = Object.fromEntries(manifest.environments.map((e) => [e.name, e.train.renamed]));
     expect(renamed.workspace).toBeGreaterThan(0);
     expect(renamed.calculator).toBe(0);
     expect(parseOptions(["--rename-rate", "0.5"])).toMatchObject({ renameRate: 0.5 });
     expect(parseOptions(["--rename-rate", "half"])).toBe("--rename-rate: expected a number in [0, 1], got half");
+    expect(parseOptions(["--rename-rate", "0.5", "--rename-same-tokens"])).toMatchObject({ renameRate: 0.5, renameSameTokens: true });
+    expect(parseOptions([])).not.toHaveProperty("renameSameTokens");
+    expect(RECIPE.renameSameTokens).toBe(false);
+    const same = join(work, "renamed-same-tokens-data");
+    await writeTrainingData({ out: same, episodes: 20, heldOut: 0, samplesPerSeed: 10, errorRate: 0, seed: 0, renameRate: 1, renameSameTokens: true }, () => undefined);
+    expect((JSON.parse(readFileSync(join(same, "data.json"), "utf8")) as { rename_same_tokens: boolean }).rename_same_tokens).toBe(true);
   }, 120_000);
 
   it("--look-alike-weight makes the training split's workspace oracle look up a look-alike more often, the held-out split as it was", async () => {

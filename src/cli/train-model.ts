@@ -3,7 +3,7 @@
  * [--error-rate 0.2] [--seed 0] [--work training/out] [--no-prefix-grad] [--context-loss-weight 0.1]
  * [--attention-budget 3e7] [--scale calculator=2,workspace=2|none] [--learner none|<model>|<weights file> [--learner-rate 0.5]
  * [--learner-plans sliding_puzzle,sliding_puzzle_shuffled,number_guess]] [--second-stage-time-limit 720]
- * [--first-stage <weights file>] [--induction-steps 1144] [--rename-rate 0.5] [--merges 1024|--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
+ * [--first-stage <weights file>] [--induction-steps 1144] [--rename-rate 0.5] [--rename-same-tokens] [--merges 1024|--vocabulary <file>] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]`
  *
  * The whole pipeline of `builtin:trained` (docs/training.md): the training data (`train:data`, into
  * `<work>/data/`; a learner model writes a share of its training turns, as `train:data --learner`), the first stage
@@ -40,7 +40,7 @@ const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
   "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--attention-budget N] [--scale plan=N,…|none] " +
   "[--learner <model>|<weights file>|none [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
-  "[--first-stage <weights file>] [--induction-steps N] [--second-stage-look-alike-weight N] [--merges N|--vocabulary <file>] [--rename-rate R] [--path-only-write-weight N] [--content-first-writes] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
+  "[--first-stage <weights file>] [--induction-steps N] [--second-stage-look-alike-weight N] [--merges N|--vocabulary <file>] [--rename-rate R] [--rename-same-tokens] [--path-only-write-weight N] [--content-first-writes] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
 /**
  * builtin:trained's recipe (docs/training.md, sections 1, 2 and 4), what `npm run train:model` runs unless told
@@ -63,6 +63,8 @@ export const RECIPE = {
   learnerPlans: "sliding_puzzle,sliding_puzzle_shuffled,number_guess",
   /** The share of both stages' workspace episodes whose task file is renamed (`src/training/rename.ts`): half. */
   renameRate: "0.5",
+  /** Renamed files get only names as many tokens long as the ones they replace (`train:data --rename-same-tokens`): no, as the committed weights' data. */
+  renameSameTokens: false as boolean,
   /** Steps of the induction warm-up before the first stage (`inductionWarmUp`): ~20 minutes here. */
   inductionSteps: "1144",
   /** How much more often than each other mistake both stages' workspace oracle writes a path-only `write_file` before a write (`train:data --path-only-write-weight`): never, as the lab's oracle. */
@@ -131,6 +133,7 @@ function parse(argv: string[]) {
       "learner-rate": { type: "string" },
       "learner-plans": { type: "string" },
       "rename-rate": { type: "string", default: RECIPE.renameRate },
+      "rename-same-tokens": { type: "boolean", default: RECIPE.renameSameTokens },
       "path-only-write-weight": { type: "string", default: RECIPE.pathOnlyWriteWeight },
       "content-first-writes": { type: "boolean", default: RECIPE.contentFirstWrites },
       // The second stage's seconds of training (0: none, the first stage's weights are the result).
@@ -265,6 +268,7 @@ export async function main(argv: string[]): Promise<number> {
         ...(stageLearner ? { learner: stageLearner } : {}),
         ...(vocabulary !== undefined ? { vocabulary } : {}),
         ...(renameRate > 0 ? { renameRate } : {}),
+        ...(renameRate > 0 && values["rename-same-tokens"] ? { renameSameTokens: true } : {}),
         ...(lookAlikeWeight > 1 ? { lookAlikeWeight } : {}),
         ...(pathOnlyWriteWeight > 0 ? { pathOnlyWriteWeight } : {}),
         ...(values["content-first-writes"] ? { contentFirstWrites: true } : {}),

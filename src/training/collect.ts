@@ -56,6 +56,8 @@ export interface CollectOptions {
   tokenizer?: TokenizerInterface;
   /** The share of the training split's episodes whose task file is renamed, in plans that have `renames` (`rename.ts`). */
   renameRate?: number;
+  /** Renamed files get only names as many tokens long as the name they replace (`RenameOptions.sameTokenCount`). */
+  renameSameTokens?: boolean;
   /** The workspace oracle's look-alike look-up, this many times as likely as each other mistake (`WorkspaceOracleOptions`). */
   lookAlikeWeight?: number;
   /** The workspace oracle's write_file with a path and no content, this many times as likely as each other mistake before a write (`WorkspaceOracleOptions`). */
@@ -119,7 +121,7 @@ export async function collectEpisodes(plan: EnvironmentPlan, options: CollectOpt
         const episode = episodeFromSample(sample, labelled.mistakes.get(position) ?? new Set(), where, learnerTurns, learnerSlips);
         // The held-out split stays as the environment wrote it: the benchmark's names are its names.
         const rename = plan.renames && options.split === "train" && (options.renameRate ?? 0) > 0
-          ? renameTaskFile(episode, plan.renames, tokenizer, { rate: options.renameRate!, seed: oracle.seed })
+          ? renameTaskFile(episode, plan.renames, tokenizer, { rate: options.renameRate!, seed: oracle.seed, ...(options.renameSameTokens ? { sameTokenCount: true } : {}) })
           : null;
         if (rename?.renamed) out.renamed++;
         out.episodes.push(rename?.episode ?? episode);

@@ -56,6 +56,11 @@ export const WORKSPACE_RENAMES: RenameRules = {
     "mailer", "metrics", "monitor", "nginx", "payments", "proxy", "queue", "redis", "router", "scheduler", "session",
     "storage", "sync", "uploads", "users", "web",
   ],
+  // One token each after a `/` in the recipe's 1,024 merges, as the environment's own names are (`--rename-same-tokens`).
+  tokenPool: [
+    "api", "archive", "billing", "cache", "client", "core", "errors", "exports", "gateway", "helpers", "ingest",
+    "inventory", "loader", "models", "parser", "render", "reports", "schema", "search", "utils", "views",
+  ],
 };
 
 /**

@@ -72,8 +72,45 @@ describe("renaming the task's file in training episodes", () => {
     expect(puzzle.renamed).toBe(0);
   });
 
+  it("with sameTokenCount gives only a name as many tokens long as the one it replaces: one with builtin:trained's merges", async () => {
+    const tokenizer = await trainedTokenizer();
+    const length = (n: string) => tokenizer.encode(`/${n}`).length;
+    // The environment's names and every name of tokenPool are one token each in that vocabulary.
+    for (const n of [...ORIGINAL.map((o) => o.split(".")[0]!), ...WORKSPACE_RENAMES.tokenPool!]) expect(length(n), n).toBe(1);
+    // Without the option most of pool's names are several tokens: what the option is for.
+    expect(WORKSPACE_RENAMES.pool.filter((n) => length(n) > 1).length).toBeGreaterThan(WORKSPACE_RENAMES.pool.length / 2);
+    const renamed = await collectEpisodes(workspace, { ...options, seeds: 4, tokenizer, renameRate: 1, renameSameTokens: true });
+    expect(renamed.renamed).toBeGreaterThan(5);
+    const given = new Set<string>();
+    for (const e of renamed.episodes) {
+      const task = FILE_TASK.exec(tokenizer.decode(e.ids));
+      if (task) given.add(task[1]!);
+    }
+    expect(given.size).toBeGreaterThan(5);
+    for (const n of given) expect(length(n), n).toBe(1);
+    for (const n of given) expect([...WORKSPACE_RENAMES.pool, ...WORKSPACE_RENAMES.tokenPool!]).toContain(n);
+    // Byte-level, a name of as many bytes.
+    const bytes = await collectEpisodes(workspace, { ...options, seeds: 2, renameRate: 1, renameSameTokens: true });
+    const plain = await collectEpisodes(workspace, { ...options, seeds: 2 });
+    plain.episodes.forEach((before, i) => {
+      const from = FILE_TASK.exec(byteLevelTokenizer.decode(before.ids));
+      if (from) expect(FILE_TASK.exec(byteLevelTokenizer.decode(bytes.episodes[i]!.ids))![1]).toHaveLength(from[1]!.length);
+    });
+  });
+
+  it("with sameTokenCount and no name of the right length, names the episode and the length instead of renaming to another length", () => {
+    const ids = byteLevelTokenizer.encode("Task: fix /workspace/service.ini");
+    const episode = { env: "workspace", split: "train" as const, dataset_seed: 3, idx: 7, total_reward: 0, termination: "terminated", turns: 0, mistakes: [], ids, mask: "0".repeat(ids.length) };
+    const rules = { files: WORKSPACE_RENAMES.files, pool: ["x"], tokenPool: ["much-too-long"] };
+    expect(() => renameTaskFile(episode, rules, byteLevelTokenizer, { rate: 1, seed: 0, sameTokenCount: true })).toThrow(
+      "rename: no name of the pool is 8 tokens long in this vocabulary, as '/service' is (workspace episode 7, dataset seed 3)",
+    );
+    // Without the option the pool's names are given whatever their length.
+    expect(renameTaskFile(episode, rules, byteLevelTokenizer, { rate: 1, seed: 0 }).renamed).toEqual({ from: "workspace/service.ini", to: "workspace/x.ini" });
+  });
+
   it("gives no name the environment uses, and leaves an episode with no such file as it is", () => {
-    for (const n of WORKSPACE_RENAMES.pool) expect(ORIGINAL.map((o) => o.split(".")[0])).not.toContain(n);
+    for (const n of [...WORKSPACE_RENAMES.pool, ...WORKSPACE_RENAMES.tokenPool!]) expect(ORIGINAL.map((o) => o.split(".")[0])).not.toContain(n);
     const episode = { env: "workspace", split: "train" as const, dataset_seed: 0, idx: 0, total_reward: 0, termination: "terminated", turns: 0, mistakes: [], ids: byteLevelTokenizer.encode("Task: list /workspace/src"), mask: "0".repeat(25) };
     expect(renameTaskFile(episode, WORKSPACE_RENAMES, byteLevelTokenizer, { rate: 1, seed: 0 })).toEqual({ episode, renamed: null });
   });

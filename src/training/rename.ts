@@ -24,12 +24,21 @@ export interface RenameOptions {
   /** The share of training episodes whose task file is renamed (drawn per episode). */
   rate: number;
   seed: number;
+  /**
+   * Give only a name as many tokens long as the one it replaces, from `pool` and `tokenPool` together. With the
+   * recipe's merges the environment's names are one token each, most of `pool`'s several (`/`, `pay`, `ments`), so a
+   * renamed call's first name token is mostly a `/` any model predicts and the copy is spread over tokens whose keys
+   * (`/`, `pay`) recur all over the prompt: not the one-token copy the real names ask for.
+   */
+  sameTokenCount?: boolean;
 }
 
 /** What the plan renames, and the names it may give (none of them a name the environment uses). */
 export interface RenameRules {
   files: readonly RenamedFile[];
   pool: readonly string[];
+  /** More names, given only with `sameTokenCount`: one token each in builtin:trained's vocabulary (rename.test.ts checks). */
+  tokenPool?: readonly string[];
 }
 
 /** The episode with its task's file renamed (with probability `rate`), and the rename made; else as it was. */
@@ -51,11 +60,17 @@ export function renameTaskFile(
     }
   }
   if (first === null) return { episode, renamed: null };
-  const pool = rules.pool.filter((n) => !first!.file.names.includes(n));
+  const from = encode(`/${first.name}`);
+  let pool = (options.sameTokenCount ? [...rules.pool, ...(rules.tokenPool ?? [])] : rules.pool).filter((n) => !first!.file.names.includes(n));
+  if (options.sameTokenCount) {
+    pool = pool.filter((n) => encode(`/${n}`).length === from.length);
+    if (pool.length === 0) {
+      throw new RangeError(`rename: no name of the pool is ${from.length} token${from.length === 1 ? "" : "s"} long in this vocabulary, as '/${first.name}' is (${episode.env} episode ${episode.idx}, dataset seed ${episode.dataset_seed})`);
+    }
+  }
   const to = rng.choice(pool);
   const before = encode(first.file.before);
   const after = encode(first.file.after);
-  const from = encode(`/${first.name}`);
   const replacement = encode(`/${to}`);
   const pattern = [...before, ...from, ...after];
   const ids: number[] = [];
