@@ -22,6 +22,7 @@ import torch
 from .model import ALLOWED_IDS
 
 IGNORE = -100
+IM_START = 257  # <|im_start|>: src/core/tokenizer/byte-level.ts's ADDED_TOKENS, the same id with merges
 MASK_MARKS = frozenset("0123")
 ALLOWED = frozenset(ALLOWED_IDS)
 
@@ -50,6 +51,8 @@ class Batch:
     learned: int
     slips: torch.Tensor | None = None  # [B, S]: the next token where it is a learner's slip ("3"), else IGNORE
     slip_tokens: int = 0
+    weights: torch.Tensor | None = None  # [B, S]: each learned target's weight in the objective (copy_targets); None: all 1
+    copy_targets: int = 0
 
 
 def load_episodes(path: str | Path, max_len: int, allowed: frozenset = ALLOWED) -> tuple[list[Episode], dict]:
@@ -90,16 +93,41 @@ def common_prefix(rows: list[list[int]]) -> int:
     return n
 
 
-def make_batch(episodes: list[Episode], allowed: frozenset = ALLOWED) -> Batch:
+def copy_targets(episode: Episode) -> set[int]:
+    """The learned positions whose token can only be copied from the task: the pair (previous token, token) occurs
+    exactly once in the prompt (before the first learned token), inside its user turn (after the last
+    ``<|im_start|>`` but the assistant's header that ends the prompt). The task's file name in a call (`/workspace` `/service`, written once in the task line)
+    is one; a token of the call format is not (the system turn's tools and example hold it). What an induction head
+    completes, and what a loss spread over a whole turn's tokens weighs little (docs/training.md, section 7,
+    "Session 30")."""
+    first = episode.first_learned
+    if first < 1:
+        return set()
+    ids = episode.ids
+    starts = [i for i in range(first) if ids[i] == IM_START]
+    last_turn = starts[-2] if len(starts) >= 2 else 0
+    seen: dict[tuple[int, int], int] = {}  # pair -> where it occurs, or -1 when more than once
+    for i in range(1, first):
+        pair = (ids[i - 1], ids[i])
+        seen[pair] = -1 if pair in seen else i
+    return {t for t in range(first, len(ids)) if episode.mask[t] == "1" and seen.get((ids[t - 1], ids[t]), -1) > last_turn}
+
+
+def make_batch(episodes: list[Episode], allowed: frozenset = ALLOWED, copy_weight: float = 1.0) -> Batch:
     shared = min(common_prefix([e.ids for e in episodes]), min(e.first_learned for e in episodes) - 1)
     width = max(len(e.ids) for e in episodes) - shared
     suffixes = torch.zeros(len(episodes), width, dtype=torch.long)
     targets = torch.full((len(episodes), width), IGNORE, dtype=torch.long)
     context = torch.full((len(episodes), width), IGNORE, dtype=torch.long)
     slips = torch.full((len(episodes), width), IGNORE, dtype=torch.long)
-    learned = slip_tokens = 0
+    weights = torch.ones(len(episodes), width) if copy_weight != 1.0 else None
+    learned = slip_tokens = copies = 0
     for row, e in enumerate(episodes):
         rest = e.ids[shared:]
+        if weights is not None:
+            for t in copy_targets(e):
+                weights[row, t - shared - 1] = copy_weight  # token t is predicted at position t - 1
+                copies += 1
         suffixes[row, : len(rest)] = torch.tensor(rest)
         for j in range(len(rest) - 1):
             mark, token = e.mask[shared + j + 1], rest[j + 1]
@@ -111,7 +139,7 @@ def make_batch(episodes: list[Episode], allowed: frozenset = ALLOWED) -> Batch:
                 slip_tokens += 1
             elif mark == "0" and token in allowed:  # a token the graph blocks cannot be learned, as context either
                 context[row, j] = token
-    return Batch(episodes[0].env, torch.tensor(episodes[0].ids[:shared], dtype=torch.long), suffixes, targets, context, sum(len(e.ids) for e in episodes), learned, slips, slip_tokens)
+    return Batch(episodes[0].env, torch.tensor(episodes[0].ids[:shared], dtype=torch.long), suffixes, targets, context, sum(len(e.ids) for e in episodes), learned, slips, slip_tokens, weights, copies)
 
 
 # The bytes a slip may touch, and what it may put in their place: the letters, digits and marks of words, paths and
@@ -161,14 +189,14 @@ def with_slips(episode: Episode, rate: float, rng: random.Random) -> Episode:
     return Episode(episode.env, ids, "".join(mask))
 
 
-def epoch_batches(episodes: list[Episode], batch_size: int, attention_budget: int, seed: int, epoch: int, slip_rate: float = 0.0, allowed: frozenset = ALLOWED) -> list[Batch]:
+def epoch_batches(episodes: list[Episode], batch_size: int, attention_budget: int, seed: int, epoch: int, slip_rate: float = 0.0, allowed: frozenset = ALLOWED, copy_weight: float = 1.0) -> list[Batch]:
     """One pass over the episodes: per environment, shuffled and cut into batches of at most ``batch_size``
     episodes and ``attention_budget`` attention scores per head (episodes x longest length squared: the scores
     and probabilities kept for the backward pass are what fills the memory); the batches of all environments in
     a shuffled order. The same (seed, epoch) gives the same batches, so a resumed run continues where it stopped."""
     rng = random.Random(f"{seed}/{epoch}")
     groups = _epoch_groups(episodes, batch_size, attention_budget, rng)
-    return [make_batch([with_slips(e, slip_rate, rng) for e in g], allowed) for g in groups]
+    return [make_batch([with_slips(e, slip_rate, rng) for e in g], allowed, copy_weight) for g in groups]
 
 
 def epoch_batch_count(episodes: list[Episode], batch_size: int, attention_budget: int, seed: int, epoch: int) -> int:

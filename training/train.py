@@ -55,6 +55,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--negative-weight", type=float, default=0.0, help="the weight of the mean log-probability of a learner's malformed turns' tokens (mask 3: the turns the environment rejected, data of train:data --learner) added to the objective, so that training makes those tokens less likely where the model writes them (the invalid-action penalty as a negative-only policy gradient); 0: such turns are never learned")
     p.add_argument("--negative-floor", type=float, default=0.01, help="a slip token whose probability is already below this is left alone (its log-probability would fall without bound)")
     p.add_argument("--slip-rate", type=float, default=0.0, help="the share of learned turns given one slip (a byte dropped, doubled or replaced, never learned: data.with_slips) in each epoch's batches, so the model learns to carry on after its own kind of mistake; 0: none")
+    p.add_argument("--copy-weight", type=float, default=1.0, help="the weight in the objective of a learned token that can only be copied from one place in the prompt (data.copy_targets: the pair of it and the token before occurs once there, e.g. the task's file name in a call); 1: as every other learned token")
     p.add_argument("--no-prefix-grad", action="store_true", help="run the shared prompt prefix without gradients (faster, inexact)")
     p.add_argument("--eval-every", type=int, default=250)
     p.add_argument("--eval-episodes", type=int, default=200, help="held-out episodes per evaluation at most")
@@ -89,6 +90,10 @@ def batch_loss(model: Decoder, batch: Batch, prefix_grad: bool, context_weight: 
     loss = F.cross_entropy(flat, targets, ignore_index=IGNORE) if bool(kept.any()) else flat.sum() * 0.0
     correct = (flat[kept].argmax(-1) == targets[kept]).sum()
     objective = loss
+    if batch.weights is not None and bool(kept.any()):
+        # The copy targets' loss counted copy_weight times, the mean still over the learned tokens (the others' step unchanged).
+        per_token = F.cross_entropy(flat, targets, ignore_index=IGNORE, reduction="none")
+        objective = (per_token * batch.weights.to(device).reshape(-1)).sum() / kept.sum()
     if context_weight > 0:
         context = batch.context.to(device).reshape(-1)
         if bool((context != IGNORE).any()):
@@ -96,10 +101,11 @@ def batch_loss(model: Decoder, batch: Batch, prefix_grad: bool, context_weight: 
     if negative_weight > 0 and batch.slip_tokens > 0 and batch.slips is not None:
         slips = batch.slips.to(device).reshape(-1)
         log_probs = slip_log_probs(flat, slips)
+        kept_slips = slips != IGNORE
         # Only where the model had a likelier token than the one the learner sampled: the turn went wrong where
         # sampling left the argmax (the learner's greedy turns are well-formed), and a token that was the argmax is
         # as often the right token of a well-formed call (`"}}` closing a read_file's path as well as a write_file's).
-        off_argmax = flat[slips != IGNORE].detach().argmax(-1) != slips[slips != IGNORE]
+        off_argmax = flat[kept_slips].detach().argmax(-1) != slips[kept_slips]
         pushed = off_argmax & (log_probs.detach() > math.log(negative_floor)) if negative_floor > 0 else off_argmax
         objective = objective + negative_weight * log_probs[pushed].sum() / log_probs.numel()
     return loss, correct, objective
@@ -231,14 +237,14 @@ def main(argv: list[str]) -> int:
     # Epochs differ in length (the attention budget cuts batches where long episodes land), so a resumed step is
     # found by counting each epoch's batches from the first.
     epoch, epoch_start = locate_step(step, lambda e: epoch_batch_count(train, args.batch_size, int(args.attention_budget), args.seed, e))
-    batches = epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, epoch, args.slip_rate, allowed)
+    batches = epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, epoch, args.slip_rate, allowed, args.copy_weight)
     history, last_eval = [], None
     window_start, window_tokens, window_learned, window_loss = time.perf_counter(), 0, 0, []
     stopped_early = False
     while step < args.steps:
         if step - epoch_start >= len(batches):
             epoch, epoch_start = epoch + 1, epoch_start + len(batches)
-            batches = epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, epoch, args.slip_rate, allowed)
+            batches = epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, epoch, args.slip_rate, allowed, args.copy_weight)
         batch = batches[step - epoch_start]
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, args, seconds)
@@ -286,6 +292,7 @@ def main(argv: list[str]) -> int:
         "prefix_grad": not args.no_prefix_grad,
         "context_loss_weight": args.context_loss_weight,
         "slip_rate": args.slip_rate,
+        "copy_weight": args.copy_weight,
         "negative_weight": args.negative_weight,
         "negative_floor": args.negative_floor,
         "init": portable_name(args.init) if args.init else None,

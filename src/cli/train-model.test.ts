@@ -153,6 +153,9 @@ describe("the two stages", () => {
       expect(errors.mock.calls.at(-1)![0]).toContain("--second-stage-time-limit: expected seconds ≥ 0, got -5");
       expect(await main(["--work", work, "--attention-budget", "lots"])).toBe(2);
       expect(errors.mock.calls.at(-1)![0]).toContain("--attention-budget: expected a number > 0, got lots");
+      expect(await main(["--work", work, "--copy-weight", "0.5"])).toBe(2);
+      expect(errors.mock.calls.at(-1)![0]).toContain("--copy-weight: expected a number ≥ 1, got 0.5");
+      expect(RECIPE.copyWeight).toBe("1");
       expect(await main(["--work", work, "--rename-rate", "1.5"])).toBe(2);
       expect(errors.mock.calls.at(-1)![0]).toContain("--rename-rate: expected a number in [0, 1], got 1.5");
       expect(await main(["--work", work, "--induction-steps", "2.5"])).toBe(2);

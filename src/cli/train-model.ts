@@ -40,7 +40,7 @@ const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
   "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--attention-budget N] [--scale plan=N,…|none] " +
   "[--learner <model>|<weights file>|none [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
-  "[--first-stage <weights file>] [--induction-steps N] [--second-stage-look-alike-weight N] [--merges N|--vocabulary <file>] [--rename-rate R] [--rename-same-tokens] [--path-only-write-weight N] [--content-first-writes] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
+  "[--first-stage <weights file>] [--induction-steps N] [--second-stage-look-alike-weight N] [--merges N|--vocabulary <file>] [--rename-rate R] [--rename-same-tokens] [--copy-weight W] [--path-only-write-weight N] [--content-first-writes] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
 /**
  * builtin:trained's recipe (docs/training.md, sections 1, 2 and 4), what `npm run train:model` runs unless told
@@ -65,6 +65,8 @@ export const RECIPE = {
   renameRate: "0.5",
   /** Renamed files get only names as many tokens long as the ones they replace (`train:data --rename-same-tokens`): no, as the committed weights' data. */
   renameSameTokens: false as boolean,
+  /** Both stages' weight on the learned tokens only the task's text predicts (`python3 -m training.train --copy-weight`, `copy_targets` in training/data.py): 1, as every other token. */
+  copyWeight: "1",
   /** Steps of the induction warm-up before the first stage (`inductionWarmUp`): ~20 minutes here. */
   inductionSteps: "1144",
   /** How much more often than each other mistake both stages' workspace oracle writes a path-only `write_file` before a write (`train:data --path-only-write-weight`): never, as the lab's oracle. */
@@ -124,6 +126,7 @@ function parse(argv: string[]) {
       "time-limit": { type: "string", default: "4200" },
       "no-prefix-grad": { type: "boolean", default: false },
       "context-loss-weight": { type: "string", default: RECIPE.contextLossWeight },
+      "copy-weight": { type: "string", default: RECIPE.copyWeight },
       // Episodes × longest length² per batch at most (training.train's --attention-budget: memory, and how many
       // long episodes share one run of their common prompt).
       "attention-budget": { type: "string", default: RECIPE.attentionBudget },
@@ -182,6 +185,11 @@ export async function main(argv: string[]): Promise<number> {
   const contextWeight = Number(values["context-loss-weight"]);
   if (!(contextWeight >= 0)) {
     console.error(`--context-loss-weight: expected a number ≥ 0, got ${values["context-loss-weight"]}\n${USAGE}`);
+    return 2;
+  }
+  const copyWeight = Number(values["copy-weight"]);
+  if (!(copyWeight >= 1) || values["copy-weight"].trim() === "") {
+    console.error(`--copy-weight: expected a number ≥ 1, got ${values["copy-weight"]}\n${USAGE}`);
     return 2;
   }
   if (!(Number(values["attention-budget"]) > 0)) {
@@ -306,6 +314,7 @@ export async function main(argv: string[]): Promise<number> {
       ...(Number(values["time-limit"]) > 0 ? ["--time-limit", values["time-limit"]] : []),
       ...(values["no-prefix-grad"] ? ["--no-prefix-grad"] : []),
       ...(Number(values["context-loss-weight"]) > 0 ? ["--context-loss-weight", values["context-loss-weight"]] : []),
+      ...(copyWeight !== 1 ? ["--copy-weight", String(copyWeight)] : []),
       ...["--attention-budget", values["attention-budget"]],
     ]);
     if (status) return status;
@@ -319,6 +328,7 @@ export async function main(argv: string[]): Promise<number> {
     const status = train([
       ...["--data", stageData, "--out", stage2, "--init", weights, "--time-limit", String(secondStageSeconds)],
       ...["--lr", SECOND_STAGE.lr, "--warmup", SECOND_STAGE.warmup, "--context-loss-weight", SECOND_STAGE.contextLossWeight],
+      ...(copyWeight !== 1 ? ["--copy-weight", String(copyWeight)] : []),
       ...["--eval-every", SECOND_STAGE.evalEvery],
     ]);
     if (status) return status;

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from training import train, weights_file
-from training.data import Episode, epoch_batch_count, epoch_batches, load_episodes, with_slips
+from training.data import Episode, copy_targets, epoch_batch_count, epoch_batches, load_episodes, with_slips
 from training.model import ALLOWED_IDS, SIZES, Decoder, apply_rope, rotate_half
 
 torch.set_num_threads(2)
@@ -199,6 +199,38 @@ class TrainTest(unittest.TestCase):
         self.assertLess(objective_only.item(), 0.0)
         floored = train.batch_loss(model, batch, True, 0.0, 1.0, 0.999)[2]
         self.assertAlmostEqual(floored.item(), loss.item(), places=5)  # every slip token below the floor: left alone
+
+    def test_copy_targets_are_the_learned_tokens_only_the_tasks_text_predicts_and_weigh_copy_weight_times(self):
+        # The system turn names the call's format; the user turn names the task's file; the call copies both.
+        prompt = encode('<|im_start|>system\nCall {"name": "read"}.<|im_end|>\n<|im_start|>user\nRead /w/svc.ini and /w/aa.<|im_end|>\n<|im_start|>assistant\n')
+        call = encode('{"name": "read", "path": "/w/svc.ini"}') + [258]
+        episode = Episode("toy", prompt + call, "0" * len(prompt) + "1" * len(call))
+        marked = sorted(copy_targets(episode))
+        text = lambda ids: bytes(i for i in ids if i < 256).decode()
+        # `s` after `/`, `v` after `s`, … of `svc.ini` (pairs the user turn holds once); not `/w/` (twice there), not
+        # the format (the system turn's), not the end marker.
+        self.assertEqual(text(episode.ids[t] for t in marked), "svc.ini")
+        self.assertEqual(copy_targets(Episode("toy", prompt, "0" * len(prompt))), set())
+        [plain] = epoch_batches([episode], 4, 1_000_000, seed=0, epoch=0)
+        [weighted] = epoch_batches([episode], 4, 1_000_000, seed=0, epoch=0, copy_weight=5.0)
+        self.assertIsNone(plain.weights)
+        self.assertEqual(weighted.copy_targets, len(marked))
+        self.assertEqual(int((weighted.weights == 5.0).sum()), len(marked))
+        # Each weighted position predicts a marked token.
+        shared = weighted.prefix.shape[0]
+        for r, c in (weighted.weights == 5.0).nonzero().tolist():
+            self.assertIn(shared + c + 1, marked)
+        torch.manual_seed(0)
+        model = Decoder(SIZES["tiny"])
+        loss, _, objective = train.batch_loss(model, weighted, True)
+        plain_loss, _, plain_objective = train.batch_loss(model, plain, True)
+        self.assertAlmostEqual(loss.item(), plain_loss.item(), places=5)  # the reported loss is unweighted
+        self.assertAlmostEqual(plain_objective.item(), plain_loss.item(), places=5)
+        with torch.no_grad():
+            logits = model.forward_with_prefix(weighted.prefix, weighted.suffixes, False)
+            per_token = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), weighted.targets.reshape(-1), ignore_index=-100, reduction="none")
+        copies = per_token[(weighted.weights == 5.0).reshape(-1)].sum().item()
+        self.assertAlmostEqual(objective.item(), plain_loss.item() + 4.0 * copies / weighted.learned, places=4)
 
     def test_slips_touch_words_only_are_never_learned_and_leave_the_rest_of_the_turn_learned(self):
         prompt = encode("<|im_start|>user\nSolve.<|im_end|>\n<|im_start|>assistant\n")
