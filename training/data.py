@@ -52,7 +52,7 @@ class Batch:
     slips: torch.Tensor | None = None  # [B, S]: the next token where it is a learner's slip ("3"), else IGNORE
     slip_tokens: int = 0
     weights: torch.Tensor | None = None  # [B, S]: each learned target's weight in the objective (copy_targets); None: all 1
-    copy_targets: int = 0
+    copy_tokens: int = 0  # how many learned targets are copy targets (weighted)
 
 
 def load_episodes(path: str | Path, max_len: int, allowed: frozenset = ALLOWED) -> tuple[list[Episode], dict]:
@@ -96,10 +96,10 @@ def common_prefix(rows: list[list[int]]) -> int:
 def copy_targets(episode: Episode) -> set[int]:
     """The learned positions whose token can only be copied from the task: the pair (previous token, token) occurs
     exactly once in the prompt (before the first learned token), inside its user turn (after the last
-    ``<|im_start|>`` but the assistant's header that ends the prompt). The task's file name in a call (`/workspace` `/service`, written once in the task line)
-    is one; a token of the call format is not (the system turn's tools and example hold it). What an induction head
-    completes, and what a loss spread over a whole turn's tokens weighs little (docs/training.md, section 7,
-    "Session 30")."""
+    ``<|im_start|>`` but the assistant's header that ends the prompt). The task's file name in a call (`/workspace`
+    `/service`, written once in the task line) is one; a token of the call format is not (the system turn's tools and
+    example hold it). What an induction head completes, and what a loss spread over a whole turn's tokens weighs
+    little (docs/training.md, sections 2 and 7, "Session 30")."""
     first = episode.first_learned
     if first < 1:
         return set()

@@ -214,7 +214,7 @@ class TrainTest(unittest.TestCase):
         [plain] = epoch_batches([episode], 4, 1_000_000, seed=0, epoch=0)
         [weighted] = epoch_batches([episode], 4, 1_000_000, seed=0, epoch=0, copy_weight=5.0)
         self.assertIsNone(plain.weights)
-        self.assertEqual(weighted.copy_targets, len(marked))
+        self.assertEqual(weighted.copy_tokens, len(marked))
         self.assertEqual(int((weighted.weights == 5.0).sum()), len(marked))
         # Each weighted position predicts a marked token.
         shared = weighted.prefix.shape[0]
