@@ -17,9 +17,10 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "no
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { DEFAULT_PLAN_SAMPLES, formatPolicyQuality, LAB_SAMPLING, POLICIES, runPolicyQuality, samplesOf, type PolicyName } from "../src/bench-support/policy-quality.js";
+import { DEFAULT_PLAN_SAMPLES, formatPolicyQuality, LAB_SAMPLING, POLICIES, runPolicyQuality, samplesOf, type PolicyName, type Sampling } from "../src/bench-support/policy-quality.js";
 import { nodeRunOptions } from "../src/cli/node-run.js";
 import { writeResult } from "../src/cli/rollout.js";
+import { parseSampling, ScenarioError } from "../src/scenario/schema.js";
 import { STAMP_FILE } from "../src/policy/builtin-model/build.js";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE } from "../src/policy/builtin-model/write-folder.js";
 import { DEFAULT_MODELS_ROOT } from "../src/policy/llm/node.js";
@@ -86,24 +87,26 @@ const unknown = names?.filter((n) => !ENVIRONMENT_PLANS.some((p) => p.name === n
 if (unknown.length) fail(`--plans: unknown plan '${unknown[0]}' (plans: ${ENVIRONMENT_PLANS.map((p) => p.name).join(", ")})`);
 const plans = names ? ENVIRONMENT_PLANS.filter((p) => names.includes(p.name)) : ENVIRONMENT_PLANS;
 
-/** A number option within [low, high] (low excluded where `open`), else the fallback. */
-function bounded(name: string, text: string | undefined, fallback: number, low: number, high: number, open = false): number {
-  if (text === undefined) return fallback;
-  const n = Number(text);
-  if (text.trim() === "" || !Number.isFinite(n) || n > high || (open ? n <= low : n < low)) fail(`--${name}: expected a number in ${open ? "(" : "["}${low}, ${high}], got '${text}'`);
-  return n;
+/** model_sampled's settings: the lab's default run's, with those given, each checked by the scenario schema's rules. */
+function samplingOptions(given: Record<"temperature" | "top-k" | "top-p" | "sampling-seed", string | undefined>): Sampling {
+  const field = { temperature: "temperature", "top-k": "top_k", "top-p": "top_p", "sampling-seed": "seed" } as const;
+  const merged: Sampling = { ...LAB_SAMPLING };
+  for (const [option, text] of Object.entries(given) as [keyof typeof field, string | undefined][]) {
+    if (text === undefined) continue;
+    const value = text.trim() === "" ? text : Number(text);
+    try {
+      merged[field[option]] = parseSampling({ [field[option]]: value }, "sampling")[field[option]]!;
+    } catch (e) {
+      // The schema names the field (`sampling.top_p: expected …`); the user typed the option.
+      const problems = e instanceof ScenarioError ? e.problems : [(e as Error).message];
+      fail(`--${option}: ${problems.map((p) => p.slice(p.indexOf(": ") + 2)).join("; ")}`);
+    }
+  }
+  // Temperature 0 is greedy decoding, which `model` already runs.
+  if (merged.temperature === 0) fail("--temperature: 0 is greedy decoding (the model policy); give a temperature > 0");
+  return merged;
 }
-const topK = bounded("top-k", values["top-k"], LAB_SAMPLING.top_k, 0, Number.MAX_SAFE_INTEGER);
-if (!Number.isInteger(topK)) fail(`--top-k: expected a whole number (0: off), got '${values["top-k"]}'`);
-const samplingSeed = bounded("sampling-seed", values["sampling-seed"], LAB_SAMPLING.seed, 0, Number.MAX_SAFE_INTEGER);
-if (!Number.isInteger(samplingSeed)) fail(`--sampling-seed: expected a whole number, got '${values["sampling-seed"]}'`);
-const sampling = {
-  // Temperature 0 would be greedy, which `model` already is.
-  temperature: bounded("temperature", values.temperature, LAB_SAMPLING.temperature, 0, 100, true),
-  top_k: topK,
-  top_p: bounded("top-p", values["top-p"], LAB_SAMPLING.top_p, 0, 1, true),
-  seed: samplingSeed,
-};
+const sampling = samplingOptions({ temperature: values.temperature, "top-k": values["top-k"], "top-p": values["top-p"], "sampling-seed": values["sampling-seed"] });
 const policies = values.policies?.split(",").map((s) => s.trim()).filter(Boolean);
 const unknownPolicy = policies?.find((p) => !(POLICIES as readonly string[]).includes(p));
 if (unknownPolicy !== undefined) fail(`--policies: unknown policy '${unknownPolicy}' (policies: ${POLICIES.join(", ")})`);

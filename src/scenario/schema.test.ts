@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseScenario, parseScenarioText, ScenarioError } from "./schema.js";
+import { parseSampling, parseScenario, parseScenarioText, ScenarioError } from "./schema.js";
 
 const valid = {
   mode: "sync",
@@ -111,5 +111,26 @@ describe("values that would run wrong", () => {
   it("a task that is named 'constructor' in envs is a task like any other", () => {
     const s = parseScenario({ ...valid, envs: { constructor: { env: "calculator" } }, samples: [{ task_name: "constructor", message_log: [{ role: "user", content: "hi" }] }] });
     expect(Object.keys(s.envs)).toEqual(["constructor"]);
+  });
+});
+
+describe("parseSampling", () => {
+  it("checks sampling settings alone by the policy block's rules, naming each field under its source", () => {
+    expect(parseSampling({ temperature: 0.7, top_k: 20, top_p: 0.8, seed: 3 }, "sampling")).toEqual({ temperature: 0.7, top_k: 20, top_p: 0.8, seed: 3 });
+    let error: unknown;
+    try {
+      parseSampling({ top_p: 1.5, top_k: 2.5, temperature: -1, greedy: true }, "sampling");
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ScenarioError);
+    expect((error as ScenarioError).problems).toEqual(
+      expect.arrayContaining([
+        "sampling.top_p: expected a number in (0, 1]",
+        "sampling.top_k: expected an integer",
+        "sampling.temperature: expected a number ≥ 0",
+        "sampling.greedy: unknown key",
+      ]),
+    );
   });
 });

@@ -284,6 +284,18 @@ export function parseScenario(value: unknown): Scenario {
   throw new ScenarioError(problemsOf(result.error));
 }
 
+const sampling = z.strictObject(samplingFields);
+
+/**
+ * Checks a model policy's sampling settings alone (`temperature`, `top_k`, `top_p`, `seed`), by the rules a scenario's
+ * policy block follows; throws ScenarioError naming each field under `source` (`--sampling.top_p: expected …`).
+ */
+export function parseSampling(value: unknown, source: string): z.infer<typeof sampling> {
+  const result = sampling.safeParse(value);
+  if (result.success) return result.data;
+  throw new ScenarioError(problemsOf(result.error, [source]));
+}
+
 const generatedDataset = z.array(datum, { error: "expected a list of datum specs" });
 
 /** Checks datum specs an environment generated (a user's module, a remote server); `source` names it in errors. */
