@@ -2,7 +2,7 @@
  * `npm run train:data -- [--out training/data] [--episodes 1200] [--held-out 60] [--samples-per-seed 10]
  * [--error-rate 0.2] [--seed 0] [--scale plan=N,…] [--learner <model> [--learner-rate 0.5] [--learner-plans plan,…]]
  * [--vocabulary <vocabulary file>|<weights file>] [--rename-rate 0 [--rename-same-tokens]] [--look-alike-weight 1]
- * [--path-only-write-weight 0] [--content-first-writes]`
+ * [--path-only-write-weight 0] [--content-first-writes] [--not-found-thoughts]`
  *
  * Writes the training data of `builtin:trained` (docs/training.md): per environment of `ENVIRONMENT_PLANS` (the
  * built-in ones and the starter number-guess module), oracle rollouts with seeded mistakes as JSONL episodes
@@ -19,7 +19,9 @@
  * look up a look-alike of the task's file (a well-formed call answered "No such file") N times as often as each other
  * kind of mistake, at the same error rate; `--path-only-write-weight N` adds a `write_file` call with its path and no
  * `content` (rejected by the schema) before a write, N times as likely as each other kind (0: never, as the lab's oracle);
- * `--content-first-writes` makes both splits' workspace oracle write `write_file`'s `content` before its `path`.
+ * `--content-first-writes` makes both splits' workspace oracle write `write_file`'s `content` before its `path`;
+ * `--not-found-thoughts` makes both splits' workspace calls after a look-up answered "No such file" say so in their
+ * think block before naming the step (`The read_file call found no such file.`).
  * Exit status 2 on bad usage.
  */
 
@@ -45,7 +47,7 @@ export const TRAINING_DATA_DIR = join(ROOT, "training", "data");
 
 const USAGE =
   "usage: npm run train:data -- [--out <dir>] [--episodes N] [--held-out N] [--samples-per-seed N] [--error-rate R] [--seed N] [--scale plan=N,…] " +
-  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]] [--vocabulary <file>] [--rename-rate R [--rename-same-tokens]] [--look-alike-weight N] [--path-only-write-weight N] [--content-first-writes]";
+  "[--learner <model> [--learner-rate R] [--learner-plans plan,…]] [--vocabulary <file>] [--rename-rate R [--rename-same-tokens]] [--look-alike-weight N] [--path-only-write-weight N] [--content-first-writes] [--not-found-thoughts]";
 
 /** How the learner samples its turns: as the lab's default run samples (the states a user's run reaches). */
 export const LEARNER_SAMPLING = { temperature: 1, top_p: 0.95 } as const;
@@ -76,6 +78,8 @@ export interface TrainDataOptions {
   pathOnlyWriteWeight?: number;
   /** Both splits' workspace oracle writes `write_file`'s content before its path (false: path first, as the lab's oracle). */
   contentFirstWrites?: boolean;
+  /** Both splits' workspace calls after a look-up that found no such file say so in their think block first (false: as the committed weights' data). */
+  notFoundThoughts?: boolean;
 }
 
 /** `--path-only-write-weight`: a whole number ≥ 0; throws a RangeError naming the option. */
@@ -161,6 +165,7 @@ export function parseOptions(argv: string[]): TrainDataOptions | string {
         "look-alike-weight": { type: "string", default: "1" },
         "path-only-write-weight": { type: "string", default: "0" },
         "content-first-writes": { type: "boolean", default: false },
+        "not-found-thoughts": { type: "boolean", default: false },
       },
     }));
   } catch (error) {
@@ -193,6 +198,7 @@ export function parseOptions(argv: string[]): TrainDataOptions | string {
       ...(lookAlikeWeight > 1 ? { lookAlikeWeight } : {}),
       ...(pathOnlyWriteWeight > 0 ? { pathOnlyWriteWeight } : {}),
       ...(values["content-first-writes"] ? { contentFirstWrites: true } : {}),
+      ...(values["not-found-thoughts"] ? { notFoundThoughts: true } : {}),
     };
   } catch (error) {
     return (error as Error).message;
@@ -302,6 +308,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
         environments,
         tokenizer,
         ...(options.contentFirstWrites ? { contentFirstWrites: true } : {}),
+        ...(options.notFoundThoughts ? { notFoundThoughts: true } : {}),
       };
       const heldOut = await collectEpisodes(plan, { ...common, split: "held_out", seeds: seedsFor(options.heldOut) });
       const train = await collectEpisodes(plan, {
@@ -336,6 +343,7 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     look_alike_weight: options.lookAlikeWeight ?? 1,
     path_only_write_weight: options.pathOnlyWriteWeight ?? 0,
     content_first_writes: options.contentFirstWrites ?? false,
+    not_found_thoughts: options.notFoundThoughts ?? false,
     ...(options.learner
       ? { learner: { ...options.learner, model: portableName(options.learner.model), weights, sampling: { ...LEARNER_SAMPLING, seed: options.seed } } }
       : {}),

@@ -404,6 +404,15 @@ describe("train:data's vocabulary (--vocabulary)", () => {
     expect(RECIPE.contentFirstWrites).toBe(false);
   }, 240_000);
 
+  it("--not-found-thoughts is an option of train:data and train:model, off in the recipe, and recorded in data.json", async () => {
+    expect(parseOptions(["--not-found-thoughts"])).toMatchObject({ notFoundThoughts: true });
+    expect(parseOptions([])).not.toHaveProperty("notFoundThoughts");
+    expect(RECIPE.notFoundThoughts).toBe(false);
+    const out = join(work, "not-found-thoughts");
+    await writeTrainingData({ out, episodes: 10, heldOut: 0, samplesPerSeed: 10, errorRate: 0.2, seed: 0, notFoundThoughts: true }, () => undefined);
+    expect(JSON.parse(readFileSync(join(out, "data.json"), "utf8"))).toMatchObject({ not_found_thoughts: true });
+  }, 240_000);
+
   it("train:model learns --merges first unless given a --vocabulary, and refuses both, or a count below 0, exit status 2", async () => {
     expect(RECIPE.merges).toBe("1024"); // builtin:trained's own vocabulary
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);

@@ -40,7 +40,7 @@ const USAGE =
   "usage: npm run train:model -- [--size trained|tiny] [--steps N] [--episodes N] [--held-out N] [--error-rate R] [--seed N] " +
   "[--work <dir>] [--time-limit S] [--no-prefix-grad] [--context-loss-weight W] [--attention-budget N] [--scale plan=N,…|none] " +
   "[--learner <model>|<weights file>|none [--learner-rate R] [--learner-plans plan,…]] [--second-stage-time-limit S] " +
-  "[--first-stage <weights file>] [--induction-steps N] [--second-stage-look-alike-weight N] [--merges N|--vocabulary <file>] [--rename-rate R] [--rename-same-tokens] [--copy-weight W] [--path-only-write-weight N] [--content-first-writes] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
+  "[--first-stage <weights file>] [--induction-steps N] [--second-stage-look-alike-weight N] [--merges N|--vocabulary <file>] [--rename-rate R] [--rename-same-tokens] [--copy-weight W] [--path-only-write-weight N] [--content-first-writes] [--not-found-thoughts] [--device auto|cpu|cuda] [--skip-data] [--resume] [--install]";
 
 /**
  * builtin:trained's recipe (docs/training.md, sections 1, 2 and 4), what `npm run train:model` runs unless told
@@ -73,6 +73,8 @@ export const RECIPE = {
   pathOnlyWriteWeight: "0",
   /** Both stages' workspace oracle writes `write_file`'s content before its path (`train:data --content-first-writes`): no, as the lab's oracle (docs/training.md, section 7, session 28: a cut-down run read below the committed weights). */
   contentFirstWrites: false as boolean,
+  /** Both stages' workspace calls after a look-up that found no such file say so in their think block first (`train:data --not-found-thoughts`): no, as the committed weights' data. */
+  notFoundThoughts: false as boolean,
 } as const;
 
 /**
@@ -139,6 +141,7 @@ function parse(argv: string[]) {
       "rename-same-tokens": { type: "boolean", default: RECIPE.renameSameTokens },
       "path-only-write-weight": { type: "string", default: RECIPE.pathOnlyWriteWeight },
       "content-first-writes": { type: "boolean", default: RECIPE.contentFirstWrites },
+      "not-found-thoughts": { type: "boolean", default: RECIPE.notFoundThoughts },
       // The second stage's seconds of training (0: none, the first stage's weights are the result).
       "second-stage-time-limit": { type: "string", default: SECOND_STAGE.timeLimit },
       // The second stage's data: the workspace oracle's look-alike look-up (answered "No such file") this many times as often as each other mistake.
@@ -280,6 +283,7 @@ export async function main(argv: string[]): Promise<number> {
         ...(lookAlikeWeight > 1 ? { lookAlikeWeight } : {}),
         ...(pathOnlyWriteWeight > 0 ? { pathOnlyWriteWeight } : {}),
         ...(values["content-first-writes"] ? { contentFirstWrites: true } : {}),
+        ...(values["not-found-thoughts"] ? { notFoundThoughts: true } : {}),
       });
       return 0;
     } catch (error) {

@@ -134,6 +134,36 @@ describe("training episodes from the labelled oracle", () => {
     }
   });
 
+  it("with notFoundThoughts: a planned call right after a look-up answered 'No such file' names the failed call's tool first, and only there", async () => {
+    const workspace = ENVIRONMENT_PLANS.find((p) => p.env === "workspace")!;
+    const options = { split: "train" as const, seeds: 4, samplesPerSeed: 10, errorRate: 0.5, oracleSeed: 0, environments, lookAlikeWeight: 50 };
+    const { episodes } = await collectEpisodes(workspace, { ...options, notFoundThoughts: true });
+    const plain = await collectEpisodes(workspace, options);
+    const seen = { after: 0, elsewhere: 0 };
+    for (const [i, e] of episodes.entries()) {
+      // The same rollouts, but for the think blocks: the mistakes (and so the observations) are the same draws.
+      expect(e.mistakes, `episode ${i}`).toEqual(plain.episodes[i]!.mistakes);
+      for (const m of e.mask.matchAll(/1+/g)) {
+        const before = decode(e.ids.slice(0, m.index));
+        const observation = before.slice(before.lastIndexOf("</tool_call>"));
+        const span = decode(e.ids.slice(m.index, m.index + m[0].length));
+        // The shell names the failed command: `cat:` for read_file, `grep:` for run_shell.
+        const failed = /\n(cat|grep): \S+: No such file or directory/.exec(observation)?.[1];
+        if (failed) {
+          seen.after++;
+          const tool = failed === "cat" ? "read_file" : "run_shell";
+          expect(span).toMatch(new RegExp(`^<think>\\nThe ${tool} call found no such file\\.\\nNext: ${tool}\\.\\n</think>\\n\\n<tool_call>\\n`));
+        } else {
+          seen.elsewhere++;
+          expect(span).toMatch(/^<think>\nNext: (run_shell|read_file|write_file|task_complete)\.\n<\/think>\n\n<tool_call>\n/);
+        }
+      }
+      expect(e.total_reward, `episode ${i}`).toBe(plain.episodes[i]!.total_reward); // the blocks are closed: no penalty
+    }
+    expect(seen.after).toBeGreaterThan(3);
+    expect(seen.elsewhere).toBeGreaterThan(seen.after);
+  });
+
   it("writes the puzzle board as it stands into each planned move's think block, one slide apart, ending solved", async () => {
     const puzzle = ENVIRONMENT_PLANS.find((p) => p.name === "sliding_puzzle_shuffled")!;
     const { episodes } = await collectEpisodes(puzzle, { split: "train", seeds: 2, samplesPerSeed: 4, errorRate: 0, oracleSeed: 0, environments });

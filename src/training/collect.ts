@@ -64,6 +64,8 @@ export interface CollectOptions {
   pathOnlyWriteWeight?: number;
   /** The workspace oracle's write_file calls name their content first (`WorkspaceOracleOptions`), in both splits: a format, not a mistake. */
   contentFirstWrites?: boolean;
+  /** The workspace's planned calls after a look-up that found no such file say so in their think block first (`notFoundLine`), in both splits: a format. */
+  notFoundThoughts?: boolean;
 }
 
 export interface Collected {
@@ -97,7 +99,7 @@ export async function collectEpisodes(plan: EnvironmentPlan, options: CollectOpt
     const oracle = { seed: options.oracleSeed + datasetSeed, errorRate: options.errorRate };
     const scenario = parseScenario(planScenario(plan, datasetSeed, options.samplesPerSeed, oracle));
     const { data } = await prepareScenario(scenario, options.environments);
-    const labelled = labelledOraclePolicy(tokenizer, { ...oracle, solvers, thoughts: plan.thoughts });
+    const labelled = labelledOraclePolicy(tokenizer, { ...oracle, solvers, thoughts: plan.thoughts, notFoundThoughts: options.notFoundThoughts ?? false });
     const mix = options.learner
       ? learnerMixPolicy(labelled.policy, options.learner.generation, { rate: options.learner.rate, seed: oracle.seed, padTokenId: tokenizer.padTokenId })
       : null;

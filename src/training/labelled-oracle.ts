@@ -16,6 +16,8 @@ export interface LabelledOracleOptions {
   solvers?: readonly OracleSolver[];
   /** What the planned turns think aloud before acting (the oracle itself never does); mistakes stay as written. */
   thoughts?: Thoughts;
+  /** With `tool_step`: a planned call right after a look-up that found no such file first says so (`notFoundLine`). */
+  notFoundThoughts?: boolean;
 }
 
 /**
@@ -26,11 +28,26 @@ export interface LabelledOracleOptions {
  */
 export type Thoughts = "tool_step" | "puzzle_board";
 
-/** The think block a planned `<tool_call>` turn opens with: the step's tool, by name. */
-export function thinkBeforeCall(text: string): string {
+const TOOL_NAME = /"name":\s*"([^"]+)"/;
+
+/**
+ * `The read_file call found no such file.` when the context's last call (the text after its last `</tool_call>`)
+ * was answered "No such file or directory", else null. Said before the next step is named, it puts the failure
+ * (the observation's last words) and the failed call's tool next to the decision to look up again, which a small
+ * model otherwise makes from the plan's step count alone and gets wrong (docs/training.md, section 7, session 31).
+ */
+export function notFoundLine(context: string): string | null {
+  const end = context.lastIndexOf("</tool_call>");
+  if (end < 0 || !context.includes("No such file or directory", end)) return null;
+  const tool = TOOL_NAME.exec(context.slice(context.lastIndexOf("<tool_call>", end)))?.[1];
+  return tool ? `The ${tool} call found no such file.` : null;
+}
+
+/** The think block a planned `<tool_call>` turn opens with: the step's tool, by name, after `before` if given. */
+export function thinkBeforeCall(text: string, before: string | null = null): string {
   if (!text.startsWith("<tool_call>")) return text;
-  const name = /"name":\s*"([^"]+)"/.exec(text)?.[1] ?? "a tool";
-  return `<think>\nNext: ${name}.\n</think>\n\n${text}`;
+  const name = TOOL_NAME.exec(text)?.[1] ?? "a tool";
+  return `<think>\n${before ? `${before}\n` : ""}Next: ${name}.\n</think>\n\n${text}`;
 }
 
 /**
@@ -47,8 +64,8 @@ export function thinkAboutBoard(text: string, context: string): string {
   return `<think>\nBoard: ${rows.join(" / ")}.\nEmpty: row ${Math.floor(blank / n) + 1}, column ${(blank % n) + 1}.\n</think>\n${action}`;
 }
 
-function think(thoughts: Thoughts | undefined, text: string, context: string): string {
-  if (thoughts === "tool_step") return thinkBeforeCall(text);
+function think(thoughts: Thoughts | undefined, text: string, context: string, notFoundThoughts: boolean): string {
+  if (thoughts === "tool_step") return thinkBeforeCall(text, notFoundThoughts ? notFoundLine(context) : null);
   if (thoughts === "puzzle_board") return thinkAboutBoard(text, context);
   return text;
 }
@@ -73,7 +90,7 @@ export function labelledOraclePolicy(tokenizer: TokenizerInterface, options: Lab
       mistakes.get(sampleId)!.add(turn);
       return actual;
     }
-    return think(options.thoughts, actual, promptText);
+    return think(options.thoughts, actual, promptText, options.notFoundThoughts ?? false);
   });
   return { policy, mistakes };
 }
