@@ -2,11 +2,13 @@
  * Fuzzing the parsers that take text or JSON from outside (a model's output, a user's file) with fast-check: the
  * Hermes tool-call extractor, the thinking detector, the tool-argument schema validator, the scenario and suite
  * parsers (with the JSON syntax locator behind their line/column messages) and the JSONL importer. For every input:
- * no exception but the documented one, and a bounded time per call (so no input makes them hang or blow up).
+ * no exception but the documented one, and an answer (a hang fails the test at vitest's timeout).
  *
  * The property tests beside the code (`hermes.property.test.ts`, `thinking.property.test.ts`,
- * `schema.test.ts`) check what the results mean; these check survival and time, with adversarial repetitions of
- * protocol fragments (`"<tool_call>{" × 5000` …) besides random input.
+ * `schema.test.ts`) check what the results mean; these check survival, with adversarial repetitions of protocol
+ * fragments (`"<tool_call>{" × 5000` …) besides random input. How long the adversarial inputs take, and whether that
+ * grows linearly with their length, is `npm run bench:hostile-input`'s to measure (ratios against ordinary input of
+ * the same length, in the same run): a test that asserted milliseconds would fail on a loaded machine.
  */
 
 import { readFileSync, readdirSync } from "node:fs";
@@ -15,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { buildRun, ImportError, importJsonl, readJsonl } from "../app/run/jsonl.js";
+import { PROTOCOL_FRAGMENTS, repeatedFragments } from "../bench-support/hostile-text.js";
 import { sampleLineSchema } from "../scenario/jsonl-reader.js";
 import { detectMalformedThinking } from "../core/assessment/invalid-action.js";
 import { parseHermesToolCalls } from "../core/protocol/hermes.js";
@@ -23,35 +26,7 @@ import { parseSuite, parseSuiteText, SuiteError } from "../regress/suite.js";
 import { jsonErrorOffset, positionAt } from "../scenario/json-text.js";
 import { parseScenario, parseScenarioText, ScenarioError } from "../scenario/schema.js";
 
-/** Per call, for inputs up to a few tens of KB. */
-const BOUND_MS = 100;
 const RUNS = 200;
-
-/**
- * Times `run` (which makes its own assertions); a call over the bound is timed again, twice: a busy machine can
- * stall one call, a blowup is slow every time. Returns the best time.
- */
-function withinBound(run: () => void, bound = BOUND_MS, label = "call"): number {
-  let best = Infinity;
-  for (let attempt = 0; attempt < 3 && best >= bound; attempt++) {
-    const start = performance.now();
-    run();
-    best = Math.min(best, performance.now() - start);
-  }
-  expect(best, `${label} took ${best.toFixed(1)} ms`).toBeLessThan(bound);
-  return best;
-}
-
-async function withinBoundAsync(run: () => Promise<void>, bound = BOUND_MS, label = "call"): Promise<number> {
-  let best = Infinity;
-  for (let attempt = 0; attempt < 3 && best >= bound; attempt++) {
-    const start = performance.now();
-    await run();
-    best = Math.min(best, performance.now() - start);
-  }
-  expect(best, `${label} took ${best.toFixed(1)} ms`).toBeLessThan(bound);
-  return best;
-}
 
 /** Only `allowed` may be thrown (nothing, when it is null); returns the value or the allowed error. */
 function onlyThrows<T>(run: () => T, allowed: (new (...args: never[]) => Error) | null): T | Error {
@@ -63,36 +38,6 @@ function onlyThrows<T>(run: () => T, allowed: (new (...args: never[]) => Error) 
   }
 }
 
-const PROTOCOL_FRAGMENTS = [
-  "<tool_call>",
-  "</tool_call>",
-  "<tool_call>{",
-  '<tool_call>{"name": ',
-  '{"name": "run_shell", "arguments": ',
-  '{"command": "ls"}}',
-  "<think>",
-  "</think>",
-  "<think",
-  "think>",
-  "<|im_start|>",
-  "<|im_end|>",
-  "{",
-  "}",
-  "[",
-  "]",
-  '"',
-  "\\",
-  "\\u",
-  ":",
-  ",",
-  "\n",
-  "\r\n",
-  "é",
-  "😀",
-  "\ud800",
-  "\u0000",
-];
-
 /** Fragments, each repeated up to `maxRepeat` times, up to a few KB in all. */
 const fragmentSoup = (maxRepeat = 200) =>
   fc
@@ -101,35 +46,19 @@ const fragmentSoup = (maxRepeat = 200) =>
     })
     .map((parts) => parts.map(([f, n]) => f.repeat(n)).join(""));
 
-/** Each protocol fragment (and a few pairs) repeated `times` times: the inputs a looping model produces. */
-function adversarial(times: number): string[] {
-  const pairs = ["<tool_call>{", "<tool_call></tool_call>", "<think></think>", "<think><tool_call>", '{"name": [', "[{", '"\\'];
-  return [...PROTOCOL_FRAGMENTS, ...pairs].map((f) => f.repeat(times));
-}
-
 describe("the Hermes extractor", () => {
-  it("never throws, in bounded time, on fragment soup and arbitrary text", () => {
+  it("never throws on fragment soup and arbitrary text", () => {
     fc.assert(
       fc.property(fc.oneof(fragmentSoup(), fc.string({ unit: "binary", maxLength: 2000 })), (text) => {
-        withinBound(() => void onlyThrows(() => parseHermesToolCalls(text), null), BOUND_MS, "parseHermesToolCalls");
+        onlyThrows(() => parseHermesToolCalls(text), null);
       }),
       { numRuns: RUNS },
     );
   });
 
-  it("never throws, in bounded time, on each protocol fragment repeated 5000 times", () => {
-    for (const text of adversarial(5000)) {
-      withinBound(() => void onlyThrows(() => parseHermesToolCalls(text), null), BOUND_MS, `parseHermesToolCalls(${JSON.stringify(text.slice(0, 24))}…)`);
-    }
-  });
-
-  it("grows linearly: 10× the input takes well under 100× the time (best of 3)", () => {
-    const best = (text: string) => Math.min(...[0, 1, 2].map(() => withinBound(() => void parseHermesToolCalls(text), 2000)));
-    for (const unit of ["<tool_call>{", "<tool_call>", "<tool_call></tool_call>", "</tool_call><tool_call>x"]) {
-      const small = best(unit.repeat(5000));
-      const large = best(unit.repeat(50_000));
-      // Linear: ~10×; quadratic: ~100×. The 5 ms floor keeps timer noise on tiny inputs out of the ratio.
-      expect(large, unit).toBeLessThan(35 * Math.max(small, 5));
+  it("never throws on each protocol fragment repeated 5000 times", () => {
+    for (const text of repeatedFragments(5000)) {
+      onlyThrows(() => parseHermesToolCalls(text), null);
     }
   });
 
@@ -138,7 +67,7 @@ describe("the Hermes extractor", () => {
   it("never throws on deeply nested (valid) arguments: a decode error for that call", () => {
     const depth = 20_000;
     const text = `<tool_call>{"name": "run_shell", "arguments": {"command": ${"[".repeat(depth)}${"]".repeat(depth)}}}</tool_call>`;
-    withinBound(() => void onlyThrows(() => parseHermesToolCalls(text), null), BOUND_MS, "deep arguments");
+    onlyThrows(() => parseHermesToolCalls(text), null);
     expect(parseHermesToolCalls(text).error).toBe("tool-call JSON decode error: maximum recursion depth exceeded while decoding a JSON object");
   });
 });
@@ -150,10 +79,10 @@ describe("the thinking detector", () => {
     fc.constantFrom(["a", "aa"], ["aa", "a"], ["<", "<<"], ["</think>", "<think>"], [".*", "(.+)+"]),
   );
 
-  it("never throws for a pair of tags and a known style, in bounded time", () => {
+  it("never throws for a pair of tags and a known style", () => {
     fc.assert(
       fc.property(fc.oneof(fragmentSoup(500), fc.string({ unit: "binary", maxLength: 2000 })), tagPair, fc.constantFrom("paired", "closing_only"), (text, tags, style) => {
-        withinBound(() => void onlyThrows(() => detectMalformedThinking(text, tags, style), null), BOUND_MS, "detectMalformedThinking");
+        onlyThrows(() => detectMalformedThinking(text, tags, style), null);
       }),
       { numRuns: RUNS },
     );
@@ -171,15 +100,15 @@ describe("the thinking detector", () => {
     );
   });
 
-  it("bounded time on each fragment repeated 5000 times, with the default and with overlapping custom tags", () => {
-    for (const text of adversarial(5000)) {
+  it("survives each fragment repeated 5000 times, with the default and with overlapping custom tags", () => {
+    for (const text of repeatedFragments(5000)) {
       for (const [tags, style] of [
         [["<think>", "</think>"], "paired"],
         [["<think>", "</think>"], "closing_only"],
         [["<", "<<"], "paired"],
         [["", ""], "paired"],
       ] as const) {
-        withinBound(() => void detectMalformedThinking(text, tags, style), BOUND_MS, "detectMalformedThinking");
+        detectMalformedThinking(text, tags, style);
       }
     }
   });
@@ -216,14 +145,12 @@ describe("the tool-argument schema validator", () => {
     return { type: typeof value };
   }
 
-  it("throws nothing but SchemaError on generated schemas and values, errors are `$`-paths, in bounded time", () => {
+  it("throws nothing but SchemaError on generated schemas and values, errors are `$`-paths", () => {
     fc.assert(
       fc.property(fc.oneof(schema, fc.jsonValue({ maxDepth: 3 })), fc.jsonValue({ maxDepth: 4 }), (s, value) => {
-        withinBound(() => {
-          for (const out of [onlyThrows(() => validateArguments(value, s), SchemaError), onlyThrows(() => validateAgainstSchema(value, s), SchemaError)]) {
-            if (!(out instanceof Error)) for (const message of out) expect(message).toMatch(/^\$/);
-          }
-        }, BOUND_MS, "validateArguments");
+        for (const out of [onlyThrows(() => validateArguments(value, s), SchemaError), onlyThrows(() => validateAgainstSchema(value, s), SchemaError)]) {
+          if (!(out instanceof Error)) for (const message of out) expect(message).toMatch(/^\$/);
+        }
       }),
       { numRuns: RUNS * 2 },
     );
@@ -239,7 +166,7 @@ describe("the tool-argument schema validator", () => {
     );
   });
 
-  it("bounded time on big arguments (2,000-element arrays, 2,000-key objects, 4,000 errors) against nested schemas", () => {
+  it("reports every error of big arguments (2,000-element arrays, 2,000-key objects, 4,000 errors) against nested schemas", () => {
     const wide = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`k${i}`, i]));
     const big = { list: Array.from({ length: 2000 }, (_, i) => ({ x: i, y: [i, "s"] })), wide };
     const s = {
@@ -250,7 +177,7 @@ describe("the tool-argument schema validator", () => {
         wide: { type: "object", properties: Object.fromEntries(Object.keys(wide).map((k) => [k, { type: "integer" }])) },
       },
     };
-    withinBound(() => expect(validateArguments(big, s)).toHaveLength(1 + 2 * 2000 - 1), 3 * BOUND_MS, "validateArguments on 2,000 items");
+    expect(validateArguments(big, s)).toHaveLength(1 + 2 * 2000 - 1);
   });
 });
 
@@ -303,24 +230,22 @@ const ZOD_DEFAULT = /: (?:Invalid (?:input|option|key|element|union|string|numbe
 const pathText = (path: Path) => path.reduce<string>((s, p) => (typeof p === "number" ? `${s}[${p}]` : `${s}${s ? "." : ""}${p}`), "");
 
 describe("the scenario parser", () => {
-  it("on mutated example scenarios: only ScenarioError, each problem a field path near the mutation, in bounded time", () => {
+  it("on mutated example scenarios: only ScenarioError, each problem a field path near the mutation", () => {
     fc.assert(
       fc.property(fc.nat({ max: EXAMPLES.length - 1 }), fc.nat(), mutation, (which, at, m) => {
         const source = EXAMPLES[which]!;
         const paths = pathsOf(source);
         const path = paths[at % paths.length]!;
         const value = mutate(source, path, m);
-        withinBound(() => {
-          const out = onlyThrows(() => parseScenario(value), ScenarioError);
-          if (!(out instanceof ScenarioError)) return;
-          expect(out.problems.length).toBeGreaterThan(0);
-          for (const problem of out.problems.flatMap((p) => p.split("\n"))) {
-            // Near the mutation: under the same top-level key; or a check across keys (task names, samples/dataset).
-            expect([String(path[0]), "samples", "dataset"].some((top) => problem.startsWith(`${top}.`) || problem.startsWith(`${top}[`) || problem.startsWith(`${top}:`)), problem).toBe(true);
-            // In the scenario's own words, never a schema library's default message.
-            expect(problem).not.toMatch(ZOD_DEFAULT);
-          }
-        }, BOUND_MS, "parseScenario");
+        const out = onlyThrows(() => parseScenario(value), ScenarioError);
+        if (!(out instanceof ScenarioError)) return;
+        expect(out.problems.length).toBeGreaterThan(0);
+        for (const problem of out.problems.flatMap((p) => p.split("\n"))) {
+          // Near the mutation: under the same top-level key; or a check across keys (task names, samples/dataset).
+          expect([String(path[0]), "samples", "dataset"].some((top) => problem.startsWith(`${top}.`) || problem.startsWith(`${top}[`) || problem.startsWith(`${top}:`)), problem).toBe(true);
+          // In the scenario's own words, never a schema library's default message.
+          expect(problem).not.toMatch(ZOD_DEFAULT);
+        }
       }),
       { numRuns: RUNS * 2 },
     );
@@ -342,12 +267,10 @@ describe("the scenario parser", () => {
         let text = JSON.stringify(EXAMPLES[which], null, 2);
         if (crlf) text = text.replaceAll("\n", "\r\n");
         const cut = text.slice(0, at % text.length);
-        withinBound(() => {
-          const out = onlyThrows(() => parseScenarioText(cut, "s.json"), ScenarioError);
-          expect(out).toBeInstanceOf(ScenarioError);
-          const { line, column } = positionAt(cut, cut.length);
-          expect((out as ScenarioError).message).toMatch(new RegExp(`^s\\.json: not valid JSON at line ${line}, column ${column} \\(the text ends early\\): `));
-        }, BOUND_MS, "parseScenarioText");
+        const out = onlyThrows(() => parseScenarioText(cut, "s.json"), ScenarioError);
+        expect(out).toBeInstanceOf(ScenarioError);
+        const { line, column } = positionAt(cut, cut.length);
+        expect((out as ScenarioError).message).toMatch(new RegExp(`^s\\.json: not valid JSON at line ${line}, column ${column} \\(the text ends early\\): `));
       }),
       { numRuns: RUNS },
     );
@@ -359,21 +282,19 @@ describe("the scenario parser", () => {
         const text = JSON.stringify(EXAMPLES[which], null, 2);
         const k = at % (text.length + 1);
         const changed = text.slice(0, k) + ch + text.slice(k);
-        withinBound(() => {
-          const out = onlyThrows(() => parseScenarioText(changed), ScenarioError);
-          if (!(out instanceof ScenarioError) || !out.message.includes("not valid JSON")) return;
-          const m = /at line (\d+), column (\d+)/.exec(out.message);
-          expect(m, out.message).not.toBeNull();
-          const before = positionAt(changed, k);
-          const [line, column] = [Number(m![1]), Number(m![2])];
-          expect(line > before.line || (line === before.line && column >= before.column), `${out.message} (inserted at ${before.line}:${before.column})`).toBe(true);
-        }, BOUND_MS, "parseScenarioText");
+        const out = onlyThrows(() => parseScenarioText(changed), ScenarioError);
+        if (!(out instanceof ScenarioError) || !out.message.includes("not valid JSON")) return;
+        const m = /at line (\d+), column (\d+)/.exec(out.message);
+        expect(m, out.message).not.toBeNull();
+        const before = positionAt(changed, k);
+        const [line, column] = [Number(m![1]), Number(m![2])];
+        expect(line > before.line || (line === before.line && column >= before.column), `${out.message} (inserted at ${before.line}:${before.column})`).toBe(true);
       }),
       { numRuns: RUNS },
     );
   });
 
-  it("the JSON error locator agrees with JSON.parse on what is valid, in bounded time", () => {
+  it("the JSON error locator agrees with JSON.parse on what is valid", () => {
     const jsonish = fc
       .array(fc.oneof(fc.constantFrom("{", "}", "[", "]", ",", ":", '"', '"a"', "1", "-", "0", ".", "e", "1e5", "true", "fals", "null", " ", "\n", "\\", "\\u12", "\\n", "é"), fc.string({ maxLength: 3 })), { maxLength: 30 })
       .map((p) => p.join(""));
@@ -390,17 +311,15 @@ describe("the scenario parser", () => {
         } catch {
           valid = false;
         }
-        withinBound(() => {
-          const offset = jsonErrorOffset(text);
-          expect(offset === null, text).toBe(valid);
-          if (offset !== null) expect(offset).toBeLessThanOrEqual(text.length);
-        });
+        const offset = jsonErrorOffset(text);
+        expect(offset === null, text).toBe(valid);
+        if (offset !== null) expect(offset).toBeLessThanOrEqual(text.length);
       }),
       { numRuns: RUNS * 3 },
     );
     // 200 KB of nesting (JSON.parse alone takes tens of ms on it here): no stack overflow, no blowup.
     for (const deep of ["[".repeat(200_000), `${"[".repeat(100_000)}${"]".repeat(100_000)}`, '{"a":'.repeat(50_000), '"'.repeat(100_001)]) {
-      withinBound(() => void onlyThrows(() => parseScenarioText(deep), ScenarioError), 10 * BOUND_MS, "deep text");
+      onlyThrows(() => parseScenarioText(deep), ScenarioError);
     }
   });
 });
@@ -410,15 +329,13 @@ describe("the suite parser", () => {
     const suite = { scenarios: ["a.json", "dir/b.json"], tolerances: { "env/reward": 1e-6 } };
     fc.assert(
       fc.property(fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.tuple(fc.nat(), mutation).map(([at, m]) => mutate(suite, pathsOf(suite)[at % pathsOf(suite).length]!, m))), fc.string({ unit: "binary", maxLength: 200 }), (value, text) => {
-        withinBound(() => {
-          for (const out of [
-            onlyThrows(() => parseSuite(value), SuiteError),
-            onlyThrows(() => parseSuiteText(text, "s.json"), SuiteError),
-            onlyThrows(() => parseSuiteText(JSON.stringify(value), "s.json"), SuiteError),
-          ]) {
-            if (out instanceof SuiteError) for (const problem of out.problems) expect(problem).not.toMatch(ZOD_DEFAULT);
-          }
-        }, BOUND_MS, "parseSuite");
+        for (const out of [
+          onlyThrows(() => parseSuite(value), SuiteError),
+          onlyThrows(() => parseSuiteText(text, "s.json"), SuiteError),
+          onlyThrows(() => parseSuiteText(JSON.stringify(value), "s.json"), SuiteError),
+        ]) {
+          if (out instanceof SuiteError) for (const problem of out.problems) expect(problem).not.toMatch(ZOD_DEFAULT);
+        }
       }),
       { numRuns: RUNS },
     );
@@ -474,29 +391,27 @@ describe("the JSONL importer", () => {
   );
   const file = fc.tuple(fc.array(line, { maxLength: 12 }), fc.constantFrom("\n", "\r\n"), fc.boolean()).map(([lines, nl, lastNewline]) => lines.join(nl) + (lastNewline && lines.length ? nl : ""));
 
-  it("on line soup (mutated samples, metrics lines, fragments, cut lines): never fails, consistent counts, in bounded time", async () => {
+  it("on line soup (mutated samples, metrics lines, fragments, cut lines): never fails, consistent counts", async () => {
     await fc.assert(
       fc.asyncProperty(file, fc.array(fc.integer({ min: 1, max: 64 }), { maxLength: 5 }), async (text, sizes) => {
-        await withinBoundAsync(async () => {
-          const bytes = new TextEncoder().encode(text);
-          const read = await readJsonl(chunked(bytes, sizes));
-          // Lines as the reader sees them: decoded (a leading byte-order mark dropped), a last empty piece not a line.
-          const blank = new TextDecoder().decode(bytes).split("\n").filter((l, i, all) => !(i === all.length - 1 && l === "") && /^[ \t\r\ufeff]*$/.test(l)).length;
-          expect(read.validLines + read.badLines + blank).toBe(read.linesRead);
-          // At most 20 problems kept, at most 3 of one line, at least one of each bad line until there are 20.
-          expect(read.problems.length).toBeLessThanOrEqual(Math.min(20, read.problemCount, 3 * read.badLines));
-          expect(read.problems.length).toBeGreaterThanOrEqual(Math.min(20, read.badLines));
-          expect(read.problemCount).toBeGreaterThanOrEqual(read.badLines);
-          for (let k = 1; k < read.problems.length; k++) expect(read.problems[k]!.line).toBeGreaterThanOrEqual(read.problems[k - 1]!.line);
-          for (const s of read.samples) expect(sampleLineSchema.safeParse(s).success).toBe(true);
-          for (const p of read.problems) expect(`${p.path}: ${p.message}`).not.toMatch(ZOD_DEFAULT);
-          // Building the run of the valid lines fails only for want of samples.
-          const built = onlyThrows(() => buildRun(read), ImportError);
-          if (read.samples.length) expect((built as ReturnType<typeof buildRun>).model.samples).toHaveLength(read.samples.length);
-          // The strict reader agrees: it succeeds exactly when nothing is wrong and there are samples.
-          const strict = onlyThrows(() => importJsonl(text), ImportError);
-          expect(strict instanceof ImportError).toBe(read.problemCount > 0 || read.samples.length === 0);
-        }, BOUND_MS, "readJsonl");
+        const bytes = new TextEncoder().encode(text);
+        const read = await readJsonl(chunked(bytes, sizes));
+        // Lines as the reader sees them: decoded (a leading byte-order mark dropped), a last empty piece not a line.
+        const blank = new TextDecoder().decode(bytes).split("\n").filter((l, i, all) => !(i === all.length - 1 && l === "") && /^[ \t\r\ufeff]*$/.test(l)).length;
+        expect(read.validLines + read.badLines + blank).toBe(read.linesRead);
+        // At most 20 problems kept, at most 3 of one line, at least one of each bad line until there are 20.
+        expect(read.problems.length).toBeLessThanOrEqual(Math.min(20, read.problemCount, 3 * read.badLines));
+        expect(read.problems.length).toBeGreaterThanOrEqual(Math.min(20, read.badLines));
+        expect(read.problemCount).toBeGreaterThanOrEqual(read.badLines);
+        for (let k = 1; k < read.problems.length; k++) expect(read.problems[k]!.line).toBeGreaterThanOrEqual(read.problems[k - 1]!.line);
+        for (const s of read.samples) expect(sampleLineSchema.safeParse(s).success).toBe(true);
+        for (const p of read.problems) expect(`${p.path}: ${p.message}`).not.toMatch(ZOD_DEFAULT);
+        // Building the run of the valid lines fails only for want of samples.
+        const built = onlyThrows(() => buildRun(read), ImportError);
+        if (read.samples.length) expect((built as ReturnType<typeof buildRun>).model.samples).toHaveLength(read.samples.length);
+        // The strict reader agrees: it succeeds exactly when nothing is wrong and there are samples.
+        const strict = onlyThrows(() => importJsonl(text), ImportError);
+        expect(strict instanceof ImportError).toBe(read.problemCount > 0 || read.samples.length === 0);
       }),
       { numRuns: RUNS },
     );
@@ -521,42 +436,38 @@ describe("the JSONL importer", () => {
     );
   });
 
-  it("on arbitrary bytes in arbitrary chunks: never fails, the same result however it is cut, in bounded time", async () => {
+  it("on arbitrary bytes in arbitrary chunks: never fails, the same result however it is cut", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(fc.uint8Array({ maxLength: 3000 }), fc.string({ unit: "binary", maxLength: 1000 }).map((s) => new TextEncoder().encode(s))),
         fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 6 }),
         async (bytes, sizes) => {
-          await withinBoundAsync(async () => {
-            const whole = await readJsonl(chunked(bytes, []));
-            const cut = await readJsonl(chunked(bytes, sizes));
-            expect(stable(cut)).toEqual(stable(whole));
-            const decoded = new TextDecoder().decode(bytes);
-            const lines = decoded.split("\n");
-            if (lines.at(-1) === "") lines.pop();
-            expect(whole.linesRead).toBe(lines.length);
-            expect(whole.bytesRead).toBe(bytes.length);
-          }, BOUND_MS, "readJsonl");
+          const whole = await readJsonl(chunked(bytes, []));
+          const cut = await readJsonl(chunked(bytes, sizes));
+          expect(stable(cut)).toEqual(stable(whole));
+          const decoded = new TextDecoder().decode(bytes);
+          const lines = decoded.split("\n");
+          if (lines.at(-1) === "") lines.pop();
+          expect(whole.linesRead).toBe(lines.length);
+          expect(whole.bytesRead).toBe(bytes.length);
         },
       ),
       { numRuns: RUNS },
     );
   });
 
-  it("bounded time on adversarial lines: deep nesting, long runs of fragments, thousands of bad fields", async () => {
+  it("reads adversarial lines: deep nesting, long runs of fragments, thousands of bad fields", async () => {
     const adversarialLines = [
       "[".repeat(100_000),
       `{"idx":0,"task_name":"t","message_log":[],"x":${"[".repeat(50_000)}${"]".repeat(50_000)}}`,
       `{"idx":0,"task_name":"t","message_log":[],"lab/initial_env_info":${'{"a":'.repeat(10_000)}1${"}".repeat(10_000)}}`,
       `{"idx":0,"task_name":"t","message_log":[${Array.from({ length: 5000 }, () => '{"role":"user","content":1}').join(",")}]}`,
-      ...adversarial(5000).map((t) => t.replaceAll("\n", " ")),
+      ...repeatedFragments(5000).map((t) => t.replaceAll("\n", " ")),
     ];
     for (const l of adversarialLines) {
-      await withinBoundAsync(async () => {
-        const read = await readJsonl(new Blob([`${l}\n${l}`]));
-        expect(read.linesRead).toBe(2);
-        onlyThrows(() => buildRun(read), ImportError);
-      }, 2 * BOUND_MS, `readJsonl(${JSON.stringify(l.slice(0, 24))}…)`);
+      const read = await readJsonl(new Blob([`${l}\n${l}`]));
+      expect(read.linesRead).toBe(2);
+      onlyThrows(() => buildRun(read), ImportError);
     }
   });
 });

@@ -112,13 +112,9 @@ describe("the batch's drift count and filter", () => {
   it("300 samples: checked in slices of a few, each sample once (cached by its message log)", async () => {
     const { model, scenario } = await workspaceRun("fork");
     const many = Array.from({ length: 300 }, (_, i) => ({ ...model.samples[i % 3]!, sample: i, messages: [...model.samples[i % 3]!.messages] }));
-    const started = performance.now();
     const first = await run(many, scenario);
-    const ms = performance.now() - started;
     expect(first.slices).toBe(Math.ceil(300 / CHUNK) - 1);
     expect(many.every((s) => driftOf(s, scenario) === true)).toBe(true);
-    // Each slice is short: the whole run's checks take well under a frame per slice on average.
-    expect(ms / Math.ceil(300 / CHUNK)).toBeLessThan(200);
     const again = await run(many, scenario);
     expect(again.slices).toBe(0);
   });
