@@ -33,8 +33,9 @@ const TOOL_NAME = /"name":\s*"([^"]+)"/;
 /**
  * `The read_file call found no such file.` when the context's last call (the text after its last `</tool_call>`)
  * was answered "No such file or directory", else null. Said before the next step is named, it puts the failure
- * (the observation's last words) and the failed call's tool next to the decision to look up again, which a small
- * model otherwise makes from the plan's step count alone and gets wrong (docs/training.md, section 7, session 31).
+ * (the observation's last words) and the failed call's tool next to the decision to look up again, which the
+ * committed weights often make as if the look-up had worked. Measured in session 31 and worse (docs/training.md,
+ * section 7): off in the recipe.
  */
 export function notFoundLine(context: string): string | null {
   const end = context.lastIndexOf("</tool_call>");
