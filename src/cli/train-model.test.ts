@@ -128,6 +128,7 @@ describe("the two stages", () => {
 
   it("warm the first stage's decoder up on repeated runs (the recipe: 1,144 steps), into <work>/induction.safetensors, which the first stage starts from", () => {
     expect(RECIPE.inductionSteps).toBe("1144");
+    expect(RECIPE.steps).toBe("3000"); // the committed weights' first stage
     expect(RECIPE.renameRate).toBe("0.5");
     expect(inductionStepsFor(undefined, null)).toBe(1144);
     // A given first stage skips the recipe's warm-up with it; one asked for by name is main's to refuse.
