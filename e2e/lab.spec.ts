@@ -68,6 +68,10 @@ test("pause, step one turn, resume and stop behave; stopped runs keep their part
   // the run is surely under way then, and not at its end.
   await page.goto("/?faults=1");
   await page.getByLabel("max_rollout_turns").fill("30");
+  // Sample 0 must still be under way at its fourth turn whatever the model plays: with these settings its board is a
+  // 3×3 whose shortest solution is 9 moves (the default run's first board is solved in 3, which the trained model does).
+  await page.getByLabel("Shuffle moves (max)").fill("30");
+  await page.getByLabel("Dataset seed").fill("22");
   expect(await hook(page, "startPaused", true)).toBe("paused");
   await page.getByRole("button", { name: "Run" }).click();
   await expect(status(page)).toHaveText("paused");
