@@ -63,7 +63,7 @@ export function UserEnvironmentsPanel({ onLoaded }: { onLoaded(name: string, tas
               </span>
             )}
             {e.source !== "checkout" && (
-              <button type="button" className="link" title="Take it out of the lab and forget its kept copy" onClick={() => remove(e.origin)}>
+              <button type="button" className="link" title="Take it out of the lab and forget its kept copy" onClick={() => void remove(e.origin)}>
                 remove
               </button>
             )}

@@ -14,7 +14,7 @@ export function syncCheckoutEnvironments(): void {
   const store = useUserEnvironments.getState();
   for (const entry of store.environments) {
     if (entry.source === "checkout" && !Object.hasOwn(sources, `/${entry.origin}`)) {
-      store.remove(entry.origin);
+      void store.remove(entry.origin); // a checkout module has no kept copy: out of the list at once
       loaded.delete(entry.origin);
     }
   }

@@ -46,8 +46,11 @@ interface UserEnvironmentsState {
   storageProblem: string | null;
   load(source: string, origin: string, kind: ModuleSource): Promise<UserEnvironment>;
   loadUrl(url: string): Promise<UserEnvironment>;
-  /** Takes the module out of the page; one from a file or URL is forgotten by this browser too. */
-  remove(origin: string): void;
+  /**
+   * Takes the module out of the page; one from a file or URL is forgotten by this browser too, first, so that once
+   * the page shows it gone a reload does not offer it again.
+   */
+  remove(origin: string): Promise<void>;
   /** Loads the kept copy of `origin` (its text as kept: nothing is fetched); null when none is kept. */
   loadKept(origin: string): Promise<UserEnvironment | null>;
   /** Forgets the kept copy of `origin` (a module loaded from it stays in the page). */
@@ -142,14 +145,16 @@ export const useUserEnvironments = create<UserEnvironmentsState>((set, get) => {
       }
       return get().load(text, url, "url");
     },
-    remove(origin) {
+    async remove(origin) {
       const removed = get().environments.find((e) => e.origin === origin);
       hosts.get(origin)?.worker.terminate();
       hosts.delete(origin);
       // A module removed and loaded again starts again at v1.
       versions.delete(origin);
+      // Forgotten (the kept copy deleted from IndexedDB) before it leaves the list: a reload right after the page
+      // shows it gone does not offer it again. While it waits it is still listed, so its kept copy is not offered.
+      if (removed && removed.source !== "checkout") await get().forget(origin);
       set({ environments: get().environments.filter((e) => e.origin !== origin) });
-      if (removed && removed.source !== "checkout") void get().forget(origin);
     },
     async loadKept(origin) {
       await keptListed;
