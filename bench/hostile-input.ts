@@ -64,8 +64,8 @@ const validLines = (bytes: number) => {
 const flatJson = (length: number) => `[${"1,".repeat(Math.max(0, Math.floor(length / 2) - 1))}1]`;
 
 const cases: Case[] = [];
-for (const [k, fragment] of repeatedFragments(1).entries()) {
-  const text = (scale: number) => repeatedFragments(5000 * scale)[k]!;
+for (const fragment of repeatedFragments(1)) {
+  const text = (scale: number) => fragment.repeat(5000 * scale);
   const label = JSON.stringify(fragment.slice(0, 24));
   cases.push({ parser: "parseHermesToolCalls", input: `${label} × 5000`, hostile: (s) => { const t = text(s); return () => parseHermesToolCalls(t); }, reference: (s) => { const t = ordinaryReply(text(s).length); return () => parseHermesToolCalls(t); } });
   cases.push({ parser: "detectMalformedThinking", input: `${label} × 5000`, hostile: (s) => { const t = text(s); return () => detectMalformedThinking(t, ["<think>", "</think>"], "paired"); }, reference: (s) => { const t = ordinaryReply(text(s).length); return () => detectMalformedThinking(t, ["<think>", "</think>"], "paired"); } });

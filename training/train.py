@@ -87,13 +87,16 @@ def batch_loss(model: Decoder, batch: Batch, prefix_grad: bool, context_weight: 
     logits = model.forward_with_prefix(batch.prefix.to(device), batch.suffixes.to(device), prefix_grad)
     flat, targets = logits.reshape(-1, logits.shape[-1]), batch.targets.to(device).reshape(-1)
     kept = targets != IGNORE
-    loss = F.cross_entropy(flat, targets, ignore_index=IGNORE) if bool(kept.any()) else flat.sum() * 0.0
-    correct = (flat[kept].argmax(-1) == targets[kept]).sum()
-    objective = loss
     if batch.weights is not None and bool(kept.any()):
-        # The copy targets' loss counted copy_weight times, the mean still over the learned tokens (the others' step unchanged).
+        # The copy targets' loss counted copy_weight times in the objective, the mean still over the learned tokens
+        # (the others' step unchanged); the loss reported stays the plain mean. One cross-entropy pass for both.
         per_token = F.cross_entropy(flat, targets, ignore_index=IGNORE, reduction="none")
+        loss = per_token.sum() / kept.sum()
         objective = (per_token * batch.weights.to(device).reshape(-1)).sum() / kept.sum()
+    else:
+        loss = F.cross_entropy(flat, targets, ignore_index=IGNORE) if bool(kept.any()) else flat.sum() * 0.0
+        objective = loss
+    correct = (flat[kept].argmax(-1) == targets[kept]).sum()
     if context_weight > 0:
         context = batch.context.to(device).reshape(-1)
         if bool((context != IGNORE).any()):
