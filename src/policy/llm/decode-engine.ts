@@ -256,6 +256,15 @@ export class DecodeEngine {
     );
   }
 
+  /**
+   * Where the caches live: typed arrays (`cpu`), GPU buffers moved with GPU copies (`gpu`), or GPU buffers that are
+   * never moved because no device to copy with was given (`gpu-unmoved`: each row is stepped on its own).
+   */
+  get cacheHome(): "cpu" | "gpu" | "gpu-unmoved" {
+    if (!this.onGpu) return "cpu";
+    return this.canMove ? "gpu" : "gpu-unmoved";
+  }
+
   /** Kept caches: how many, their bytes, how many were evicted. */
   get cacheStats(): { kept: number; bytes: number; evictions: number } {
     return { kept: this.store.size, bytes: this.store.keptBytes, evictions: this.store.evictions };

@@ -98,6 +98,11 @@ export class ModelPolicy implements GenerationInterface {
     return this.engine?.stats ?? null;
   }
 
+  /** Where the engine's caches live (null on `generate()`). */
+  get cacheHome(): DecodeEngine["cacheHome"] | null {
+    return this.engine?.cacheHome ?? null;
+  }
+
   /** The engine's kept caches (every policy's on this model): how many, their bytes, how many were evicted. */
   get keptCaches(): DecodeEngine["cacheStats"] | null {
     return this.engine?.cacheStats ?? null;

@@ -77,7 +77,7 @@ export function describeLoadError(source: ModelSource, error: unknown, context: 
     return fail("config.json", `${message} (its model_type is not one transformers.js can load as a causal LM)`);
   }
   if (/Can't create a session|protobuf|Failed to load model|invalid model|ONNX/i.test(message)) {
-    const graph = `onnx/model${DTYPE_SUFFIX[context.dtype ?? "fp32"]}.onnx`;
+    const graph = modelGraphFile(context.dtype ?? "fp32");
     return fail(graph, `onnxruntime cannot load it (a truncated or corrupt file?): ${message}`);
   }
   return fail(undefined, message);
@@ -85,9 +85,12 @@ export function describeLoadError(source: ModelSource, error: unknown, context: 
 
 const DTYPE_SUFFIX: Record<Dtype, string> = { fp32: "", fp16: "_fp16", q8: "_quantized", q4: "_q4", q4f16: "_q4f16" };
 
+/** The decoder's ONNX graph for this dtype, relative to the model folder. */
+export const modelGraphFile = (dtype: Dtype) => `onnx/model${DTYPE_SUFFIX[dtype]}.onnx`;
+
 /** The files a causal LM folder must have for transformers.js to load it with this dtype. */
 export function requiredModelFiles(dtype: Dtype): string[] {
-  return ["config.json", "tokenizer_config.json", "tokenizer.json", `onnx/model${DTYPE_SUFFIX[dtype]}.onnx`];
+  return ["config.json", "tokenizer_config.json", "tokenizer.json", modelGraphFile(dtype)];
 }
 
 /**

@@ -1,0 +1,91 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_FLOAT_TOLERANCE } from "../../regress/compare.js";
+import type { RolloutResultJson } from "../../scenario/result.js";
+import { runScenario, type LoadedPolicy } from "../../scenario/run.js";
+import { parseScenario, type Scenario } from "../../scenario/schema.js";
+import type { ModelPolicy } from "./model-policy.js";
+import { loadNodeModel, loadNodeModelPolicy } from "./node.js";
+
+// Chromium's SwiftShader Vulkan driver: the software adapter the e2e WebGPU tests use too. A machine with a GPU
+// driver (VK_ICD_FILENAMES set) runs these on it instead.
+const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
+const haveDriver = Boolean(process.env.VK_ICD_FILENAMES) || existsSync(SWIFTSHADER_ICD);
+if (!process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER_ICD)) process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
+process.env.XDG_RUNTIME_DIR ??= tmpdir();
+
+// The example model rollout (3 samples × 3 turns) with shorter replies (the software adapter is slow), greedy: the
+// adapter's logprobs differ from the CPU's by up to ~3e-4 (docs/regression.md), which moves a seeded draw that lands
+// that close to a boundary of the distribution onto the neighbouring token, while greedy tokens stay the CPU's.
+const example = async (): Promise<Scenario> => ({
+  ...parseScenario(JSON.parse(await readFile(join(import.meta.dirname, "../../scenario/examples/sliding-puzzle-model.json"), "utf8"))),
+  max_new_tokens: 16,
+  greedy: true,
+});
+
+let loaded: Awaited<ReturnType<typeof loadNodeModel>> extends infer L ? L : never;
+const policies: ModelPolicy[] = [];
+const modelPolicy =
+  (device: "cpu" | "webgpu") =>
+  async (spec: Parameters<typeof loadNodeModelPolicy>[0]): Promise<LoadedPolicy> => {
+    const policy = await loadNodeModelPolicy({ ...spec, device });
+    policies.push(policy);
+    return { generation: policy, tokenizer: policy.tokenizer, dispose: () => policy.dispose(), metrics: () => policy.metrics() };
+  };
+
+/** Each sample's assistant turns: tokens (compared exactly) and log-probabilities (within the regression tolerance). */
+const turns = (result: RolloutResultJson) =>
+  result.samples.map((sample) => sample.message_log.filter((m) => m.role === "assistant").map((m) => ({ tokens: m.token_ids, logprobs: m.generation_logprobs ?? [] })));
+
+describe.skipIf(!haveDriver)("the model policy on WebGPU in Node (onnxruntime-web on Dawn)", () => {
+  const cpu: Partial<Record<"sync" | "async", RolloutResultJson>> = {};
+  beforeAll(async () => {
+    // The CPU's runs first: once Dawn runs on the software adapter, its threads share the CPU with onnxruntime-node's.
+    const scenario = await example();
+    for (const mode of ["sync", "async"] as const) cpu[mode] = await runScenario({ ...scenario, mode }, { modelPolicy: modelPolicy("cpu") });
+    loaded = await loadNodeModel({ model: "builtin:tiny", device: "webgpu" });
+  }, 120_000);
+  afterAll(async () => {
+    for (const policy of policies) await policy.dispose();
+    await loaded?.model.dispose();
+  });
+
+  it("loads the decoder onto a WebGPU adapter and names it", () => {
+    expect(loaded.gpuDevice).not.toBeNull();
+    expect(loaded.adapter).not.toBeNull();
+    if (process.env.VK_ICD_FILENAMES === SWIFTSHADER_ICD) expect(loaded.adapter!.software).toBe(true);
+  });
+
+  // The first pass compiles every kernel, which takes about half a minute on the software adapter.
+  it(
+    "sync and async rollouts give the CPU's tokens, with caches kept and moved on the GPU between turns",
+    async () => {
+      const scenario = await example();
+      for (const mode of ["sync", "async"] as const) {
+        const gpu = await runScenario({ ...scenario, mode }, { modelPolicy: modelPolicy("webgpu") });
+        const [want, got] = [turns(cpu[mode]!), turns(gpu)];
+        expect(got.map((s) => s.map((t) => t.tokens))).toEqual(want.map((s) => s.map((t) => t.tokens)));
+        got.forEach((sample, i) =>
+          sample.forEach((turn, j) =>
+            turn.logprobs.forEach((lp, k) => expect(Math.abs(lp - want[i]![j]!.logprobs[k]!)).toBeLessThanOrEqual(DEFAULT_FLOAT_TOLERANCE)),
+          ),
+        );
+        // Later turns were served from each sample's kept cache, as on the CPU.
+        expect(gpu.metrics["lab/reused_tokens"]).toBe(cpu[mode]!.metrics["lab/reused_tokens"]);
+        expect(gpu.metrics["lab/reused_tokens"]).toBeGreaterThan(0);
+        const onGpu = policies.at(-1)!;
+        expect(onGpu.cacheHome).toBe("gpu");
+        // Rows joined one batch: kept caches were copied into it on the GPU.
+        expect(onGpu.engineStats!.merges).toBeGreaterThan(0);
+      }
+    },
+    600_000,
+  );
+
+  it("refuses 'wasm' in Node, naming what runs there", async () => {
+    await expect(loadNodeModel({ model: "builtin:tiny", device: "wasm" })).rejects.toThrow(/in Node the model runs on 'cpu' or 'webgpu'/);
+  });
+});
