@@ -2,14 +2,16 @@
  * `npm run bench:model-rollout` (part of `npm run bench`): benchmark 8, a multi-turn model rollout
  * (src/bench-support/model-rollout.ts): the model policy on its decode engine against transformers.js `generate()`,
  * 16 samples × 8 turns of the sliding puzzle on builtin:small, sync and async, in Node (onnxruntime-node) and in
- * headless Chromium on WASM; prefilled ÷ new context tokens; async ÷ sync with no latency and with 0–50 ms steps.
- * Prints a table and writes `bench/results/model-rollout.json`.
+ * headless Chromium on WASM; prefilled ÷ new context tokens; async ÷ sync with no latency and with 0–50 ms steps;
+ * decode tokens per second at batch 32 against batch 1. Prints a table and writes `bench/results/model-rollout.json`.
  *
  * Options: `-- --samples N --turns T --rounds R --only node,chromium --device wasm|webgpu --sampled --out <file>`,
- * `--parts ab,jitter` (new against old; async against sync with 0–50 ms steps), `--modes sync,async` (part ab's paths),
- * `--engines continuous,generate` (part ab's policies: one alone to look at it without the other in the same runtime);
+ * `--parts ab,jitter,decode` (new against old; async against sync with 0–50 ms steps; decode at each batch size),
+ * `--modes sync,async` (part ab's paths), `--engines continuous,generate` (part ab's policies: one alone to look at
+ * it without the other in the same runtime), `--decode-batches 1,32 --decode-prompt-tokens 512 --decode-new-tokens 64`;
  * `--append` keeps the results already in the file (another backend's, measured at another time or size).
- * `--device webgpu` runs the page on WebGPU (Chromium with `--enable-unsafe-webgpu`), for a machine with a GPU.
+ * `--device webgpu` runs on WebGPU, for a machine with a GPU: Node through Dawn (`node-webgpu.ts`; a GPU server
+ * without a browser needs only this) and the page in Chromium with `--enable-unsafe-webgpu`.
  */
 
 import { spawn } from "node:child_process";
@@ -33,6 +35,9 @@ const { values } = parseArgs({
     parts: { type: "string" },
     modes: { type: "string" },
     engines: { type: "string" },
+    "decode-batches": { type: "string" },
+    "decode-prompt-tokens": { type: "string" },
+    "decode-new-tokens": { type: "string" },
     out: { type: "string" },
     append: { type: "boolean" },
   },
@@ -45,12 +50,16 @@ const config: Partial<ModelRolloutConfig> = {
   ...(values.parts ? { parts: values.parts.split(",") as ModelRolloutConfig["parts"] } : {}),
   ...(values.modes ? { modes: values.modes.split(",") as ModelRolloutConfig["modes"] } : {}),
   ...(values.engines ? { engines: values.engines.split(",") as ModelRolloutConfig["engines"] } : {}),
+  ...(values["decode-batches"] ? { decodeBatches: values["decode-batches"].split(",").map(Number) } : {}),
+  ...(values["decode-prompt-tokens"] ? { decodePromptTokens: Number(values["decode-prompt-tokens"]) } : {}),
+  ...(values["decode-new-tokens"] ? { decodeNewTokens: Number(values["decode-new-tokens"]) } : {}),
 };
 const only = new Set((values.only ?? "node,chromium").split(","));
 const device = values.device === "webgpu" ? "webgpu" : "wasm";
 
 async function inNode(): Promise<ModelRolloutResult> {
-  const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", "bench/model-rollout-node.ts", JSON.stringify(config)], {
+  const nodeDevice = device === "webgpu" ? "webgpu" : "cpu";
+  const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", "bench/model-rollout-node.ts", JSON.stringify(config), nodeDevice], {
     cwd: root,
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -82,24 +91,41 @@ const mismatched = (r: ModelRolloutResult, mode: string, variant = "none") => {
   return c.length ? c.map((x) => `${x.mismatches.length}/${r.config.samples}`).join(", ") : "–";
 };
 console.log();
-console.table(
-  Object.fromEntries(
-    results.flatMap((r) =>
-      (["sync", "async"] as const).map((mode) => [
-        `${r.backend} ${mode}`,
+const rolledOut = results.filter((r) => r.runs.length > 0);
+if (rolledOut.length) {
+  console.table(
+    Object.fromEntries(
+      rolledOut.flatMap((r) =>
+        (["sync", "async"] as const).map((mode) => [
+          `${r.backend} ${mode}`,
+          {
+            "new tok/s": show(r.tokens_per_s[`continuous_${mode}`]),
+            "old tok/s": show(r.tokens_per_s[`generate_${mode}`]),
+            "new/old (≥3)": show(r.speedup[mode]),
+            "prefilled/new ctx (≤1.05)": show(r.prefill_ratio[mode]),
+            "old prefilled/new ctx": show(r.old_prefill_ratio[mode]),
+            "samples differing new vs old": mismatched(r, mode),
+            "jitter wall ms": show(r.jitter_wall_ms[mode]),
+          },
+        ]),
+      ),
+    ),
+  );
+}
+const decoded = results.filter((r) => r.decode_runs.length > 0);
+if (decoded.length) {
+  console.table(
+    Object.fromEntries(
+      decoded.map((r) => [
+        r.backend,
         {
-          "new tok/s": show(r.tokens_per_s[`continuous_${mode}`]),
-          "old tok/s": show(r.tokens_per_s[`generate_${mode}`]),
-          "new/old (≥3)": show(r.speedup[mode]),
-          "prefilled/new ctx (≤1.05)": show(r.prefill_ratio[mode]),
-          "old prefilled/new ctx": show(r.old_prefill_ratio[mode]),
-          "samples differing new vs old": mismatched(r, mode),
-          "jitter wall ms": show(r.jitter_wall_ms[mode]),
+          ...Object.fromEntries(Object.entries(r.decode_tokens_per_s).map(([batch, tps]) => [`decode tok/s, batch ${batch}`, tps])),
+          [`batch ${Math.max(...r.config.decodeBatches)} / batch 1`]: show(r.decode_batch_speedup),
         },
       ]),
     ),
-  ),
-);
+  );
+}
 for (const r of results) {
   const atLeast = (value: number | null | undefined, target: number, what: string) =>
     value === null || value === undefined ? `${what}: not measured` : `${what} ${value} ${value >= target ? "meets" : "misses"} ≥ ${target}`;
@@ -119,7 +145,11 @@ for (const r of results) {
   const sampled = r.token_comparisons.find((c) => c.variant === "sampled");
   if (sampled) console.log(`${r.backend}: seeded sampling, sync: ${sampled.mismatches.length}/${r.config.samples} samples differ between new and old`);
 }
-const webgpu = device === "webgpu" && only.has("chromium") ? "measured (see chromium-webgpu)" : "not measured: no GPU on this machine (the page takes ?device=webgpu; `-- --device webgpu` runs it)";
+type WithAdapter = ModelRolloutResult & { adapter?: { description: string; software: boolean } };
+const onWebGpu = (results as WithAdapter[]).filter((r) => r.backend.endsWith("webgpu"));
+const webgpu = onWebGpu.length
+  ? `measured: ${onWebGpu.map((r) => `${r.backend}${r.adapter ? ` on ${r.adapter.description || "an unnamed adapter"}${r.adapter.software ? " (a software adapter: correct, not a GPU's speed)" : ""}` : ""}`).join(", ")}`
+  : "not measured: no GPU on this machine (`-- --device webgpu` runs Node through Dawn and the page on WebGPU)";
 console.log(`WebGPU: ${webgpu}`);
 const file = resolve(root, values.out ?? "bench/results/model-rollout.json");
 mkdirSync(dirname(file), { recursive: true });

@@ -2,10 +2,21 @@
 
 import { describe, expect, it } from "vitest";
 import { loadNodeModel } from "../policy/llm/node.js";
-import { compareTokens, generatedTokens, MODEL_ROLLOUT_DEFAULTS, newContextTokens, runModelRolloutBenchmark, runOnce } from "./model-rollout.js";
+import type { DecodeBatchRecord } from "./decode-batch.js";
+import { compareTokens, generatedTokens, MODEL_ROLLOUT_DEFAULTS, newContextTokens, runModelRolloutBenchmark, runOnce, summarizeDecode } from "./model-rollout.js";
 
 const msg = (role: string, n: number) => ({ role, token_ids: Array.from({ length: n }, (_, i) => i) });
-const tiny = { ...MODEL_ROLLOUT_DEFAULTS, model: "builtin:tiny", samples: 2, turns: 2, maxNewTokens: 8, jitterMs: 5 };
+const tiny = {
+  ...MODEL_ROLLOUT_DEFAULTS,
+  model: "builtin:tiny",
+  samples: 2,
+  turns: 2,
+  maxNewTokens: 8,
+  jitterMs: 5,
+  decodeBatches: [1, 4],
+  decodePromptTokens: 24,
+  decodeNewTokens: 6,
+};
 
 describe("model-rollout benchmark", () => {
   it("counts new context tokens: the prompt, then what came since each assistant message", () => {
@@ -68,5 +79,32 @@ describe("model-rollout benchmark", () => {
     expect(result.jitter_ideal_ms!.sync).toBeGreaterThanOrEqual(result.jitter_ideal_ms!.async);
     for (const r of result.runs) expect(r.sample_turns).toBe(4);
     expect(result.sync_async_mismatches).toEqual([]);
+    // Part decode: one call per batch size, every row decoding its 6 tokens (the first from its prefill).
+    expect(result.decode_runs.map((r) => [r.batch, r.decode_steps, r.prompt_tokens, r.new_tokens])).toEqual([
+      [1, 5, 24, 6],
+      [4, 5, 24, 6],
+    ]);
+    expect(Object.keys(result.decode_tokens_per_s).sort()).toEqual(["1", "4"]);
+    expect(result.decode_batch_speedup).toBeGreaterThan(0);
   }, 240_000);
+
+  it("part decode: the largest batch over batch 1 pairs each round's two figures, medians per batch", () => {
+    const rec = (batch: number, round: number, tps: number): DecodeBatchRecord => ({
+      batch,
+      round,
+      prompt_tokens: 8,
+      new_tokens: 4,
+      decode_ms: 1,
+      wall_ms: 1,
+      decode_tokens_per_s: tps,
+      decode_steps: 3,
+    });
+    const cfg = { ...tiny, decodeBatches: [1, 32] };
+    const runs = [rec(1, 0, 10), rec(32, 0, 200), rec(32, 1, 90), rec(1, 1, 9), rec(1, 2, 20), rec(32, 2, 100)];
+    const summary = summarizeDecode(cfg, runs);
+    expect(summary.decode_tokens_per_s).toEqual({ 1: 10, 32: 100 });
+    // The rounds' ratios are 20, 10 and 5: their median.
+    expect(summary.decode_batch_speedup).toBe(10);
+    expect(summarizeDecode(cfg, runs.filter((r) => r.batch === 32)).decode_batch_speedup).toBeNull();
+  });
 });

@@ -25,6 +25,7 @@ import type { RunScenarioOptions } from "../scenario/run.js";
 import { runScenario } from "../scenario/run.js";
 import { parseScenario, type Scenario } from "../scenario/schema.js";
 import { idealWallMs, LatencyEnv, type LatencyTable } from "./async-sync.js";
+import { measureDecodeBatch, type DecodeBatchRecord } from "./decode-batch.js";
 import { hashText, median, round } from "./common.js";
 
 export type EngineKind = "continuous" | "generate";
@@ -45,8 +46,14 @@ export interface ModelRolloutConfig {
   /** Also one round of seeded sampling (temperature 1), new against old, sync: do their tokens match? */
   sampledRound: boolean;
   samplingSeed: number;
-  /** The parts to run: `ab` (a and b: new against old), `jitter` (c with latency). */
-  parts: ("ab" | "jitter")[];
+  /**
+   * The parts to run: `ab` (a and b: new against old), `jitter` (c with latency), `decode` (d's second half: decode
+   * tokens per second at each of `decodeBatches`, `decode-batch.ts`).
+   */
+  parts: ("ab" | "jitter" | "decode")[];
+  decodeBatches: number[];
+  decodePromptTokens: number;
+  decodeNewTokens: number;
   /** Warm up with the full batch and turns (2 new tokens a turn) before measuring. */
   fullWarmUp: boolean;
   /** The rollout paths part `ab` runs. */
@@ -74,7 +81,10 @@ export const MODEL_ROLLOUT_DEFAULTS: ModelRolloutConfig = {
   jitterSeed: 0,
   sampledRound: false,
   samplingSeed: 7,
-  parts: ["ab", "jitter"],
+  parts: ["ab", "jitter", "decode"],
+  decodeBatches: [1, 32],
+  decodePromptTokens: 512,
+  decodeNewTokens: 64,
   modes: ["sync", "async"],
   engines: ["continuous", "generate"],
   fullWarmUp: true,
@@ -361,6 +371,11 @@ export interface ModelRolloutResult {
   /** Whether sync and async (new policy, greedy) produced the same tokens. */
   sync_async_mismatches: TokenMismatch[] | null;
   runs: RunRecord[];
+  /** Part decode: medians over rounds of decode tokens per second, by batch size. */
+  decode_tokens_per_s: Record<string, number>;
+  /** The largest batch's decode tokens per second over batch 1's (median of the rounds' ratios). */
+  decode_batch_speedup: number | null;
+  decode_runs: DecodeBatchRecord[];
   targets: { speedup: number; prefill_ratio: number; async_over_sync_tokens_per_s: number; jitter_async_over_sync_wall: number };
 }
 
@@ -396,9 +411,10 @@ export async function runModelRolloutBenchmark(options: ModelRolloutOptions): Pr
   // runtime's memory (its arena, the heap; in Node much of it system time): the full batch and turns once, two new
   // tokens a turn, so that no measured run pays for it (a first run measured paid up to twice a later one's time).
   const small = { ...cfg, samples: Math.min(cfg.samples, 2), turns: 1 };
+  const rollouts = cfg.parts.includes("ab") || cfg.parts.includes("jitter");
   const engines = cfg.parts.includes("jitter") ? [...new Set<EngineKind>([...cfg.engines, "continuous"])] : cfg.engines;
-  for (const engine of engines) await runOnce(options.loaded, small, engine, "sync");
-  if (cfg.fullWarmUp) {
+  if (rollouts) for (const engine of engines) await runOnce(options.loaded, small, engine, "sync");
+  if (rollouts && cfg.fullWarmUp) {
     between();
     const started = performance.now();
     await runOnce(options.loaded, { ...cfg, maxNewTokens: 2 }, engines[0]!, "sync");
@@ -440,7 +456,38 @@ export async function runModelRolloutBenchmark(options: ModelRolloutOptions): Pr
       }
     }
   }
-  return summarize(options.backend, cfg, runs, comparisons, syncAsync, latencyTables);
+  const decodeRuns: DecodeBatchRecord[] = [];
+  if (cfg.parts.includes("decode")) {
+    // A first call at the largest batch compiles its kernels and grows the runtime's memory, unmeasured.
+    await measureDecodeBatch(options.loaded, Math.max(...cfg.decodeBatches), cfg.decodePromptTokens, 2);
+    for (let r = 0; r < cfg.rounds; r++) {
+      const batches = r % 2 ? [...cfg.decodeBatches].reverse() : cfg.decodeBatches;
+      for (const batch of batches) {
+        between();
+        const rec = await measureDecodeBatch(options.loaded, batch, cfg.decodePromptTokens, cfg.decodeNewTokens, r);
+        decodeRuns.push(rec);
+        log(`${options.backend} round ${r + 1}/${cfg.rounds}: decode at batch ${batch}: ${rec.decode_tokens_per_s} tok/s (${rec.decode_ms} ms of decode passes, ${rec.wall_ms} ms in all)`);
+      }
+    }
+  }
+  return { ...summarize(options.backend, cfg, runs, comparisons, syncAsync, latencyTables), ...summarizeDecode(cfg, decodeRuns) };
+}
+
+/** Part decode's figures: per batch size the median over rounds; the largest batch over batch 1, per round. */
+export function summarizeDecode(cfg: ModelRolloutConfig, runs: DecodeBatchRecord[]): Pick<ModelRolloutResult, "decode_tokens_per_s" | "decode_batch_speedup" | "decode_runs"> {
+  const perBatch: Record<string, number> = {};
+  for (const batch of cfg.decodeBatches) {
+    const at = runs.filter((r) => r.batch === batch);
+    if (at.length) perBatch[batch] = round1(median(at.map((r) => r.decode_tokens_per_s)));
+  }
+  const largest = Math.max(...cfg.decodeBatches);
+  const ratios = runs
+    .filter((r) => r.batch === largest)
+    .flatMap((big) => {
+      const one = runs.find((r) => r.batch === 1 && r.round === big.round);
+      return one && largest !== 1 ? [big.decode_tokens_per_s / one.decode_tokens_per_s] : [];
+    });
+  return { decode_tokens_per_s: perBatch, decode_batch_speedup: ratios.length ? round(median(ratios), 2) : null, decode_runs: runs };
 }
 
 /** The figures from the runs (exported for the test). */
@@ -501,6 +548,9 @@ export function summarize(
     token_comparisons: comparisons,
     sync_async_mismatches: syncAsync,
     runs,
+    decode_tokens_per_s: {},
+    decode_batch_speedup: null,
+    decode_runs: [],
     targets: { speedup: 3, prefill_ratio: 1.05, async_over_sync_tokens_per_s: 0.9, jitter_async_over_sync_wall: 0.8 },
   };
 }
