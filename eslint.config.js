@@ -39,7 +39,7 @@ function layerRules(layer) {
 }
 
 export default tseslint.config(
-  { ignores: ["dist/**", "dist.building-*/**", "node_modules/**", "public/**", "test-results/**", "playwright-report/**", "regress/out/**", "bench/results/**"] },
+  { ignores: ["dist/**", "dist.building-*/**", "node_modules/**", "public/**", "test-results/**", "playwright-report/**", "regress/out/**", "bench/results/**", ".devpack/**"] },
   ...tseslint.configs.recommended,
   {
     files: ["**/*.{ts,tsx}"],

@@ -5,7 +5,7 @@
  * headless Chromium on WASM; prefilled ÷ new context tokens; async ÷ sync with no latency and with 0–50 ms steps;
  * decode tokens per second at batch 32 against batch 1. Prints a table and writes `bench/results/model-rollout.json`.
  *
- * Options: `-- --samples N --turns T --rounds R --only node,chromium --device wasm|webgpu --sampled --out <file>`,
+ * Options: `-- --model builtin:small --samples N --turns T --rounds R --only node,chromium --device wasm|webgpu --sampled --out <file>`,
  * `--parts ab,jitter,decode` (new against old; async against sync with 0–50 ms steps; decode at each batch size),
  * `--modes sync,async` (part ab's paths), `--engines continuous,generate` (part ab's policies: one alone to look at
  * it without the other in the same runtime), `--decode-batches 1,32 --decode-prompt-tokens 512 --decode-new-tokens 64`;
@@ -20,12 +20,16 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { ModelRolloutConfig, ModelRolloutResult } from "../src/bench-support/model-rollout.js";
-import { runDevPage } from "./dev-page.js";
 import { machine } from "./machine.js";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const here = dirname(fileURLToPath(import.meta.url));
+// Bundled by bench/device/pack.sh (for a GPU machine without tsx or node_modules), this file runs from
+// .devpack/bench/node/ with its Node side bundled beside it, and the repository is the working directory.
+const bundled = import.meta.url.endsWith(".mjs");
+const root = bundled ? process.cwd() : join(here, "..");
 const { values } = parseArgs({
   options: {
+    model: { type: "string" },
     samples: { type: "string" },
     turns: { type: "string" },
     rounds: { type: "string" },
@@ -43,6 +47,7 @@ const { values } = parseArgs({
   },
 });
 const config: Partial<ModelRolloutConfig> = {
+  ...(values.model ? { model: values.model } : {}),
   ...(values.samples ? { samples: Number(values.samples) } : {}),
   ...(values.turns ? { turns: Number(values.turns) } : {}),
   ...(values.rounds ? { rounds: Number(values.rounds) } : {}),
@@ -59,7 +64,8 @@ const device = values.device === "webgpu" ? "webgpu" : "wasm";
 
 async function inNode(): Promise<ModelRolloutResult> {
   const nodeDevice = device === "webgpu" ? "webgpu" : "cpu";
-  const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", "bench/model-rollout-node.ts", JSON.stringify(config), nodeDevice], {
+  const entry = bundled ? [join(here, "model-rollout-node.mjs")] : ["--import", "tsx", "bench/model-rollout-node.ts"];
+  const child = spawn(process.execPath, ["--expose-gc", ...entry, JSON.stringify(config), nodeDevice], {
     cwd: root,
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -70,7 +76,9 @@ async function inNode(): Promise<ModelRolloutResult> {
   return JSON.parse(stdout.trim().split("\n").at(-1)!) as ModelRolloutResult;
 }
 
-function inChromium(): Promise<ModelRolloutResult> {
+async function inChromium(): Promise<ModelRolloutResult> {
+  // Loaded only here: a GPU machine without a browser runs the Node side alone (bench/device/pack.sh).
+  const { runDevPage } = await import("./dev-page.js");
   return runDevPage<ModelRolloutResult>({
     path: `/bench/model-rollout.html?device=${device}&config=${encodeURIComponent(JSON.stringify(config))}`,
     port: 4791,
@@ -153,7 +161,8 @@ const webgpu = onWebGpu.length
 console.log(`WebGPU: ${webgpu}`);
 const file = resolve(root, values.out ?? "bench/results/model-rollout.json");
 mkdirSync(dirname(file), { recursive: true });
-const run = { measured_at: new Date().toISOString(), machine: machine(), took_s: Math.round((performance.now() - started) / 1000), config, results };
+const adapters = [...new Set((results as WithAdapter[]).flatMap((r) => (r.adapter ? [r.adapter.description] : [])))];
+const run = { measured_at: new Date().toISOString(), machine: machine(adapters.join(", ") || undefined), took_s: Math.round((performance.now() - started) / 1000), config, results };
 const earlier = values.append && existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as { runs?: unknown[] }).runs ?? [] : [];
 writeFileSync(file, `${JSON.stringify({ webgpu, runs: [...earlier, run] }, null, 2)}\n`);
 console.log(`wrote ${file}`);
