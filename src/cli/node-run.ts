@@ -5,6 +5,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { getHeapStatistics } from "node:v8";
 import { loadNodeModelPolicy } from "../policy/llm/node.js";
+import { webGpuAdapterInUse } from "../policy/llm/node-webgpu.js";
 import { loadPolicyTokenizer } from "../policy/llm/tokenizer-load.js";
 import { tokenizerVocabSize } from "../policy/llm/vocab-size.js";
 import { ServerPolicy } from "../policy/server/index.js";
@@ -31,6 +32,10 @@ export async function nodeRunOptions(
     loadFile: async (file) => decodeUtf8(await readFile(resolve(dir, file))),
     modelPolicy: async (spec) => {
       const policy = await loadNodeModelPolicy({ ...spec, model: local(spec.model), ...hubEndpoint() });
+      const adapter = spec.device === "webgpu" ? webGpuAdapterInUse() : null;
+      if (adapter?.software) {
+        process.stderr.write(`warning: the WebGPU adapter is a software one (${adapter.description}): correct, but far slower than a GPU or the CPU\n`);
+      }
       return { generation: policy, tokenizer: policy.tokenizer, dispose: () => policy.dispose(), metrics: () => policy.metrics() };
     },
     serverPolicy: (spec) => nodeServerPolicy(spec, local),

@@ -9,6 +9,7 @@ import { runScenario, type LoadedPolicy } from "../../scenario/run.js";
 import { parseScenario, type Scenario } from "../../scenario/schema.js";
 import type { ModelPolicy } from "./model-policy.js";
 import { loadNodeModel, loadNodeModelPolicy } from "./node.js";
+import { webGpuAdapterInUse } from "./node-webgpu.js";
 
 // Chromium's SwiftShader Vulkan driver: the software adapter the e2e WebGPU tests use too. A machine with a GPU
 // driver (VK_ICD_FILENAMES set) runs these on it instead.
@@ -56,6 +57,7 @@ describe.skipIf(!haveDriver)("the model policy on WebGPU in Node (onnxruntime-we
   it("loads the decoder onto a WebGPU adapter and names it", () => {
     expect(loaded.gpuDevice).not.toBeNull();
     expect(loaded.adapter).not.toBeNull();
+    expect(webGpuAdapterInUse()).toEqual(loaded.adapter);
     if (process.env.VK_ICD_FILENAMES === SWIFTSHADER_ICD) expect(loaded.adapter!.software).toBe(true);
   });
 

@@ -65,6 +65,10 @@ interface NodeWebGpu {
 }
 
 let started: Promise<NodeWebGpu> | null = null;
+let adapterInUse: NodeWebGpuAdapter | null = null;
+
+/** The adapter the process's WebGPU models run on (null before the first one loads). */
+export const webGpuAdapterInUse = (): NodeWebGpuAdapter | null => adapterInUse;
 
 /** Dawn, the adapter and onnxruntime-web, set up once per process. */
 export function nodeWebGpu(): Promise<NodeWebGpu> {
@@ -101,12 +105,14 @@ async function start(): Promise<NodeWebGpu> {
   }
   // onnxruntime-web looks for `navigator.gpu`; Node 20 has no navigator, later versions one without `gpu`.
   const navigator = (globalThis as { navigator?: object }).navigator;
-  Object.defineProperty(globalThis, "navigator", { value: { ...navigator, gpu }, configurable: true, writable: true });
+  if (navigator) Object.defineProperty(navigator, "gpu", { value: gpu, configurable: true });
+  else Object.defineProperty(globalThis, "navigator", { value: { gpu }, configurable: true, writable: true });
   const ort = (await import(ORT_WEB_WEBGPU)) as OrtWeb;
   // The model runs on the GPU: one WebAssembly thread, so that no worker threads keep the process alive.
   ort.env.wasm.numThreads = 1;
   ort.env.webgpu.adapter = adapter;
-  return { ort, adapter: describeAdapter(adapter) };
+  adapterInUse = describeAdapter(adapter);
+  return { ort, adapter: adapterInUse };
 }
 
 const SOFTWARE_ADAPTER = /swiftshader|llvmpipe|lavapipe|software/i;
