@@ -1,6 +1,7 @@
 /**
  * `rollout-lab regress <suite.json> [options]` (`npm run regress -- …` in the checkout): runs each scenario of a
- * suite headless (in Node, or with `--backend wasm|webgpu` in the built app in headless Chromium: see
+ * suite headless (in Node; with `--backend node-webgpu` in Node with model policies on WebGPU through Dawn, for a
+ * GPU machine without a browser; or with `--backend wasm|webgpu` in the built app in headless Chromium: see
  * src/regress/browser.ts), writes its transcripts (`samples.jsonl`) and metrics (`metrics.json`, no `timing/`
  * keys) to `<out>/<name>/` (default: `out/` beside the suite file), and compares them with the goldens in `<goldens>/<name>/` (default: `goldens/` beside
  * the suite file) by the rules of src/regress/compare.ts: tokens and texts exactly, floats within a tolerance.
@@ -22,7 +23,7 @@ import { ensureBuiltApp } from "./build-app.js";
 import { chosenEnvironmentsDir, chooseEnvironmentsDir } from "./checkout-environments.js";
 import { isEntryPoint } from "./entry.js";
 import { nodeRunOptions, UsageError } from "./node-run.js";
-import { BrowserSetupError, browserSkipReason, startBrowserRunner, type BrowserBackend, type BrowserRunner } from "../regress/browser.js";
+import { BrowserSetupError, browserSkipReason, startBrowserRunner, type BrowserRunner } from "../regress/browser.js";
 import {
   compareRepeats,
   compareScenario,
@@ -57,7 +58,7 @@ import { decodeUtf8 } from "../scenario/utf8.js";
 import { parseScenarioText, ScenarioError, type Scenario } from "../scenario/schema.js";
 
 const USAGE = [
-  "usage: rollout-lab regress <suite.json> [--backend node|wasm|webgpu] [--update] [--repeat N] [--shard i/n]",
+  "usage: rollout-lab regress <suite.json> [--backend node|node-webgpu|wasm|webgpu] [--update] [--repeat N] [--shard i/n]",
   "                          [--out <dir>] [--goldens <dir>] [--junit <file>] [--summary <file>] [--environments <dir>]",
   "       rollout-lab regress merge <shard-out-dir>... [--out <dir>] [--junit <file>] [--summary <file>]",
   "exit status: 0 all match; 1 a regression, missing golden, flaky scenario or failed run; 2 bad input or usage",
@@ -66,7 +67,7 @@ const ROOT = resolve(import.meta.dirname, "../..");
 /** Most runs `--repeat` takes (each is a whole run of the scenario). */
 const MAX_REPEAT = 100;
 
-type Backend = "node" | BrowserBackend;
+type Backend = RegressReport["backend"];
 
 interface ReportFiles {
   out: string;
@@ -109,7 +110,9 @@ function parseArgs(argv: string[]): Args {
     ["--update"],
   );
   const backend = values.get("--backend") ?? "node";
-  if (backend !== "node" && backend !== "wasm" && backend !== "webgpu") throw new UsageError(`unknown backend '${backend}' (expected node, wasm or webgpu)`, USAGE);
+  if (backend !== "node" && backend !== "node-webgpu" && backend !== "wasm" && backend !== "webgpu") {
+    throw new UsageError(`unknown backend '${backend}' (expected node, node-webgpu, wasm or webgpu)`, USAGE);
+  }
   let shard: Shard | null = null;
   if (values.has("--shard")) {
     try {
@@ -157,7 +160,7 @@ async function readScenario(path: string): Promise<Scenario> {
   return parseScenarioText(await readFile(path), path);
 }
 
-async function runOnce(scenario: Scenario, path: string, browser: BrowserRunner | null, tracePath: string | null): Promise<RunOutcome> {
+async function runOnce(scenario: Scenario, path: string, browser: BrowserRunner | null, tracePath: string | null, backend: Backend): Promise<RunOutcome> {
   if (browser) {
     const skip = browserSkipReason(scenario);
     if (skip) return { skipped: skip };
@@ -165,7 +168,9 @@ async function runOnce(scenario: Scenario, path: string, browser: BrowserRunner 
     const result = await browser.run(scenario, { replayRun, tracePath });
     return { samplesJsonl: toJsonl(result.samples), metrics: asStored(result.metrics) };
   }
-  const result = await runScenario(scenario, await nodeRunOptions(path));
+  // node-webgpu: a model policy's device forced to WebGPU (Dawn), as the browser backends force the page's.
+  const run = backend === "node-webgpu" && scenario.policy.kind === "model" ? { ...scenario, policy: { ...scenario.policy, device: "webgpu" as const } } : scenario;
+  const result = await runScenario(run, await nodeRunOptions(path));
   return { samplesJsonl: toJsonl(result.samples), metrics: asStored(result.metrics) };
 }
 
@@ -294,13 +299,14 @@ export async function main(argv: string[]): Promise<number> {
   const scenarios = selectShard(suite.scenarios, args.shard);
   const started = performance.now();
   let browser: BrowserRunner | null = null;
-  if (args.backend !== "node") {
+  if (args.backend === "wasm" || args.backend === "webgpu") {
+    const backend = args.backend;
     try {
       await ensureBuiltApp(ROOT).catch((e: Error) => {
         throw new BrowserSetupError(`cannot build the lab: ${e.message}`);
       });
       // The built lab bundles this checkout's environments/ already; a chosen folder's modules are loaded into it.
-      browser = await startBrowserRunner(ROOT, args.backend, { environmentsDir: chosenEnvironmentsDir() });
+      browser = await startBrowserRunner(ROOT, backend, { environmentsDir: chosenEnvironmentsDir() });
     } catch (e) {
       if (!(e instanceof BrowserSetupError)) throw e;
       process.stderr.write(`error: --backend ${args.backend}: ${e.message}\n`);
@@ -372,7 +378,7 @@ async function runAndCompare(
   for (let k = 1; k <= args.repeat; k++) {
     const tracePath = browser ? traceFile(outDir, name, k) : null;
     try {
-      const outcome = await runOnce(scenario, path, browser, tracePath);
+      const outcome = await runOnce(scenario, path, browser, tracePath, args.backend);
       if ("skipped" in outcome) return skippedScenario(name, outcome.skipped);
       runs.push(outcome);
     } catch (e) {

@@ -11,9 +11,9 @@ import { ensureBuiltApp } from "../cli/build-app.js";
 const root = resolve(import.meta.dirname, "../..");
 const NAMES = ["calculator-scripted-sync", "puzzle-oracle-sync"];
 
-function regress(args: string[], timeout = 60_000): Promise<{ code: number; stdout: string; stderr: string }> {
+function regress(args: string[], timeout = 60_000, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile("npx", ["tsx", "src/cli/regress.ts", ...args], { cwd: root, timeout }, (error, stdout, stderr) => {
+    execFile("npx", ["tsx", "src/cli/regress.ts", ...args], { cwd: root, timeout, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
       done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -101,7 +101,8 @@ describe("npm run regress (node backend)", () => {
     expect((await regress([suite, "--backend", "webgpu", "--update"])).code).toBe(2);
     const unknown = await regress([suite, "--backend", "cuda"]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain("unknown backend 'cuda' (expected node, wasm or webgpu)");
+    expect(unknown.stderr).toContain("unknown backend 'cuda' (expected node, node-webgpu, wasm or webgpu)");
+    expect((await regress([suite, "--backend", "node-webgpu", "--update"])).stderr).toContain("goldens come from the node backend");
     const bad = join(dir, "bad.json");
     await writeFile(bad, JSON.stringify({ scenarios: ["x.json"], tolerance: {} }));
     const invalid = await regress([bad]);
@@ -244,5 +245,41 @@ describe("npm run regress --backend wasm (the built app in headless Chromium)", 
       }
     },
     120_000,
+  );
+});
+
+// Chromium's software Vulkan driver, as in src/policy/llm/node-webgpu.test.ts; a machine with a GPU driver uses its own.
+const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
+const vulkan: Record<string, string> | null = process.env.VK_ICD_FILENAMES
+  ? {}
+  : existsSync(SWIFTSHADER_ICD)
+    ? { VK_ICD_FILENAMES: SWIFTSHADER_ICD, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? tmpdir() }
+    : null;
+
+describe("npm run regress --backend node-webgpu (model policies on WebGPU in Node, through Dawn)", () => {
+  it.skipIf(!vulkan)(
+    "matches Node's goldens, the model's tokens exactly and its floats within the default tolerance" + (vulkan ? "" : " [skipped: no Vulkan driver]"),
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), "regress-node-webgpu-"));
+      try {
+        const names = ["puzzle-tiny-model-greedy", "calculator-scripted-sync"];
+        for (const name of names) {
+          await cp(join(root, "regress/scenarios", `${name}.json`), join(dir, "scenarios", `${name}.json`));
+          await cp(join(root, "regress/goldens", name), join(dir, "goldens", name), { recursive: true });
+        }
+        const suite = join(dir, "suite.json");
+        await writeFile(suite, JSON.stringify({ scenarios: names.map((n) => `scenarios/${n}.json`), tolerances: {} }));
+        const { code, stdout, stderr } = await regress([suite, "--backend", "node-webgpu", "--out", join(dir, "out")], 280_000, vulkan!);
+        expect(code).toBe(0);
+        expect(stdout).toMatch(/^ok +puzzle-tiny-model-greedy(: floats within \S+ of the golden \(generation_logprobs\))?$/m);
+        expect(stdout).toMatch(/^ok +calculator-scripted-sync$/m);
+        expect(stdout).toContain("backend node-webgpu");
+        expect(JSON.parse(await readFile(join(dir, "out", "report.json"), "utf8")).backend).toBe("node-webgpu");
+        if (vulkan!.VK_ICD_FILENAMES) expect(stderr).toContain("warning: the WebGPU adapter is a software one");
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+    300_000,
   );
 });

@@ -25,7 +25,7 @@ export interface RegressReport {
   format: typeof REPORT_FORMAT;
   /** `file` as the command line named it (for titles); `scenarios` (names, in suite order) and `tolerances` identify the suite. */
   suite: { file: string; scenarios: string[]; tolerances: Record<string, number> };
-  backend: "node" | "wasm" | "webgpu";
+  backend: "node" | "node-webgpu" | "wasm" | "webgpu";
   /** The tolerance of every float the suite's `tolerances` does not name (`DEFAULT_FLOAT_TOLERANCE`). */
   defaultTolerance: number;
   /** With `--repeat N`: N (each scenario ran N times and its runs were compared with each other); else 1. */
@@ -50,7 +50,7 @@ const reportSchema = z.strictObject({
     scenarios: z.array(z.string()).min(1),
     tolerances: z.record(z.string(), z.number()),
   }),
-  backend: z.enum(["node", "wasm", "webgpu"]),
+  backend: z.enum(["node", "node-webgpu", "wasm", "webgpu"]),
   defaultTolerance: z.number().nonnegative(),
   repeat: z.int().min(1),
   shard: shardSchema.nullable(),
