@@ -2,7 +2,9 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { env } from "@huggingface/transformers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildGenerationInput } from "../../core/index.js";
 import { DEFAULT_FLOAT_TOLERANCE } from "../../regress/compare.js";
 import type { RolloutResultJson } from "../../scenario/result.js";
 import { runScenario, type LoadedPolicy } from "../../scenario/run.js";
@@ -10,6 +12,7 @@ import { parseScenario, type Scenario } from "../../scenario/schema.js";
 import type { ModelPolicy } from "./model-policy.js";
 import { loadNodeModel, loadNodeModelPolicy } from "./node.js";
 import { webGpuAdapterInUse } from "./node-webgpu.js";
+import { startStandInHub } from "./stand-in-hub.fixture.js";
 
 // Chromium's SwiftShader Vulkan driver: the software adapter the e2e WebGPU tests use too. A machine with a GPU
 // driver (VK_ICD_FILENAMES set) runs these on it instead.
@@ -41,12 +44,25 @@ const modelPolicy =
 const turns = (result: RolloutResultJson) =>
   result.samples.map((sample) => sample.message_log.filter((m) => m.role === "assistant").map((m) => ({ tokens: m.token_ids, logprobs: m.generation_logprobs ?? [] })));
 
+/** One greedy call of two rows (a prompt each) on a policy: each row's generated tokens. */
+async function oneCall(policy: ModelPolicy): Promise<number[][]> {
+  const prompts = ["<|im_start|>user\nSlide the 5 up.<|im_end|>\n<|im_start|>assistant\n", "<|im_start|>user\nWhich tile moves?<|im_end|>\n"];
+  const logs = prompts.map((p) => [{ role: "user", content: p, token_ids: policy.tokenizer.encode(p) }]);
+  const data = buildGenerationInput(logs, [null, null], { padTokenId: policy.tokenizer.padTokenId, maxSeqLen: 512, maxNewTokens: 12 });
+  const out = await policy.generate(data, true);
+  return out.output_ids.map((ids, row) => Array.from(ids.subarray(data.input_lengths[row], out.unpadded_sequence_lengths[row])));
+}
+
 describe.skipIf(!haveDriver)("the model policy on WebGPU in Node (onnxruntime-web on Dawn)", () => {
   const cpu: Partial<Record<"sync" | "async", RolloutResultJson>> = {};
+  let cpuCall: number[][];
   beforeAll(async () => {
     // The CPU's runs first: once Dawn runs on the software adapter, its threads share the CPU with onnxruntime-node's.
     const scenario = await example();
     for (const mode of ["sync", "async"] as const) cpu[mode] = await runScenario({ ...scenario, mode }, { modelPolicy: modelPolicy("cpu") });
+    const onCpu = await loadNodeModelPolicy({ model: "builtin:tiny" });
+    cpuCall = await oneCall(onCpu);
+    await onCpu.dispose();
     loaded = await loadNodeModel({ model: "builtin:tiny", device: "webgpu" });
   }, 120_000);
   afterAll(async () => {
@@ -86,6 +102,22 @@ describe.skipIf(!haveDriver)("the model policy on WebGPU in Node (onnxruntime-we
     },
     600_000,
   );
+
+  it("runs a hub model (the tiny model served by a stand-in hub) from the files transformers.js cached", async () => {
+    const hub = await startStandInHub({ "org/tiny": join(import.meta.dirname, "../../../public/models/builtin/tiny") });
+    const cacheDir = env.cacheDir;
+    env.cacheDir = hub.cacheDir;
+    try {
+      const policy = await loadNodeModelPolicy({ model: "org/tiny", device: "webgpu", remoteHost: hub.url });
+      policies.push(policy);
+      expect(hub.requests).toContain("/org/tiny/resolve/main/onnx/model.onnx");
+      expect(await oneCall(policy)).toEqual(cpuCall);
+      expect(policy.cacheHome).toBe("gpu");
+    } finally {
+      env.cacheDir = cacheDir;
+      await hub.close();
+    }
+  }, 300_000);
 
   it("refuses 'wasm' in Node, naming what runs there", async () => {
     await expect(loadNodeModel({ model: "builtin:tiny", device: "wasm" })).rejects.toThrow(/in Node the model runs on 'cpu' or 'webgpu'/);
