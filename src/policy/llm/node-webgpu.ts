@@ -127,7 +127,7 @@ function describeAdapter(adapter: GpuAdapterLike): NodeWebGpuAdapter {
  * onnxruntime-web writes GPU buffers straight from its WebAssembly memory, a SharedArrayBuffer; Dawn's Node binding
  * refuses views of one ("Invalid argument"), which browsers accept. Such writes go through a copy.
  */
-function copySharedWrites(globals: Record<string, unknown>): void {
+export function copySharedWrites(globals: Record<string, unknown>): void {
   const queue = (globals.GPUQueue as { prototype: Record<string | symbol, unknown> } | undefined)?.prototype;
   const patched = Symbol.for("rollout-lab.copySharedWrites");
   if (!queue || queue[patched]) return;
