@@ -175,10 +175,10 @@ export async function useWebGpuDecoder(
     preferredOutputLocation: Object.fromEntries(caches.map((name) => [name, "gpu-buffer"])),
     ...(externalData.length > 0 ? { externalData } : {}),
   });
-  sessions.model = webGpuSessionAdapter(session, { ...cpu.config, device: "webgpu" });
-  await cpu.release();
-  const device = (await ort.env.webgpu.device) as GpuDeviceLike | undefined;
+  const device = (await ort.env.webgpu.device) as (GpuDeviceLike & { lost?: Promise<{ reason: string; message: string }> }) | undefined;
   if (!device) throw new Error("device 'webgpu' in Node: onnxruntime-web made a session but gave no WebGPU device");
+  sessions.model = webGpuSessionAdapter(session, { ...cpu.config, device: "webgpu" }, device.lost ?? new Promise(() => {}));
+  await cpu.release();
   return { device, adapter };
 }
 
@@ -186,7 +186,12 @@ export async function useWebGpuDecoder(
  * The onnxruntime-web session as transformers.js and the engine use a session, its outputs as onnxruntime-node
  * tensors: transformers.js's `Tensor` wraps only instances of onnxruntime-node's class (an `instanceof` check).
  */
-function webGpuSessionAdapter(session: OrtWebSession, config: object) {
+function webGpuSessionAdapter(session: OrtWebSession, config: object, lost: Promise<{ reason: string; message: string }>) {
+  // A lost device (a driver reset, destroy()) leaves onnxruntime-web's pending and later runs unsettled, and Node
+  // exits quietly when nothing else is pending: such runs fail instead, saying why.
+  const lostError = lost.then(({ reason, message }) => new Error(`the WebGPU device was lost (${reason})${message ? `: ${message}` : ""}`));
+  let lostAlready: Error | null = null;
+  void lostError.then((e) => (lostAlready = e));
   type GpuOptions = Parameters<typeof OrtNodeTensor.fromGpuBuffer>[1];
   const adopt = (t: OrtTensorLike) =>
     t.location === "gpu-buffer"
@@ -199,7 +204,13 @@ function webGpuSessionAdapter(session: OrtWebSession, config: object) {
     outputMetadata: session.outputMetadata,
     config,
     async run(feeds: Record<string, unknown>, fetches?: unknown) {
-      const out = await session.run(feeds, fetches);
+      if (lostAlready) throw lostAlready;
+      const out = await Promise.race([
+        session.run(feeds, fetches),
+        lostError.then((e) => {
+          throw e;
+        }),
+      ]);
       return Object.fromEntries(Object.entries(out).map(([name, t]) => [name, adopt(t)]));
     },
     release: () => session.release(),
