@@ -36,9 +36,9 @@ describe.skipIf(!haveDriver)("WebGPU in Node: a lost device", () => {
       dataset: { task_name: "puzzle", size: 2, seed: 1, config: { size: 3, shuffle_moves: 4, max_moves: 6 } },
       policy: { kind: "model", model: "builtin:tiny", device: "webgpu" },
     });
-    const loaded = async () => ({ generation: policy, tokenizer: policy.tokenizer, dispose: () => undefined });
+    const loaded = async () => ({ generation: policy, tokenizer: policy.tokenizer, dispose: async () => undefined });
     const result = await runScenario(scenario, { modelPolicy: loaded }).catch((e: Error) => e);
-    const text2 = result instanceof Error ? result.message : JSON.stringify(result.samples.map((s) => s.error));
-    expect(text2).toContain("the WebGPU device was lost (destroyed)");
+    const errors = result instanceof Error ? result.message : JSON.stringify(result.samples.map((s) => s.error));
+    expect(errors).toContain("the WebGPU device was lost (destroyed)");
   }, 120_000);
 });
