@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBuiltApp } from "../cli/build-app.js";
+import { vulkanEnv } from "../policy/llm/software-vulkan.fixture.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const NAMES = ["calculator-scripted-sync", "puzzle-oracle-sync"];
@@ -248,13 +249,7 @@ describe("npm run regress --backend wasm (the built app in headless Chromium)", 
   );
 });
 
-// Chromium's software Vulkan driver, as in src/policy/llm/node-webgpu.test.ts; a machine with a GPU driver uses its own.
-const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
-const vulkan: Record<string, string> | null = process.env.VK_ICD_FILENAMES
-  ? {}
-  : existsSync(SWIFTSHADER_ICD)
-    ? { VK_ICD_FILENAMES: SWIFTSHADER_ICD, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? tmpdir() }
-    : null;
+const vulkan = vulkanEnv();
 
 describe("npm run regress --backend node-webgpu (model policies on WebGPU in Node, through Dawn)", () => {
   it.skipIf(!vulkan)(

@@ -1,18 +1,15 @@
 // Its own file, so its own process: a destroyed device is gone for every WebGPU model of the process.
-import { existsSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
 import { buildGenerationInput } from "../../core/index.js";
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
 import { loadNodeModel, loadNodeModelPolicy } from "./node.js";
+import { vulkanEnv } from "./software-vulkan.fixture.js";
 
-const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
-const haveDriver = Boolean(process.env.VK_ICD_FILENAMES) || existsSync(SWIFTSHADER_ICD);
-if (!process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER_ICD)) process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
-process.env.XDG_RUNTIME_DIR ??= tmpdir();
+const vulkan = vulkanEnv();
+Object.assign(process.env, vulkan);
 
-describe.skipIf(!haveDriver)("WebGPU in Node: a lost device", () => {
+describe.skipIf(!vulkan)("WebGPU in Node: a lost device", () => {
   it("fails generation and the run's samples with the reason, instead of leaving them pending", async () => {
     const policy = await loadNodeModelPolicy({ model: "builtin:tiny", device: "webgpu" });
     const { gpuDevice } = await loadNodeModel({ model: "builtin:tiny", device: "webgpu" });

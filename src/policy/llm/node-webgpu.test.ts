@@ -1,6 +1,4 @@
-import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { env } from "@huggingface/transformers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,14 +10,11 @@ import { parseScenario, type Scenario } from "../../scenario/schema.js";
 import type { ModelPolicy } from "./model-policy.js";
 import { loadNodeModel, loadNodeModelPolicy } from "./node.js";
 import { webGpuAdapterInUse } from "./node-webgpu.js";
+import { SWIFTSHADER_ICD, vulkanEnv } from "./software-vulkan.fixture.js";
 import { startStandInHub } from "./stand-in-hub.fixture.js";
 
-// Chromium's SwiftShader Vulkan driver: the software adapter the e2e WebGPU tests use too. A machine with a GPU
-// driver (VK_ICD_FILENAMES set) runs these on it instead.
-const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
-const haveDriver = Boolean(process.env.VK_ICD_FILENAMES) || existsSync(SWIFTSHADER_ICD);
-if (!process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER_ICD)) process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
-process.env.XDG_RUNTIME_DIR ??= tmpdir();
+const vulkan = vulkanEnv();
+Object.assign(process.env, vulkan);
 
 // The example model rollout (3 samples × 3 turns) with shorter replies (the software adapter is slow), greedy: the
 // adapter's logprobs differ from the CPU's by up to ~3e-4 (docs/regression.md), which moves a seeded draw that lands
@@ -30,7 +25,7 @@ const example = async (): Promise<Scenario> => ({
   greedy: true,
 });
 
-let loaded: Awaited<ReturnType<typeof loadNodeModel>> extends infer L ? L : never;
+let loaded: Awaited<ReturnType<typeof loadNodeModel>>;
 const policies: ModelPolicy[] = [];
 const modelPolicy =
   (device: "cpu" | "webgpu") =>
@@ -53,7 +48,7 @@ async function oneCall(policy: ModelPolicy): Promise<number[][]> {
   return out.output_ids.map((ids, row) => Array.from(ids.subarray(data.input_lengths[row], out.unpadded_sequence_lengths[row])));
 }
 
-describe.skipIf(!haveDriver)("the model policy on WebGPU in Node (onnxruntime-web on Dawn)", () => {
+describe.skipIf(!vulkan)("the model policy on WebGPU in Node (onnxruntime-web on Dawn)", () => {
   const cpu: Partial<Record<"sync" | "async", RolloutResultJson>> = {};
   let cpuCall: number[][];
   beforeAll(async () => {
