@@ -366,12 +366,18 @@ test.describe("links", () => {
     }
   });
 
-  test("a link naming a hub model waits for the user, shown the hub; a link of the page's own models and environments runs at once", async ({ page }) => {
+  test("a link naming a hub model or a hub tokenizer waits for the user, shown the hub; a link of the page's own models and environments runs at once", async ({ page }) => {
     const hub = { ...scripted({ turns: 1 }), policy: { kind: "model", model: "someone/some-model", device: "wasm" } };
     await page.goto(`/${linkHash(hub)}`);
     await expect(page.getByTestId("link-contact")).toHaveText(["https://huggingface.co — model 'someone/some-model' from the hub at https://huggingface.co (and its file hosts)"]);
     await expect(status(page)).toHaveText("idle");
     // (The test's guard fails it if the page reached the hub.)
+    await page.getByTestId("link-confirm").getByRole("button", { name: "Don't run" }).click();
+    // A scripted policy whose prompts a hub tokenizer renders: the hub is asked about too.
+    const hubTokenizer = { ...scripted({ turns: 1 }), tokenizer: "someone/some-tokenizer" };
+    await page.evaluate((hash) => (location.hash = hash), linkHash(hubTokenizer));
+    await expect(page.getByTestId("link-contact")).toHaveText(["https://huggingface.co — the tokenizer 'someone/some-tokenizer' from the hub at https://huggingface.co (and its file hosts)"]);
+    await expect(status(page)).toHaveText("idle");
     await page.getByTestId("link-confirm").getByRole("button", { name: "Don't run" }).click();
     // The built-in model and a built-in environment: nothing to ask, it runs.
     const own = { ...scripted({ turns: 1 }), max_new_tokens: 4, greedy: true, policy: { kind: "model", model: "builtin:tiny", device: "wasm" } };

@@ -69,6 +69,18 @@ describe("linkContacts", () => {
     expect(linkContacts(stand, { origin }).map((c) => c.host)).toEqual(["http://127.0.0.1:8000"]);
   });
 
+  it("the hub for the scenario's tokenizer when it is a hub id, with a scripted, oracle or replay policy", () => {
+    for (const policy of [{ kind: "scripted", responses: [["a"]] }, { kind: "oracle", seed: 1 }, { kind: "replay", file: "run.jsonl" }]) {
+      const hubTokenizer = { ...scenario({ t: { env: "calculator" } }, policy), tokenizer: "Qwen/Qwen3-0.6B" };
+      expect(linkContacts(hubTokenizer, { origin })).toEqual([
+        { host: "https://huggingface.co", what: "the tokenizer 'Qwen/Qwen3-0.6B' from the hub at https://huggingface.co (and its file hosts)" },
+      ]);
+      expect(linkContacts(hubTokenizer, { origin, hubAddress: "http://127.0.0.1:9000/" }).map((c) => c.host)).toEqual(["http://127.0.0.1:9000"]);
+      // A built-in tokenizer comes from the page.
+      expect(linkContacts({ ...hubTokenizer, tokenizer: "builtin:tiny-qwen3" }, { origin })).toEqual([]);
+    }
+  });
+
   it("every host, each once: a remote environment and a hub model together", () => {
     const both = scenario(
       { t: { env: "http", config: { url: "http://127.0.0.1:8765" } }, u: { env: "http", config: { url: "http://127.0.0.1:8765" } } },

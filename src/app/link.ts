@@ -47,11 +47,13 @@ const originOf = (url: string): string | null => {
  * server (`env: "http"`: its dataset and every step are posted there), the model hub for a hub model id (at the hub
  * address the page uses), and the origin of each environment module the scenario names that was loaded from a URL
  * (its code runs in a Worker and may make requests of its own), and a server policy's inference server (every prompt
- * goes there) with the hub for its tokenizer when that is a hub id. Built-in environments, this checkout's modules,
- * the built-in and locally picked models, scripted, oracle and replay policies contact nothing but the page.
+ * goes there) with the hub for its tokenizer when that is a hub id, and the hub for the scenario's `tokenizer` (the
+ * text policies' prompts are rendered with it) when that is a hub id. Built-in environments, this checkout's modules,
+ * the built-in and locally picked models and tokenizers, scripted, oracle and replay policies contact nothing but
+ * the page.
  */
 export function linkContacts(
-  scenario: Pick<Scenario, "envs" | "policy">,
+  scenario: Pick<Scenario, "envs" | "policy" | "tokenizer">,
   context: { origin: string; hubAddress?: string; userEnvironments?: readonly Pick<UserEnvironment, "origin" | "source" | "status" | "description">[] },
 ): LinkContact[] {
   const contacts: LinkContact[] = [];
@@ -87,6 +89,10 @@ export function linkContacts(
     add(originOf(url), `inference server (${url}): every prompt of the run, as token ids, is sent there for model '${model}' to continue`);
     // Its tokenizer (the files, no weights) comes from the hub for a hub id.
     fromHub(scenario.policy.tokenizer ?? model, "the tokenizer of");
+  }
+  // The text policies' tokenizer (a model or server policy's `tokenizer` key names its own, listed above).
+  if (scenario.tokenizer !== undefined && scenario.policy.kind !== "model" && scenario.policy.kind !== "server") {
+    fromHub(scenario.tokenizer, "the tokenizer");
   }
   // One line per host and reason; hosts in the order first named.
   const seen = new Set<string>();
