@@ -61,3 +61,45 @@ test("a hub model that is not there fails with the file named", async ({ page, g
     hub.server.close();
   }
 });
+
+test("a cleared hub address sends the next hub load to huggingface.co, not to the address used before", async ({ page, guard }) => {
+  const hub = await startStandInHub("stand-in/qwen3", resolve("public/models/builtin/tiny-qwen3"));
+  try {
+    guard.allow(hub.origin);
+    const text = {
+      mode: "sync",
+      max_seq_len: 4096,
+      max_rollout_turns: 1,
+      envs: { t: { env: "sliding_puzzle", config: {} } },
+      dataset: { task_name: "t", size: 1, seed: 0 },
+      policy: { kind: "scripted", responses: [["<action>view</action>"]] },
+      tokenizer: "stand-in/qwen3",
+    };
+    // The Hub address is set in the model panel, shown for a model policy; it holds for a text policy's tokenizer too.
+    const hubAddress = async (address: string) => {
+      await setScenario(page, scenario("builtin:tiny"));
+      await page.getByLabel("Hub address").fill(address);
+      await setScenario(page, text);
+    };
+    await page.goto("/");
+    await hubAddress(`${hub.origin}/`);
+    await page.getByRole("button", { name: "Run" }).click();
+    await expect(page.getByTestId("run-status")).toHaveText("finished", { timeout: 60_000 });
+    expect(hub.requested).toContain("/stand-in/qwen3/resolve/main/tokenizer.json");
+    const before = hub.requested.length;
+
+    // Cleared: the set-up (and a link's host list) say huggingface.co, so that is where the worker must go.
+    await hubAddress("");
+    await page.getByRole("toolbar", { name: "Run controls" }).getByRole("button", { name: /^Run( again)?$/ }).click();
+    await expect(page.getByTestId("run-status")).toHaveText("failed", { timeout: 60_000 });
+    await expect(page.getByTestId("run-error")).toContainText("tokenizer 'stand-in/qwen3': could not load it from the hub (https://huggingface.co/)");
+    expect(hub.requested.length).toBe(before);
+    expect(guard.outside.length).toBeGreaterThan(0);
+    expect(guard.outside.every((url) => url.startsWith("https://huggingface.co/stand-in/qwen3/"))).toBe(true);
+    // The test's guard blocked those requests; they were the ones expected.
+    guard.outside.length = 0;
+    guard.consoleErrors.splice(0, guard.consoleErrors.length, ...guard.consoleErrors.filter((m) => !/Failed to load resource|ERR_FAILED|Failed to fetch/.test(m)));
+  } finally {
+    hub.server.close();
+  }
+});

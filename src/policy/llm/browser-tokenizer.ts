@@ -10,7 +10,7 @@ import { AutoTokenizer, env } from "@huggingface/transformers";
 import { byteLevelTokenizer, type TokenizerInterface } from "../../core/index.js";
 import { BYTE_LEVEL_SPECS } from "../builtin-model/presets.js";
 import { ModelTokenizer } from "./model-policy.js";
-import { resolveModelSource } from "./model-source.js";
+import { DEFAULT_HUB_HOST, resolveModelSource } from "./model-source.js";
 
 export interface BrowserTokenizerSpec {
   /** The scenario's `tokenizer`: `builtin:tiny-qwen3`, a hub id, or a byte-level built-in. */
@@ -57,14 +57,15 @@ async function load(spec: BrowserTokenizerSpec): Promise<TokenizerInterface> {
   } else {
     env.allowLocalModels = false;
     env.allowRemoteModels = true;
-    if (spec.remoteHost) env.remoteHost = spec.remoteHost;
+    env.remoteHost = spec.remoteHost || DEFAULT_HUB_HOST;
   }
   env.fetch = fetch.bind(globalThis);
   let hf: Awaited<ReturnType<typeof AutoTokenizer.from_pretrained>>;
   try {
     hf = await AutoTokenizer.from_pretrained(source.id);
   } catch (e) {
-    throw new Error(`tokenizer '${spec.tokenizer}': could not load it: ${e instanceof Error ? e.message : String(e)}`);
+    const from = source.kind === "hub" ? ` from the hub (${spec.remoteHost || DEFAULT_HUB_HOST})` : "";
+    throw new Error(`tokenizer '${spec.tokenizer}': could not load it${from}: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (!hf.chat_template) throw new Error(`tokenizer '${spec.tokenizer}': its tokenizer_config.json has no chat_template`);
   const tokenizer = new ModelTokenizer(hf);

@@ -2,6 +2,13 @@
 
 import { BUILTIN_MODEL_NAMES, isBuiltinModelName, type BuiltinModelName } from "../builtin-model/presets.js";
 
+/**
+ * The hub a hub id is loaded from when no other address is given (transformers.js's own default). Set every time, not
+ * only when another is given: transformers.js's `env` outlives a load, and a worker must not keep an address the user
+ * has since cleared.
+ */
+export const DEFAULT_HUB_HOST = "https://huggingface.co/";
+
 export type Dtype = "fp32" | "fp16" | "q8" | "q4" | "q4f16";
 export const DTYPES: readonly Dtype[] = ["fp32", "fp16", "q8", "q4", "q4f16"];
 

@@ -19,7 +19,7 @@ import {
 } from "@huggingface/transformers";
 import { writeBuiltinFolder } from "../builtin-model/write-folder.js";
 import { ModelPolicy, type ModelPolicyOptions } from "./model-policy.js";
-import { checkDtype, checkModelFiles, describeLoadError, jsonProblem, modelGraphFile, resolveModelSource, type Dtype } from "./model-source.js";
+import { checkDtype, checkModelFiles, DEFAULT_HUB_HOST, describeLoadError, jsonProblem, modelGraphFile, resolveModelSource, type Dtype } from "./model-source.js";
 import { useWebGpuDecoder, type NodeWebGpuAdapter } from "./node-webgpu.js";
 
 /** The repository's `public/models`: where `npm run build:model` writes and the app serves from. */
@@ -73,7 +73,7 @@ export async function loadNodeModel(spec: NodeModelSpec) {
   } else {
     env.allowLocalModels = false;
     env.allowRemoteModels = true;
-    if (spec.remoteHost) env.remoteHost = spec.remoteHost;
+    env.remoteHost = spec.remoteHost || DEFAULT_HUB_HOST;
   }
   let loaded;
   try {

@@ -18,6 +18,7 @@ import { BYTE_LEVEL_SPECS } from "../builtin-model/presets.js";
 import { writeBuiltinFolder } from "../builtin-model/write-folder.js";
 import { DEFAULT_MODELS_ROOT } from "./node.js";
 import { ModelTokenizer } from "./model-policy.js";
+import { DEFAULT_HUB_HOST } from "./model-source.js";
 
 /** A loaded tokenizer in the shape the consistency check takes (src/scenario/token-check.ts `CheckTokenizer`). */
 export interface LoadedTokenizer {
@@ -95,7 +96,7 @@ function hubTokenizerOf(id: string, options: TokenizerLoadOptions): ReturnType<t
 async function loadHubTokenizer(id: string, options: TokenizerLoadOptions) {
   env.allowLocalModels = false;
   env.allowRemoteModels = true;
-  const host = options.remoteHost ?? "https://huggingface.co/";
+  const host = options.remoteHost || DEFAULT_HUB_HOST;
   env.remoteHost = host;
   const cacheDir = env.cacheDir;
   if (options.cacheDir) env.cacheDir = options.cacheDir;

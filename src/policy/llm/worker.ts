@@ -20,6 +20,7 @@ import type { DeviceLossInfo } from "./device-loss.js";
 import { loadedPolicyTokenizer } from "./browser-tokenizer.js";
 import { ModelPolicy, type ModelPolicyOptions } from "./model-policy.js";
 import {
+  DEFAULT_HUB_HOST,
   checkDtype,
   checkModelFiles,
   describeLoadError,
@@ -231,7 +232,7 @@ async function fileExists(spec: BrowserModelSpec, source: ModelSource, file: str
   if (source.kind === "local") return spec.localFiles?.has(file) ? true : "not in the picked folder";
   const url =
     source.kind === "hub"
-      ? `${spec.remoteHost ?? "https://huggingface.co/"}${source.id}/resolve/main/${file}`
+      ? `${spec.remoteHost || DEFAULT_HUB_HOST}${source.id}/resolve/main/${file}`
       : `${spec.modelsPath ?? "/models/"}${source.id}/${file}`;
   try {
     const response = await fetch(url, { method: "HEAD" });
@@ -251,7 +252,7 @@ function configureEnv(spec: BrowserModelSpec, source: ModelSource): void {
   if (source.kind === "hub") {
     env.allowLocalModels = false;
     env.allowRemoteModels = true;
-    if (spec.remoteHost) env.remoteHost = spec.remoteHost;
+    env.remoteHost = spec.remoteHost || DEFAULT_HUB_HOST;
     env.fetch = fetch.bind(globalThis);
     return;
   }
