@@ -211,6 +211,27 @@ describe("the decode engine (builtin:tiny, onnxruntime-node)", () => {
     expect((await policy.generate(next, true)).generation_lengths[0]).toBeGreaterThan(0);
     await policy.dispose();
   });
+
+  it("a call whose token callback throws mid-decode fails alone: a call in the same batch ends as it would alone", async () => {
+    const policy = policyOn();
+    const failing = input([chat("my listener throws")], { maxNew: 24, ids: [0] });
+    const other = input([chat("an innocent call beside it")], { maxNew: 24, ids: [1] });
+    const alone = rowsOf(await policyOn().generate(other, true), other);
+    let tokens = 0;
+    const options: GenerateOptions = {
+      onToken: () => {
+        // Past the prefill's first token: the throw comes inside a decode step.
+        if (++tokens === 3) throw new Error("a listener failed");
+      },
+    };
+    const [bad, good] = await Promise.allSettled([policy.generate(failing, true, options), policy.generate(other, true)]);
+    expect(bad).toMatchObject({ status: "rejected", reason: { message: "a listener failed" } });
+    expect(good.status).toBe("fulfilled");
+    expectSameRows(rowsOf((good as PromiseFulfilledResult<GenerationOutputSpec>).value, other), alone);
+    // And the engine serves later calls.
+    expect((await policy.generate(input([chat("next")], { maxNew: 8, ids: [2] }), true)).generation_lengths[0]).toBeGreaterThan(0);
+    await policy.dispose();
+  });
 });
 
 const puzzle = (mode: "sync" | "async", policy: Record<string, unknown>) =>

@@ -293,10 +293,12 @@ export class DecodeEngine {
 
   private kick(): void {
     if (this.running) return;
-    this.running = this.loop().finally(() => {
-      this.running = null;
-      if (this.pending.length > 0) this.kick();
-    });
+    this.running = this.loop()
+      .catch((e) => this.failAll(e))
+      .finally(() => {
+        this.running = null;
+        if (this.pending.length > 0) this.kick();
+      });
   }
 
   private async loop(): Promise<void> {
@@ -573,13 +575,19 @@ export class DecodeEngine {
       this.stats.stepRows += batch.rows.length;
       batch.rows.forEach((row, i) => {
         if (!row) return;
-        row.covered.push(row.generated.at(-1)!);
-        this.accept(row, out.lastLogits[i]!);
-        if (!row.done) return;
-        batch.rows[i] = null;
-        // A one-row batch's own tensors when they are exactly its cache (extract then returns them as they are).
-        this.keep(row, this.rowCache(batch, i));
-        this.finish(row);
+        try {
+          row.covered.push(row.generated.at(-1)!);
+          this.accept(row, out.lastLogits[i]!);
+          if (!row.done) return;
+          batch.rows[i] = null;
+          // A one-row batch's own tensors when they are exactly its cache (extract then returns them as they are).
+          this.keep(row, this.rowCache(batch, i));
+          this.finish(row);
+        } catch (e) {
+          // A throw here (the token callback is the caller's code) ends this row alone; the batch goes on.
+          batch.rows[i] = null;
+          row.reject(e);
+        }
       });
       if (batch.rows.length === 1 && batch.rows[0] === null) this.batches = this.batches.filter((b) => b !== batch);
       else if (batch.rows.every((r) => r === null)) this.drop(batch);
@@ -613,6 +621,15 @@ export class DecodeEngine {
   private keep(row: Row, tensors: Tensor[]): void {
     if (row.req.key === null || row.req.signal?.aborted) disposeAll(tensors);
     else this.store.put(row.req.key, { tokens: row.covered, tensors });
+  }
+
+  /** The loop itself failed (a bug, not one request's error): every request in it fails, none is left pending. */
+  private failAll(error: unknown): void {
+    for (const batch of [...this.batches]) {
+      this.drop(batch);
+      for (const row of batch.rows) row?.reject(error);
+    }
+    for (const row of this.pending.splice(0)) row.reject(error);
   }
 
   private drop(batch: Batch): void {
