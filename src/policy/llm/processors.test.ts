@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Rng } from "../../core/index.js";
-import { logSoftmax, sampleToken, stepStats } from "./processors.js";
+import { byteLevelTokenizer, Rng } from "../../core/index.js";
+import { logSoftmax, sampleToken, stepStats, stopsAt } from "./processors.js";
 
 /** Brute force: entropy as a plain sum, and a full sort of the vocabulary (what stepStats must equal). */
 function bruteForce(lps: readonly number[], k: number) {
@@ -68,5 +68,23 @@ describe("stepStats: entropy and top alternatives in one pass", () => {
 
   it("k = 0 lists nothing", () => {
     expect(stepStats(Float32Array.from([0.5, 0.5]), 0).top).toEqual([]);
+  });
+});
+
+describe("stopsAt: the newest token completes a stop string", () => {
+  /** The first token (1-based) whose arrival stopsAt reports, feeding `text`'s byte-level tokens one at a time. */
+  const stopsAfter = (text: string, stops: string[]) => {
+    const ids = byteLevelTokenizer.encode(text);
+    for (let n = 1; n <= ids.length; n++) if (stopsAt(ids.slice(0, n), 0, stops, byteLevelTokenizer)) return n;
+    return -1;
+  };
+
+  it("stops at the token that completes it, once, ASCII and multi-byte alike", () => {
+    expect(stopsAfter("thinking... DONE and more", ["DONE"])).toBe(16);
+    // 3 characters, 9 bytes: each byte is a token of the byte-level vocabulary.
+    const prefix = new TextEncoder().encode("answer: ").length;
+    expect(stopsAfter("answer: 完成了 and more", ["完成了"])).toBe(prefix + 9);
+    expect(stopsAfter("ok 🙂🙂🙂 end", ["🙂🙂🙂"])).toBe(3 + 12);
+    expect(stopsAfter("no stop here", ["完成了"])).toBe(-1);
   });
 });

@@ -171,10 +171,15 @@ export function generationHooks(runtime: TransformersRuntime, tokenizer: HookTok
 
 export type GenerationHooks = ReturnType<typeof generationHooks>;
 
+const utf8 = new TextEncoder();
+const utf8Length = (text: string): number => utf8.encode(text).length;
+
 /** Whether the newest generated token completed one of the stop strings (only the tail is decoded). */
 export function stopsAt(all: (number | bigint)[], promptWidth: number, stops: string[], tokenizer: TokenizerInterface): boolean {
   if (stops.length === 0) return false;
-  const window = Math.max(...stops.map((s) => s.length)) + 4;
+  // Every token carries at least one byte of text, so a stop string spans at most its UTF-8 length in tokens (one
+  // token a byte with a byte-level vocabulary: "完成" is 6 of them, though 2 UTF-16 units).
+  const window = Math.max(...stops.map(utf8Length)) + 4;
   const ids = all.slice(Math.max(promptWidth, all.length - window)).map(Number);
   const tail = tokenizer.decode(ids);
   const before = tokenizer.decode(ids.slice(0, -1));
