@@ -45,14 +45,21 @@ function errorText(e: unknown): string {
 /** What an error answer says: OpenAI's `{"error": {"message"}}`, vLLM's `{"message"}`, TGI's `{"error": "…"}`, or its text. */
 function errorDetail(text: string): string {
   try {
-    const body = JSON.parse(text) as { error?: unknown; message?: unknown; detail?: unknown } | null;
-    const error = body?.error;
-    if (typeof error === "string") return error;
-    if (error && typeof error === "object" && typeof (error as { message?: unknown }).message === "string") return (error as { message: string }).message;
-    if (typeof body?.message === "string") return body.message;
-    if (typeof body?.detail === "string") return body.detail;
+    const said = errorInBody(JSON.parse(text));
+    if (said !== null) return said;
   } catch {}
   return text.trim().slice(0, 500);
+}
+
+/** The error message a parsed answer carries in one of those shapes, or null. */
+export function errorInBody(body: unknown): string | null {
+  if (typeof body !== "object" || body === null) return null;
+  const { error, message, detail } = body as { error?: unknown; message?: unknown; detail?: unknown };
+  if (typeof error === "string") return error;
+  if (error && typeof error === "object" && typeof (error as { message?: unknown }).message === "string") return (error as { message: string }).message;
+  if (typeof message === "string") return message;
+  if (typeof detail === "string") return detail;
+  return null;
 }
 
 /** POSTs `body` to `url` and returns the parsed JSON answer, or throws a ServerRequestError (an AbortError when `signal` was). */

@@ -274,7 +274,6 @@ describe("what the server policy sends, and answers it refuses", () => {
         seed: rowSeed(7, 5, 2),
         n: 1,
         stream: false,
-        echo: false,
         stop: ["</s>"],
         include_stop_str_in_output: true,
         skip_special_tokens: false,

@@ -137,7 +137,6 @@ export class ServerPolicy implements GenerationInterface {
       seed: rowSeed(s.seed ?? 0, sampleId, turn),
       n: 1,
       stream: false,
-      echo: false,
       ...(stops.length ? { stop: stops } : {}),
       include_stop_str_in_output: true,
       skip_special_tokens: false,
