@@ -112,11 +112,13 @@ export class ByteLevelTokenizer implements TokenizerInterface {
         (bytes ??= new Uint8Array(ids.length - i))[pending++] = id;
         continue;
       }
-      if (pending) out += decoder.decode(bytes!.subarray(0, pending));
-      pending = 0;
       const marker = this.markerById.get(id);
       if (!marker) throw new RangeError(`token id ${id} is outside the byte-level vocabulary (0–${VOCAB_SIZE - 1})`);
-      if (!(skip && marker.special)) out += marker.content;
+      // A skipped special token is not there at all: the bytes on either side join (one character cut by it is whole).
+      if (skip && marker.special) continue;
+      if (pending) out += decoder.decode(bytes!.subarray(0, pending));
+      pending = 0;
+      out += marker.content;
     }
     if (pending) out += decoder.decode(bytes!.subarray(0, pending));
     return out;
