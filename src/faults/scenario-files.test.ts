@@ -94,7 +94,7 @@ describe("scenario files with schema errors", () => {
   it("wrong types deep inside name the field path", () => {
     expect(problems(() => parseScenarioText(edited('"stop_strings": ["<call: calculator>"]', '"stop_strings": [1], "x": 1'), "c.json"))).toEqual([
       "samples[0].stop_strings[0]: expected a string",
-      "samples[0].x: unknown key",
+      "samples[0].x: unknown key (expected one of: task_name, idx, message_log, messages, tools, extra_env_info, stop_strings, loss_multiplier)",
     ]);
     expect(problems(() => parseScenarioText(edited('"role": "user"', '"role": ["user"]')))).toEqual(["samples[0].message_log[0].role: expected a string"]);
     expect(problems(() => parseScenarioText(edited('"responses": [', '"responses": [7, ')))).toEqual(["policy.responses[0]: expected a list of strings"]);

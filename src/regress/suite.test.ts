@@ -18,7 +18,7 @@ describe("suite parsing", () => {
   });
 
   it("names unknown keys and bad types by field", () => {
-    expect(problems({ scenarios: ["a.json"], tolerance: {} })).toEqual(["tolerance: unknown key"]);
+    expect(problems({ scenarios: ["a.json"], tolerance: {} })).toEqual(["tolerance: unknown key (expected one of: scenarios, tolerances)"]);
     expect(problems({ scenarios: "a.json" })).toEqual(["scenarios: expected a list of scenario file paths"]);
     expect(problems({ scenarios: ["a.json", 3] })).toEqual(["scenarios[1]: expected a scenario file path"]);
     expect(problems({ scenarios: ["a.json"], tolerances: { "env/reward": "0.1" } })[0]).toMatch(/^tolerances\.env\/reward: expected an absolute tolerance/);

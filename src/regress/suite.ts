@@ -8,6 +8,7 @@ import { basename } from "node:path";
 import { z } from "zod";
 import { describeJsonValueProblem, findJsonValueProblem } from "../core/index.js";
 import { parseJsonText } from "../scenario/json-text.js";
+import { unknownKeyProblem } from "../scenario/allowed-keys.js";
 
 const suiteSchema = z.strictObject(
   {
@@ -58,7 +59,7 @@ export function parseSuite(value: unknown): Suite {
     throw new SuiteError(
       result.error.issues.flatMap((issue) =>
         issue.code === "unrecognized_keys"
-          ? issue.keys.map((k) => `${fieldPath([...issue.path, k])}: unknown key`)
+          ? issue.keys.map((k) => unknownKeyProblem(fieldPath([...issue.path, k]), suiteSchema, value, issue.path))
           : [`${fieldPath(issue.path)}: ${issue.message}`],
       ),
     );

@@ -38,11 +38,14 @@ describe("scenario parser", () => {
   });
 
   it("rejects unknown keys anywhere", () => {
-    expect(problemsOf({ ...valid, extra: 1 })).toEqual(["extra: unknown key"]);
+    // Each with the keys allowed where it stands (the policy's by its kind).
+    expect(problemsOf({ ...valid, extra: 1 })).toEqual([`extra: unknown key (expected one of: mode, max_seq_len, max_rollout_turns, max_new_tokens, greedy, end_on_response_truncation, fail_fast, env_step_timeout_ms, envs, samples, dataset, policy, structured, invalid_action, tokenizer)`]);
     expect(problemsOf({ ...valid, policy: { kind: "scripted", responses: [], temperature: 1 } })).toEqual([
-      "policy.temperature: unknown key",
+      "policy.temperature: unknown key (expected one of: kind, responses)",
     ]);
-    expect(problemsOf({ ...valid, invalid_action: { enabled: true, penalty: 1 } })).toEqual(["invalid_action.penalty: unknown key"]);
+    expect(problemsOf({ ...valid, policy: { kind: "oracle", temperature: 1 } })).toEqual(["policy.temperature: unknown key (expected one of: kind, seed, error_rate)"]);
+    expect(problemsOf({ ...valid, invalid_action: { enabled: true, penalty: 1 } })[0]).toMatch(/^invalid_action\.penalty: unknown key \(expected one of: enabled, invalid_action_penalty, /);
+    expect(problemsOf({ ...valid, envs: { t: { env: "calculator", cfg: {} } } })).toEqual(["envs.t.cfg: unknown key (expected one of: env, config)"]);
   });
 
   it("needs exactly one of samples and dataset, and known task names", () => {
@@ -129,7 +132,7 @@ describe("parseSampling", () => {
         "sampling.top_p: expected a number in (0, 1]",
         "sampling.top_k: expected an integer",
         "sampling.temperature: expected a number ≥ 0",
-        "sampling.greedy: unknown key",
+        "sampling.greedy: unknown key (expected one of: temperature, top_k, top_p, seed)",
       ]),
     );
   });

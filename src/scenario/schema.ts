@@ -7,6 +7,7 @@ import { LabError } from "../core/index.js";
 import { z } from "zod";
 import { describeJsonValueProblem, findJsonValueProblem, MAX_TIMEOUT_MS } from "../core/index.js";
 import { parseJsonText } from "./json-text.js";
+import { unknownKeyProblem } from "./allowed-keys.js";
 
 const int = (what: string) => z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` });
 const positiveInt = int("a positive integer").positive({ error: "expected a positive integer" });
@@ -262,10 +263,11 @@ function fieldPath(path: readonly PropertyKey[]): string {
   return out || "(scenario)";
 }
 
-function problemsOf(error: z.ZodError, prefix: readonly PropertyKey[] = []): string[] {
+/** Each issue as `field.path: what`; an unknown key with the keys `schema` allows there (read along `value`). */
+function problemsOf(error: z.ZodError, schema: z.ZodType, value: unknown, prefix: readonly PropertyKey[] = []): string[] {
   return error.issues.map((issue) => {
     if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((k) => `${fieldPath([...prefix, ...issue.path, k])}: unknown key`).join("\n");
+      return issue.keys.map((k) => unknownKeyProblem(fieldPath([...prefix, ...issue.path, k]), schema, value, issue.path)).join("\n");
     }
     return `${fieldPath([...prefix, ...issue.path])}: ${issue.message}`;
   });
@@ -281,7 +283,7 @@ export function parseScenario(value: unknown): Scenario {
   if (shape) throw new ScenarioError([describeJsonValueProblem(shape, [], "(scenario)")]);
   const result = scenarioSchema.safeParse(value);
   if (result.success) return result.data;
-  throw new ScenarioError(problemsOf(result.error));
+  throw new ScenarioError(problemsOf(result.error, scenarioSchema, value));
 }
 
 const sampling = z.strictObject(samplingFields);
@@ -293,7 +295,7 @@ const sampling = z.strictObject(samplingFields);
 export function parseSampling(value: unknown, source: string): z.infer<typeof sampling> {
   const result = sampling.safeParse(value);
   if (result.success) return result.data;
-  throw new ScenarioError(problemsOf(result.error, [source]));
+  throw new ScenarioError(problemsOf(result.error, sampling, value, [source]));
 }
 
 const generatedDataset = z.array(datum, { error: "expected a list of datum specs" });
@@ -306,7 +308,7 @@ export function parseGeneratedDataset(value: unknown, source: string): z.infer<t
   if (shape) throw new ScenarioError([describeJsonValueProblem(shape, [source])]);
   const result = generatedDataset.safeParse(value);
   if (result.success) return result.data;
-  throw new ScenarioError(problemsOf(result.error, [source]));
+  throw new ScenarioError(problemsOf(result.error, generatedDataset, value, [source]));
 }
 
 /**

@@ -56,7 +56,7 @@ describe("the server policy's schema", () => {
     expect(withPolicy({ ...server, api_key_env: "sk-abc123" })).toEqual([
       "policy.api_key_env: expected the name of an environment variable (letters, digits, _), not the key itself",
     ]);
-    expect(withPolicy({ ...server, api_key: "sk-abc123" })).toEqual(["policy.api_key: unknown key"]);
+    expect(withPolicy({ ...server, api_key: "sk-abc123" })).toEqual(["policy.api_key: unknown key (expected one of: kind, base_url, model, tokenizer, max_concurrency, timeout_ms, max_retries, temperature, top_k, top_p, seed, api_key_env)"]);
     expect(withPolicy({ kind: "vllm" })).toEqual(["policy.kind: expected scripted, oracle, replay, model or server"]);
   });
 
