@@ -13,8 +13,11 @@ export const BUILTIN_ENVIRONMENTS: readonly EnvironmentDefinition[] = [
   httpEnvironment,
 ];
 
-/** Finds an environment by the name scenarios use (`envs.<task>.env`). */
-export type EnvironmentLookup = (name: string) => EnvironmentDefinition | undefined;
+/**
+ * Finds an environment by the name scenarios use (`envs.<task>.env`); `names`, where the lookup knows them, lists
+ * every name it finds (for errors that say what a scenario may name).
+ */
+export type EnvironmentLookup = ((name: string) => EnvironmentDefinition | undefined) & { names?: () => string[] };
 
 export function findEnvironment(name: string): EnvironmentDefinition | undefined {
   return BUILTIN_ENVIRONMENTS.find((e) => e.name === name);
@@ -27,7 +30,8 @@ export function environmentLookup(userEnvironments: Iterable<EnvironmentDefiniti
     if (findEnvironment(env.name)) throw new Error(`environment '${env.name}' is built in: give yours another name`);
     byName.set(env.name, env);
   }
-  return (name) => findEnvironment(name) ?? byName.get(name);
+  const lookup = (name: string) => findEnvironment(name) ?? byName.get(name);
+  return Object.assign(lookup, { names: () => [...BUILTIN_ENVIRONMENTS.map((e) => e.name), ...byName.keys()] });
 }
 
 export { environmentFromModule, EnvironmentModuleError } from "./user/module.js";

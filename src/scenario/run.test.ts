@@ -6,9 +6,10 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { byteLevelTokenizer as tok, runMultiTurnRollout, type EnvironmentInterface } from "../core/index.js";
 import { scriptedPolicy } from "../policy/scripted.js";
+import { environmentLookup, findEnvironment } from "../envs/index.js";
 import { withoutTiming } from "./result.js";
 import { inputBatchFor, prepareScenario, runScenario } from "./run.js";
-import { parseScenario, type Scenario } from "./schema.js";
+import { parseScenario, ScenarioError, type Scenario } from "./schema.js";
 
 const exec = promisify(execFile);
 const examples = join(import.meta.dirname, "examples");
@@ -165,7 +166,20 @@ describe("bad scenarios fail clearly", () => {
   });
   it("an unknown environment", async () => {
     const scenario: Scenario = { ...(await example("calculator-scripted.json")), envs: { multi_step_calculator_game: { env: "chess" } } };
-    await expect(runScenario(scenario)).rejects.toThrow("envs.multi_step_calculator_game.env: unknown environment 'chess'");
+    await expect(runScenario(scenario)).rejects.toThrow("envs.multi_step_calculator_game.env: unknown environment 'chess' (built in: sliding_puzzle, calculator, workspace, http)");
+    // A lookup that knows the user's environments lists them too.
+    const withMine = environmentLookup([{ ...findEnvironment("calculator")!, name: "chess_of_mine" }]);
+    await expect(prepareScenario(scenario, withMine)).rejects.toThrow(
+      "envs.multi_step_calculator_game.env: unknown environment 'chess' (expected one of: sliding_puzzle, calculator, workspace, http, chess_of_mine)",
+    );
+  });
+  it("a model policy naming a built-in model there is not: the scenario's field, before anything loads", async () => {
+    const scenario: Scenario = { ...(await example("calculator-scripted.json")), policy: { kind: "model", model: "builtin:foo" } };
+    let loads = 0;
+    const run = runScenario(scenario, { modelPolicy: async () => (loads++, Promise.reject(new Error("not reached"))) });
+    await expect(run).rejects.toBeInstanceOf(ScenarioError);
+    await expect(run).rejects.toThrow(/^policy\.model: unknown built-in model 'builtin:foo' \(expected builtin:trained, /);
+    expect(loads).toBe(0);
   });
   it("a bad structured block", async () => {
     const scenario: Scenario = { ...(await example("calculator-scripted.json")), structured: { enabled: true, thinking_style: "loud" } };

@@ -19,8 +19,9 @@ import {
   type TokenizerInterface,
   type ToolSpec,
 } from "../core/index.js";
-import { findEnvironment, type EnvironmentDefinition, type EnvironmentLookup } from "../envs/index.js";
+import { BUILTIN_ENVIRONMENTS, findEnvironment, type EnvironmentDefinition, type EnvironmentLookup } from "../envs/index.js";
 import { BYTE_LEVEL_SPECS } from "../policy/builtin-model/presets.js";
+import { resolveModelSource } from "../policy/llm/model-source.js";
 import { oraclePolicy } from "../policy/oracle/index.js";
 import { replayPolicy, type SavedSample } from "../policy/replay.js";
 import { scriptedPolicy } from "../policy/scripted.js";
@@ -119,6 +120,12 @@ function checkSampleCount(scenario: Scenario, limit: SampleLimit | undefined): v
   if (count > limit.max) throw problem(field, `${count} samples cannot fit in this process's memory: ${limit.why}`);
 }
 
+/** What a scenario may name: every environment the lookup knows, or the built-in ones when it does not say. */
+function knownEnvironments(lookup: EnvironmentLookup): string {
+  const names = lookup.names?.();
+  return names ? `expected one of: ${names.join(", ")}` : `built in: ${BUILTIN_ENVIRONMENTS.map((e) => e.name).join(", ")}`;
+}
+
 /** Builds the environments and the dataset (once: a remote environment's dataset comes from its server). */
 export async function prepareScenario(
   scenario: Scenario,
@@ -133,7 +140,7 @@ export async function prepareScenario(
   const environments: Record<string, EnvironmentDefinition> = Object.create(null);
   for (const [task, spec] of Object.entries(scenario.envs)) {
     const definition = lookup(spec.env);
-    if (!definition) throw problem(`envs.${task}.env`, `unknown environment '${spec.env}'`);
+    if (!definition) throw problem(`envs.${task}.env`, `unknown environment '${spec.env}' (${knownEnvironments(lookup)})`);
     try {
       taskToEnv[task] = await definition.create(spec.config ?? {});
     } catch (e) {
@@ -238,6 +245,12 @@ async function buildPolicy(
     }
     case "model":
       if (!options.modelPolicy) throw problem("policy.kind", "this runner has no model backend for policy kind 'model'");
+      try {
+        // A model id that names nothing (an unknown built-in) is the scenario's mistake, not the loader's.
+        resolveModelSource(policy.model);
+      } catch (e) {
+        throw problem("policy.model", (e as Error).message);
+      }
       return options.modelPolicy(policy);
     case "server":
       if (!options.serverPolicy) throw problem("policy.kind", "this runner has no inference-server backend for policy kind 'server'");
