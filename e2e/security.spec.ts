@@ -146,3 +146,29 @@ export default {
   if (await compare.count()) await compare.click();
   await expectInert(page);
 });
+
+test("an imported run whose scenario reaches other hosts: they are listed beside Run before anything contacts them; the page's own scenarios list none", async ({ page }) => {
+  await page.goto("/");
+  await expect(page.getByTestId("run-contacts")).toHaveCount(0);
+  const scenario = {
+    mode: "sync",
+    max_seq_len: 256,
+    max_rollout_turns: 1,
+    envs: { t: { env: "http", config: { url: "http://127.0.0.1:9/env" } } },
+    samples: [{ task_name: "t", message_log: [{ role: "user", content: "question" }] }],
+    policy: { kind: "server", base_url: "http://10.0.0.5:8000/v1", model: "builtin:small" },
+  };
+  const sample = { idx: 0, task_name: "t", message_log: [{ role: "user", content: "question" }, { role: "assistant", content: "answer" }], total_reward: 0, termination: "terminated" };
+  const footer = { "lab/format": "rollout-lab-run/1", mode: "sync", max_rollout_turns: 1, max_seq_len: 256, partial: false, metrics: {}, scenario };
+  const jsonl = [JSON.stringify(sample), JSON.stringify(footer)].join("\n");
+  await page.getByLabel("Import JSONL").setInputFiles({ name: "far.jsonl", mimeType: "application/x-ndjson", buffer: Buffer.from(jsonl) });
+  await expect(page.getByTestId("sample-row")).toHaveCount(1);
+  // Run again would run the file's scenario: its hosts are in view first (the test's guard fails it on any request).
+  await expect(page.getByTestId("run-contact")).toHaveText([
+    "http://127.0.0.1:9 — remote environment 't' (http://127.0.0.1:9/env): its dataset, every step and, after the run, its samples (for its metrics) are sent there",
+    "http://10.0.0.5:8000 — inference server (http://10.0.0.5:8000/v1): every prompt of the run, as token ids, is sent there for model 'builtin:small' to continue",
+  ]);
+  // A preset of the page's own environments and policies reaches nothing else.
+  await page.getByLabel("Preset").selectOption({ label: "Calculator · scripted · sync" });
+  await expect(page.getByTestId("run-contacts")).toHaveCount(0);
+});

@@ -14,6 +14,7 @@ import { LabColumns, MasterDetail } from "./layout/Workspace.js";
 import { LinkBanner, useSharedLinks } from "./LinkBanner.js";
 import { ModelPanel } from "./ModelPanel.js";
 import { ModelStatusLine } from "./ModelStatusLine.js";
+import { RunContacts } from "./RunContacts.js";
 import { PRESETS } from "./presets.js";
 import { PreviewBanner } from "./PreviewBanner.js";
 import { RecoveredRuns } from "./RecoveredRuns.js";
@@ -398,6 +399,7 @@ export function App() {
       </header>
       <FaultProbe where="page" />
       <ModelStatusLine />
+      <RunContacts />
       {error && (
         <pre className="error" data-testid="run-error">
           {error}
