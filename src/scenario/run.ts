@@ -21,7 +21,7 @@ import {
 } from "../core/index.js";
 import { BUILTIN_ENVIRONMENTS, findEnvironment, type EnvironmentDefinition, type EnvironmentLookup } from "../envs/index.js";
 import { BYTE_LEVEL_SPECS } from "../policy/builtin-model/presets.js";
-import { resolveModelSource } from "../policy/llm/model-source.js";
+import { UnknownModelError } from "../policy/llm/model-source.js";
 import { oraclePolicy } from "../policy/oracle/index.js";
 import { replayPolicy, type SavedSample } from "../policy/replay.js";
 import { scriptedPolicy } from "../policy/scripted.js";
@@ -246,12 +246,12 @@ async function buildPolicy(
     case "model":
       if (!options.modelPolicy) throw problem("policy.kind", "this runner has no model backend for policy kind 'model'");
       try {
-        // A model id that names nothing (an unknown built-in) is the scenario's mistake, not the loader's.
-        resolveModelSource(policy.model);
+        return await options.modelPolicy(policy);
       } catch (e) {
-        throw problem("policy.model", (e as Error).message);
+        // A model id that names nothing (an unknown built-in) is the scenario's mistake, found before anything loads.
+        if (e instanceof UnknownModelError) throw problem("policy.model", e.message);
+        throw e;
       }
-      return options.modelPolicy(policy);
     case "server":
       if (!options.serverPolicy) throw problem("policy.kind", "this runner has no inference-server backend for policy kind 'server'");
       return options.serverPolicy(policy);

@@ -20,6 +20,11 @@ export type ModelSource =
 
 const HUB_ID = /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/;
 
+/** A model id that names no model the lab knows (an unknown built-in): the scenario's mistake, not the loader's. */
+export class UnknownModelError extends Error {
+  override name = "UnknownModelError";
+}
+
 /**
  * `builtin:trained` / `builtin:tiny` / `builtin:small` / `builtin:tiny-qwen3`; `local:<name>` (a folder picked in the browser); an `org/name` hub id; any
  * other string is a local folder path (Node).
@@ -28,7 +33,7 @@ export function resolveModelSource(spec: string): ModelSource {
   if (spec.startsWith("builtin:")) {
     const preset = spec.slice("builtin:".length);
     if (isBuiltinModelName(preset)) return { kind: "builtin", id: `builtin/${preset}`, preset, spec };
-    throw new Error(`unknown built-in model '${spec}' (expected ${BUILTIN_MODEL_NAMES.map((p) => `builtin:${p}`).join(", ")})`);
+    throw new UnknownModelError(`unknown built-in model '${spec}' (expected ${BUILTIN_MODEL_NAMES.map((p) => `builtin:${p}`).join(", ")})`);
   }
   if (spec.startsWith("local:")) {
     const name = spec.slice("local:".length).replace(/[^\w.-]/g, "_") || "model";
