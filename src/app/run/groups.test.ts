@@ -37,4 +37,14 @@ describe("GRPO groups", () => {
     expect(kept("zero_variance")).toEqual([]);
     expect(kept('group == "uid=a1b2"')).toEqual([0, 1]);
   });
+
+  it("verl's newer per-rollout uid ({prompt uid}_{session}_{index}) groups by its prompt's part", () => {
+    const line = (uid: string, score: number) => JSON.stringify({ input: "q", output: `a${score}`, gts: "4", score, step: 7, uid });
+    const { model } = importJsonl([line("p1_0_0", 1), line("p1_1_0", 0), line("p_2_0_0", 1)].join("\n"));
+    const { groups } = runGroups(model.samples, model.finalBatch);
+    expect(groups.map((g) => [g.key, g.samples, g.std])).toEqual([
+      ["prompt_uid=p1", [0, 1], 0.5],
+      ["prompt_uid=p_2", [2], 0],
+    ]);
+  });
 });

@@ -1,14 +1,14 @@
 /**
  * GRPO groups (issue 19 item 3): the samples of one prompt, whose rewards' spread is what a group-relative advantage
  * is made of. A group with zero reward variance carries no gradient. The group of a sample is the dump's own id where
- * it has one (verl's `uid`, NeMo Gym's `_ng_task_index`, verifiers' `example_id`, a `group`/`group_id` field), else
+ * it has one (verl's `uid`, or its prompt's part, `prompt_uid`, where the uid is one rollout's, NeMo Gym's `_ng_task_index`, verifiers' `example_id`, a `group`/`group_id` field), else
  * its prompt: the text of its prompt messages, identical prompts together.
  */
 
 import type { SampleView } from "./run-model.js";
 
 /** Imported fields that name a sample's group, in the order they are looked for. */
-export const GROUP_FIELDS = ["group_id", "group", "uid", "_ng_task_index", "example_id", "prompt_id"] as const;
+export const GROUP_FIELDS = ["group_id", "group", "prompt_uid", "uid", "_ng_task_index", "example_id", "prompt_id"] as const;
 
 export interface SampleGroup {
   key: string;

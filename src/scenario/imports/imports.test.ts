@@ -43,18 +43,43 @@ describe("NeMo RL train_data_step{N}.jsonl (grpo.py through Logger.log_batched_d
     });
   });
 
-  it("where it does not (a two-message prompt in one untrained run): alternating roles, said so, the token row kept whole", () => {
+  it("a system prompt before the user's (math_data_processor's): both in the first untrained run, roles from their template headers", () => {
     const s = run.samples[1]!;
+    expect(s.message_log.map((m) => [m.role, m.token_ids])).toEqual([
+      ["system", []],
+      ["user", [11, 12, 13, 51]],
+      ["assistant", [52, 53, 54]],
+    ]);
+    expect(s.message_log[2]!.generation_logprobs).toEqual([-0.1, -0.2, -0.3]);
+    const fields = imported(s).fields;
+    expect(fields.roles).toMatch(/^inferred: the prompt's untrained run holds its first 2 messages/);
+    expect(fields.prev_logprobs).toEqual([0, 0, 0, 0, -0.1, -0.25, -0.3]);
+  });
+
+  it("where the loss mask does not line up (more runs than messages): alternating roles, said so, the token row kept whole", () => {
+    const line = JSON.parse(fixture("train_data_step3.jsonl").trim().split("\n")[1]!);
+    line.token_loss_mask = [[0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]];
+    const s = read(JSON.stringify(line)).samples[0]!;
     expect(s.message_log.map((m) => [m.role, m.token_ids])).toEqual([
       ["user", []],
       ["assistant", []],
       ["environment", []],
     ]);
     const fields = imported(s).fields;
-    expect(fields.roles).toMatch(/^inferred/);
+    expect(fields.roles).toMatch(/^inferred: prompt, then assistant/);
     expect(fields.token_ids).toEqual([11, 12, 13, 51, 52, 53, 54]);
     expect(fields.generation_logprobs).toEqual([0, 0, 0, 0, -0.1, -0.2, -0.3]);
-    expect(fields.prev_logprobs).toEqual([0, 0, 0, 0, -0.1, -0.25, -0.3]);
+  });
+
+  it("SFT's and distillation's train_data (content and input_lengths alone, no rewards) are recognised", () => {
+    const line = { content: [["<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", "hello"]], input_lengths: [9], idx: 0 };
+    const got = read(JSON.stringify(line));
+    expect(got.problems).toEqual([]);
+    expect(got.samples[0]!.message_log.map((m) => [m.role, m.content])).toEqual([
+      ["user", "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"],
+      ["assistant", "hello"],
+    ]);
+    expect(got.samples[0]!.total_reward).toBeNull();
   });
 
   it("a record that is not as the writer writes it is named with its line and field; the others are read", () => {

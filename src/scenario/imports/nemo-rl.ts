@@ -10,8 +10,12 @@
  *   Older versions wrote fewer of them.
  * - `val_data_step{N}.jsonl` (`validate`): `content` (the message logs reduced to `role` and `content`), `rewards`.
  *
+ * - `train_data_step{N}.jsonl` of SFT and distillation (`sft.py`, `distillation.py`): `content` and `input_lengths`
+ *   alone (no rewards).
+ *
  * A train line's messages get their roles and tokens from the loss mask when they line up (a run of trained tokens
- * is an assistant message; untrained runs are the prompt, then observations); else the roles alternate as a
+ * is an assistant message; untrained runs are the prompt, then observations; a prompt of several messages, a system
+ * prompt before the user's, shares the first run); else the roles alternate as a
  * multi-turn rollout's do (prompt, assistant, environment, …), said in the kept field `roles`, and the token row is
  * kept whole. Every field not mapped is kept (`imported.fields`), per-token rows cut to the sample's length.
  */
@@ -52,6 +56,12 @@ function maskRuns(mask: readonly number[], length: number): [number, number, boo
   return runs;
 }
 
+/** A message's role as its rendered chat template opens it (ChatML, Llama 3), if it does. */
+function templateRole(text: string): string | null {
+  const header = /^<\|im_start\|>(\w+)\n/.exec(text) ?? /^(?:<\|begin_of_text\|>)?<\|start_header_id\|>(\w+)<\|end_header_id\|>/.exec(text);
+  return header ? header[1]! : null;
+}
+
 /** Roles as a multi-turn rollout's message log has them: the prompt, then assistant and environment turns. */
 const alternatingRole = (i: number) => (i === 0 ? "user" : i % 2 === 1 ? "assistant" : "environment");
 
@@ -87,11 +97,16 @@ function convert(record: Record<string, unknown>, source: RecordSource): Convert
   const logprobs = numberRow(record, "generation_logprobs");
   const n = length ?? ids?.length ?? 0;
   const runs = mask && ids ? maskRuns(mask, Math.min(n, mask.length)) : null;
-  const aligned = runs !== null && runs.length === content.length && runs[0]?.[2] === false && ids!.length >= n;
+  // A prompt of several messages (a system prompt before the user's, as NeMo RL's math processor writes it) is one
+  // untrained run: the messages beyond the runs are the prompt's first ones.
+  const extra = runs ? content.length - runs.length : -1;
+  const aligned = runs !== null && extra >= 0 && runs[0]?.[2] === false && ids!.length >= n;
   const messages = (content as string[]).map((text, i) => {
     if (!aligned) return { role: alternatingRole(i), content: text, token_ids: [] as number[] };
-    const [start, end, trained] = runs![i]!;
-    const role = trained ? "assistant" : i === 0 ? "user" : "environment";
+    if (i < extra) return { role: templateRole(text) ?? "system", content: text, token_ids: [] as number[] };
+    const [start, end, trained] = runs![i - extra]!;
+    // A prompt of one message is the user's, whatever its rendering opens with (often the system prompt).
+    const role = trained ? "assistant" : i === extra ? ((extra > 0 && templateRole(text)) || "user") : "environment";
     return {
       role,
       content: text,
@@ -99,6 +114,9 @@ function convert(record: Record<string, unknown>, source: RecordSource): Convert
       ...(trained && logprobs ? { generation_logprobs: logprobs.slice(start, end) } : {}),
     };
   });
+  if (aligned && extra > 0) {
+    fields.roles = `inferred: the prompt's untrained run holds its first ${extra + 1} messages (their tokens are on the last of them); roles from their chat-template headers, else system before user`;
+  }
   if (!aligned) {
     fields.roles = "inferred: prompt, then assistant and environment turns alternating (the loss mask did not line up with the messages)";
     if (ids) fields.token_ids = ids.slice(0, n);
@@ -120,6 +138,7 @@ function keepRest(record: Record<string, unknown>, fields: Record<string, unknow
 export const nemoRlFormat: DumpFormat = {
   name: "nemo-rl",
   title: "NeMo RL train_data_step{N}.jsonl / val_data_step{N}.jsonl (log_batched_dict_as_jsonl)",
-  detect: (r) => Array.isArray(r.content) && Array.isArray(r.rewards) && !("message_log" in r),
+  // RL and evaluation dumps carry `rewards`; SFT's and distillation's carry only `content` and `input_lengths`.
+  detect: (r) => Array.isArray(r.content) && (Array.isArray(r.rewards) || (Array.isArray(r.input_lengths) && Array.isArray(r.content[0]))) && !("message_log" in r),
   convert,
 };

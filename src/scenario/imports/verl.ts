@@ -10,6 +10,17 @@
 
 import { RecordProblem, type ConvertedSample, type DumpFormat, type RecordSource } from "./types.js";
 
+/**
+ * The prompt's part of a rollout's `uid` where verl's newer trainer writes its transfer-queue key,
+ * `{prompt uid}_{session}_{index}` (verl/experimental/agent_loop: one per rollout, so it groups nothing); verl's
+ * classic `uid` (a uuid shared by a prompt's rollouts) has no such suffix and is a group id as it is.
+ */
+function promptUid(uid: unknown): string | null {
+  if (typeof uid !== "string") return null;
+  const parts = uid.split("_");
+  return parts.length >= 3 && /^\d+$/.test(parts.at(-1)!) && parts.slice(0, -2).join("_") !== "" ? parts.slice(0, -2).join("_") : null;
+}
+
 function convert(record: Record<string, unknown>, source: RecordSource): ConvertedSample {
   const { input, output, score } = record;
   if (typeof input !== "string") throw new RecordProblem("input", "expected the decoded prompt (a string), as verl's _dump_generations writes it");
@@ -17,6 +28,8 @@ function convert(record: Record<string, unknown>, source: RecordSource): Convert
   if (score !== undefined && score !== null && typeof score !== "number") throw new RecordProblem("score", "expected the sample's reward (a number)");
   const fields: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(record)) if (key !== "input" && key !== "output" && key !== "score") fields[key] = value;
+  const prompt = promptUid(record.uid);
+  if (prompt !== null) fields.prompt_uid = prompt;
   const task = typeof record.data_source === "string" ? record.data_source : "verl";
   return {
     idx: source.position,
