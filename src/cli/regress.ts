@@ -17,6 +17,7 @@
  * scenario, golden or argument, a browser backend that cannot start, or shard reports that do not merge.
  */
 
+import { statSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { ensureBuiltApp } from "./build-app.js";
@@ -136,7 +137,7 @@ function parseArgs(argv: string[]): Args {
   if (update && backend !== "node") {
     throw new UsageError(`--update with --backend ${backend}: goldens come from the node backend (run --update without --backend)`, USAGE);
   }
-  return {
+  return checkReportPaths({
     suite: positional[0]!,
     backend,
     update,
@@ -146,7 +147,7 @@ function parseArgs(argv: string[]): Args {
     goldens: values.get("--goldens") ?? null,
     junit: values.get("--junit") ?? null,
     summary: values.get("--summary") ?? null,
-  };
+  });
 }
 
 type RunOutcome = ScenarioArtifacts | { skipped: string };
@@ -234,7 +235,26 @@ function parseMergeArgs(argv: string[]): ReportFiles & { dirs: string[] } {
   if (positional.some((d) => resolve(d) === resolve(out))) {
     throw new UsageError(`--out ${out} is one of the shard folders: its report.json would be overwritten (pick another --out)`, USAGE);
   }
-  return { dirs: positional, out, junit: values.get("--junit") ?? null, summary: values.get("--summary") ?? null };
+  return checkReportPaths({ dirs: positional, out, junit: values.get("--junit") ?? null, summary: values.get("--summary") ?? null });
+}
+
+/**
+ * Refuses report paths that cannot be written, before anything runs: `--out` must be a folder (or not exist yet),
+ * `--junit` and `--summary` files (or not exist yet).
+ */
+function checkReportPaths<T extends ReportFiles>(files: T): T {
+  const kind = (path: string) => {
+    try {
+      return statSync(path).isDirectory() ? "folder" : "file";
+    } catch {
+      return null;
+    }
+  };
+  if (kind(files.out) === "file") throw new UsageError(`--out ${files.out} is a file: the reports go into a folder there`, USAGE);
+  for (const [flag, path] of [["--junit", files.junit], ["--summary", files.summary]] as const) {
+    if (path !== null && kind(path) === "folder") throw new UsageError(`${flag} ${path} is a folder: name the file to write`, USAGE);
+  }
+  return files;
 }
 
 async function readOptional(path: string): Promise<string | null> {
@@ -430,4 +450,18 @@ async function keepTraces(outDir: string, name: string, runs: number, failing: S
   }
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));
+/**
+ * `main`, with an error it did not expect (a report that cannot be written after all, a bug) named and exit 2: the
+ * status of bad input, not 1, which CI reads as a regression.
+ */
+export async function command(argv: string[]): Promise<number> {
+  try {
+    return await main(argv);
+  } catch (e) {
+    const system = typeof (e as NodeJS.ErrnoException).code === "string";
+    process.stderr.write(`error: ${system || !(e instanceof Error) ? String((e as Error).message ?? e) : (e.stack ?? e.message)}\n`);
+    return 2;
+  }
+}
+
+if (isEntryPoint(import.meta.url)) process.exitCode = await command(process.argv.slice(2));

@@ -110,6 +110,22 @@ describe("npm run regress (node backend)", () => {
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain("tolerance: unknown key");
   }, 90_000);
+
+  it("refuses report paths it cannot write before running anything, with exit status 2 (not 1, a regression)", async () => {
+    const file = join(dir, "a-file");
+    await writeFile(file, "");
+    const folder = join(dir, "a-folder");
+    await mkdir(folder, { recursive: true });
+    const outIsFile = await regress([suite, "--out", file]);
+    expect([outIsFile.code, outIsFile.stdout]).toEqual([2, ""]);
+    expect(outIsFile.stderr).toContain(`error: --out ${file} is a file: the reports go into a folder there`);
+    const junitIsFolder = await regress([suite, "--out", out, "--junit", folder]);
+    expect([junitIsFolder.code, junitIsFolder.stdout]).toEqual([2, ""]);
+    expect(junitIsFolder.stderr).toContain(`error: --junit ${folder} is a folder: name the file to write`);
+    const merge = await regress(["merge", out, "--out", file]);
+    expect(merge.code).toBe(2);
+    expect(merge.stderr).toContain("is a file");
+  }, 90_000);
 });
 
 describe("npm run regress -- merge (shards of the node backend)", () => {
