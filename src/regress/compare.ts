@@ -13,6 +13,7 @@
  */
 
 import { jsonlLines } from "../scenario/jsonl-lines.js";
+import { visible } from "./visible-text.js";
 
 /**
  * The default absolute tolerance of every float. Measured on the sample suite's built-in model: Node on two CPUs
@@ -437,9 +438,9 @@ const KIND_LABEL: Record<DivergenceKind, string> = {
   shape: "shape differs",
 };
 
-/** At most `n` characters of a value's text, for one-line messages. */
+/** At most `n` characters of a value's text, for one-line messages (control characters made visible). */
 function short(text: string, n = 60): string {
-  const flat = text.replace(/\s+/g, " ");
+  const flat = visible(text.replace(/\s+/g, " "));
   return flat.length > n ? `${flat.slice(0, n - 1)}…` : flat;
 }
 

@@ -9,7 +9,8 @@
 import { firstDivergenceLine, type ScenarioComparison } from "./compare.js";
 import { reportTitle, type FailedRun, type RegressReport } from "./report-json.js";
 import { scenarioName } from "./suite.js";
-import { driftNote, evidenceLines, failureSummary, visible } from "./report-text.js";
+import { driftNote, evidenceLines, failureSummary } from "./report-text.js";
+import { visible } from "./visible-text.js";
 
 type Row = { name: string; comparison: ScenarioComparison | null; failed: FailedRun | null };
 

@@ -2,13 +2,7 @@
 
 import { describeDivergence, describeMetric, formatNumber, type CharDiff, type ScenarioComparison, type TextWindow } from "./compare.js";
 import { isFailing, type FailedRun } from "./report-json.js";
-
-/** Control characters and newlines shown visibly, so a window stays on one line. */
-export function visible(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f]/g, (c) =>
-    c === "\n" ? "\\n" : c === "\t" ? "\\t" : c === "\r" ? "\\r" : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-}
+import { visible } from "./visible-text.js";
 
 /** `…before[at]after…`, with a caret line under the first differing character. */
 function windowLines(label: string, w: TextWindow): [string, string] {
@@ -25,7 +19,7 @@ export function diffLines(diff: CharDiff, indent = "    "): string[] {
 
 /** A scenario whose run failed or whose input is bad (printed as it fails, and again by a merge). */
 export function failedLine(f: FailedRun): string {
-  return `${f.kind === "input" ? "BAD INPUT " : "FAILED    "} ${f.name}: ${f.detail}`;
+  return `${f.kind === "input" ? "BAD INPUT " : "FAILED    "} ${visible(f.name)}: ${visible(f.detail)}`;
 }
 
 /** `floats within 2.93e-4 of the golden (generation_logprobs)` for a match whose floats were not identical, else "". */

@@ -44,4 +44,13 @@ describe("the text report", () => {
     const text = renderTextReport([regressed("a\nb", "a\nc")]);
     expect(text).toContain("golden: a\\nc");
   });
+
+  it("never passes a run's control characters to the log: an extra message's escapes cannot fake a verdict", () => {
+    const s = (log: object[]) => ({ idx: 0, message_log: [{ role: "user", content: "q", token_ids: [1] }, ...log] });
+    const forged = "\u001b[1A\u001b[2K\u001b[32mok         scenario-x\u001b[0m\u009b2J";
+    const extra = compareScenario("scenario-x", { samplesJsonl: toJsonl([s([{ role: "assistant", content: forged, token_ids: [2] }])]), metrics: {} }, { samplesJsonl: toJsonl([s([])]), metrics: {} });
+    const text = renderTextReport([extra]);
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(text).toContain("\\u001b[1A");
+  });
 });
