@@ -155,12 +155,17 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
+class Server(ThreadingHTTPServer):
+    # An async rollout sends every sample's step at once: the default backlog of 5 drops a burst's connections.
+    request_queue_size = 1024
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args()
-    server = ThreadingHTTPServer((args.host, args.port), Handler)
+    server = Server((args.host, args.port), Handler)
     print(f"number_guess listening on http://{args.host}:{server.server_address[1]}", flush=True)
     try:
         server.serve_forever()

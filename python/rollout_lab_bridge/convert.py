@@ -70,6 +70,9 @@ def tensor_dims(value):
     return None
 
 
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
 def to_json(value, path, depth=0):
     """``value`` as plain JSON data (dict with str keys, list, str, finite number, bool, None).
 
@@ -83,6 +86,10 @@ def to_json(value, path, depth=0):
     if isinstance(value, str):
         return str(value)
     if isinstance(value, int):
+        if abs(value) > MAX_SAFE_INTEGER:
+            # JavaScript reads every JSON number as a double: a larger integer would come back changed.
+            raise ConversionError(path, f" is {int(value)}, beyond the integers a JSON number carries exactly to "
+                                        "JavaScript (up to 2**53 - 1 either way): send it as a string")
         return int(value)
     if isinstance(value, float):
         return _check_finite(float(value), path)
@@ -274,8 +281,10 @@ def metrics_to_json(metrics, path="metrics"):
 
 
 def dumps(value):
-    """The JSON text of plain data; NaN and infinities refused (the last guard: ``allow_nan=False``)."""
-    return json.dumps(value, allow_nan=False, ensure_ascii=False)
+    """The JSON text of plain data; NaN and infinities refused (the last guard: ``allow_nan=False``).
+
+    ASCII with escapes: a lone surrogate (text the lab sent, echoed back) has no UTF-8 form, but a JSON escape."""
+    return json.dumps(value, allow_nan=False, ensure_ascii=True)
 
 
 # --------------------------------------------------------------------------- in: the batch of /post_process

@@ -35,6 +35,10 @@ class UserCodeError(Exception):
         self.traceback_text = traceback_text
 
 
+class Abandoned(Exception):
+    """The caller stopped waiting (the lab closed the connection at its deadline) before the call's turn came."""
+
+
 def ray_module():
     """``(ray, kind)``: the real ``ray`` with kind ``"ray"``, or the stand-in (installed now if needed) with kind
     ``"stand-in"``."""
@@ -210,9 +214,14 @@ class Environment:
     def has_method(self, name):
         return callable(getattr(self.cls, name, None))
 
-    def call(self, name, *args):
-        """``instance.name(*copies of args)``, or ``ray.get(handle.name.remote(*args))``."""
+    def call(self, name, *args, wanted=None):
+        """``instance.name(*copies of args)``, or ``ray.get(handle.name.remote(*args))``; calls run one at a time.
+
+        ``wanted``: whether the caller still waits, asked once the call's turn comes; no: ``Abandoned``, and the
+        call is not made (a step the lab gave up on would otherwise still run, and delay every later one)."""
         with self.lock:
+            if wanted is not None and not wanted():
+                raise Abandoned(name)
             try:
                 if self.actor:
                     return self.ray.get(getattr(self.handle, name).remote(*args))

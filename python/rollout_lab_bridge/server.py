@@ -7,6 +7,7 @@ serves a Bridge with a ThreadingHTTPServer.
 
 import json
 import re
+import select
 import socket
 import sys
 import threading
@@ -128,7 +129,7 @@ class Bridge:
 
     # ------------------------------------------------------------------ /step
 
-    def step(self, body):
+    def step(self, body, wanted=None):
         if not isinstance(body, dict):
             raise _bad_request(f"the body of /step is {_kind(body)}, expected an object "
                                "{message_log_batch, metadata}")
@@ -154,7 +155,7 @@ class Bridge:
         for i, meta in enumerate(metadata):
             if meta is not None and not isinstance(meta, dict):
                 raise _bad_request(f"/step: metadata[{i}] is {_kind(meta)}, expected an object or null")
-        result = self._call("step", logs, metadata)
+        result = self._call("step", logs, metadata, wanted=wanted)
         try:
             return convert.environment_return_to_json(result)
         except convert.ConversionError as error:
@@ -162,7 +163,7 @@ class Bridge:
 
     # ------------------------------------------------------------------ /post_process
 
-    def post_process(self, body):
+    def post_process(self, body, wanted=None):
         method = "global_post_process_and_metrics"
         if not self.environment.has_method(method):
             raise Answer(404, {"error": f"{self.environment.name} has no {method}"})
@@ -179,7 +180,7 @@ class Bridge:
         if len(lengths) > 1:
             raise _bad_request(f"/post_process: the batch's columns have different lengths ({sorted(lengths)})")
         batch = convert.batch_from_json(columns, self.torch, self.batch_class)
-        result = self._call(method, batch)
+        result = self._call(method, batch, wanted=wanted)
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             raise Answer(500, {"error": f"{self.environment.name}.{method} returned {convert._describe(result)}, "
                                         "expected a tuple (batch, metrics)"})
@@ -188,9 +189,9 @@ class Bridge:
         except convert.ConversionError as error:
             raise Answer(500, {"error": f"{self.environment.name}.{method} returned a value the bridge cannot send: {error}"}) from None
 
-    def _call(self, method, *args):
+    def _call(self, method, *args, wanted=None):
         try:
-            return self.environment.call(method, *args)
+            return self.environment.call(method, *args, wanted=wanted)
         except loader.UserCodeError as error:
             raise Answer(500, {"error": error.error, "traceback": error.traceback_text}) from None
 
@@ -216,6 +217,14 @@ class Handler(BaseHTTPRequestHandler):
         if origin is not None:
             self.send_header("Access-Control-Allow-Origin", origin)
         self.send_header("Vary", "Origin")
+
+    def _client_waiting(self):
+        """Whether the lab still waits for this answer: it closes the connection when it gives up (its deadline)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return not readable or self.connection.recv(1, socket.MSG_PEEK) != b""
+        except OSError:
+            return False
 
     def answer(self, status, body, origin=None):
         try:
@@ -290,7 +299,13 @@ class Handler(BaseHTTPRequestHandler):
             shown = "empty" if not raw else "not JSON"
             return self.answer(400, {"error": f"the body of POST {path} is {shown}: {error}"}, origin)
         try:
-            answer = getattr(self.server.bridge, route)(body)
+            call = getattr(self.server.bridge, route)
+            answer = call(body) if route == "make_dataset" else call(body, wanted=self._client_waiting)
+        except loader.Abandoned:
+            self.close_connection = True
+            if self.server.log is not None:
+                self.server.log(f"POST {path}: not run: the lab stopped waiting for it (its deadline) before its turn")
+            return
         except Answer as error:
             return self.answer(error.status, error.body, origin)
         except Exception as error:  # a bug of the bridge itself: still an answer, and the server keeps serving
@@ -308,6 +323,9 @@ POST_ROUTES = {"/dataset": "make_dataset", "/step": "step", "/post_process": "po
 class BridgeServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # An async rollout sends every sample's step at once: the default backlog of 5 drops the connections of a
+    # burst, which then hang until the lab's deadline.
+    request_queue_size = 1024
 
     def __init__(self, address, bridge, allow_origins=(), log=None):
         if ":" in address[0]:

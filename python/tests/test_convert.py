@@ -1,6 +1,7 @@
 """convert.py: EnvironmentReturn shapes to JSON, tensors, paths of errors, metrics, the post_process batch."""
 
 import dataclasses
+import json
 import math
 import unittest
 from typing import Any, NamedTuple, Optional
@@ -103,6 +104,15 @@ class ReturnShapes(unittest.TestCase):
         with self.assertRaisesRegex(ConversionError, r"^metadata\[0\]\.scores\[1\] is inf, not a finite number$"):
             convert.environment_return_to_json(tuple(values))
 
+    def test_integer_beyond_javascript_numbers_names_the_path(self):
+        # A seed of 2**62 + 1 would come back from the lab as 4611686018427388000: refused, not changed.
+        values = list(args())
+        values[1] = [{"seed": 2**62 + 1}, None]
+        with self.assertRaisesRegex(ConversionError, r"^metadata\[0\]\.seed is 4611686018427387905, beyond the integers"):
+            convert.environment_return_to_json(tuple(values))
+        values[1] = [{"seed": 2**53 - 1, "low": -(2**53 - 1)}, None]
+        self.assertEqual(convert.environment_return_to_json(tuple(values))["metadata"][0], {"seed": 2**53 - 1, "low": -(2**53 - 1)})
+
     def test_object_in_metadata_names_the_path(self):
         values = list(args())
         values[1] = [None, None, {"board": Foo()}]
@@ -150,7 +160,10 @@ class ReturnShapes(unittest.TestCase):
     def test_dumps_refuses_nan(self):
         with self.assertRaises(ValueError):
             convert.dumps({"x": math.nan})
-        self.assertEqual(convert.dumps({"x": "é"}), '{"x": "é"}')
+        self.assertEqual(json.loads(convert.dumps({"x": "é"})), {"x": "é"})
+        # Text the lab sent with a lone surrogate (valid JSON there) goes back as the same escape, not an error.
+        self.assertEqual(convert.dumps({"x": "\ud83c"}), '{"x": "\\ud83c"}')
+        convert.dumps({"x": "\ud83c"}).encode("utf-8")
 
 
 class Metrics(unittest.TestCase):

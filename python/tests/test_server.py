@@ -1,6 +1,9 @@
 """The protocol served in this process: /info, /step, /dataset, /post_process, errors, Ray actor classes."""
 
+import json
+import socket
 import threading
+import time
 import unittest
 
 from rollout_lab_bridge import __version__, loader
@@ -152,6 +155,49 @@ class Step(BridgeCase):
             t.join(60)
         self.assertEqual(sorted(r[2]["metadata"][0]["calls"] for r in results), list(range(1, 9)))
         self.assertFalse(any(r[2]["metadata"][0]["overlapping"] for r in results))
+
+
+class Connections(BridgeCase):
+    def test_a_burst_of_connections_waits_in_the_queue_instead_of_being_dropped(self):
+        # An async rollout opens every sample's /step at once; with Python's default backlog (5) the connections
+        # beyond it were dropped and hung until the lab's deadline.
+        running = self.start("tests.examples.plain_env:EchoGame")
+        running.server.shutdown()  # not accepting: every connection waits in the listen queue
+        host, port = running.server.server_address[:2]
+        sockets = []
+        self.addCleanup(lambda: [s.close() for s in sockets])
+        for _ in range(64):
+            sockets.append(socket.create_connection((host, port), timeout=1))
+        self.assertEqual(len(sockets), 64)
+
+    def test_a_step_the_lab_gave_up_on_is_not_run_when_its_turn_comes(self):
+        from tests.examples import plain_env
+        plain_env.HeldEcho.entered, plain_env.HeldEcho.release = threading.Event(), threading.Event()
+        self.addCleanup(plain_env.HeldEcho.release.set)
+        running = self.start("tests.examples.plain_env:HeldEcho")
+        logged = []
+        running.server.log = logged.append
+        body = {"message_log_batch": message_logs("a"), "metadata": [None]}
+        first = threading.Thread(target=lambda: running.call("/step", body))
+        first.start()
+        self.assertTrue(plain_env.HeldEcho.entered.wait(30))
+        # A second step waits for the environment (calls run one at a time); the lab gives up on it (its deadline
+        # closes the connection) before its turn.
+        host, port = running.server.server_address[:2]
+        data = json.dumps(body).encode()
+        with socket.create_connection((host, port), timeout=10) as abandoned:
+            abandoned.sendall(b"POST /step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                              + f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+        plain_env.HeldEcho.release.set()
+        first.join(30)
+        deadline = time.monotonic() + 30
+        while not any("not run" in m for m in logged) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(logged, ["POST /step: not run: the lab stopped waiting for it (its deadline) before its turn"])
+        self.assertEqual(running.bridge.environment.instance.calls, 1)
+        # The bridge serves on.
+        self.assertEqual(running.call("/step", body)[0], 200)
+        self.assertEqual(running.bridge.environment.instance.calls, 2)
 
 
 class RayActors(BridgeCase):

@@ -37,6 +37,18 @@ class EchoGame(EnvironmentInterface):
                                  answers)
 
 
+class HeldEcho(EchoGame):
+    """EchoGame whose step waits for the test: ``entered`` is set when a step starts, ``release`` lets it end."""
+
+    entered = None
+    release = None
+
+    def step(self, message_log_batch, metadata):
+        HeldEcho.entered.set()
+        HeldEcho.release.wait(30)
+        return super().step(message_log_batch, metadata)
+
+
 class NoArgs:
     """Takes no constructor arguments."""
 
