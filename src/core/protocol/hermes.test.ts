@@ -42,6 +42,12 @@ describe("parseHermesToolCalls (fork-additions.md §2)", () => {
     expect(r.regions.every((g) => g.closed)).toBe(true);
   });
 
+  it("decodes every call before reading any: a decode error after a call without its name is the error", () => {
+    const r = parseHermesToolCalls('<tool_call>{"arguments": {}}</tool_call><tool_call>{bad}</tool_call>');
+    expect(r.tools_called).toBe(false);
+    expect(r.error).toMatch(/^tool-call JSON decode error: /);
+  });
+
   it("keeps whitespace-only leading text and a leading think block", () => {
     expect(parseHermesToolCalls(`  \n${call("task_complete", {})}`).content).toBe("  \n");
     expect(parseHermesToolCalls(`<think>plan</think>\n${call("x", {})}`).content).toBe("<think>plan</think>\n");

@@ -40,14 +40,18 @@ export function parseHermesToolCalls(text: string): HermesExtraction {
     // Python's findall gives "" for the unmatched group: the closed body when non-empty, else the trailing one.
     body: m[1] || m[2] || "",
   }));
-  const calls: ParsedToolCall[] = [];
+  // Every region is decoded before any is read (the reference's two comprehensions): a decode error anywhere is the
+  // error, even after a call that lacks its name.
+  const decodedCalls: unknown[] = [];
   for (const region of regions) {
-    let decoded: unknown;
     try {
-      decoded = JSON.parse(region.body);
+      decodedCalls.push(JSON.parse(region.body));
     } catch (e) {
       return extraction(false, [], text, JSON_DECODE_ERROR_PREFIX + (e as Error).message, regions);
     }
+  }
+  const calls: ParsedToolCall[] = [];
+  for (const decoded of decodedCalls) {
     const failure = subscriptFailure(decoded, "name") ?? subscriptFailure(decoded, "arguments");
     if (failure) return extraction(false, [], text, MISSING_NAME_OR_ARGUMENTS_PREFIX + failure, regions);
     const call = decoded as { name: unknown; arguments: unknown };

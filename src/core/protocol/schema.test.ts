@@ -66,6 +66,14 @@ describe("validateArguments / validateAgainstSchema (fork-additions.md §3.1)", 
     expect(validateAgainstSchema("1", { enum: [1] })).toEqual(["$: '1' is not one of [1]"]);
   });
 
+  it("a present but null required or properties is not a list or an object; a null type is no type (Python's .get)", () => {
+    expect(() => validateAgainstSchema({}, { type: "object", required: null })).toThrow("$: 'required' must be a list");
+    expect(() => validateAgainstSchema({}, { type: "object", properties: null })).toThrow("$: 'properties' must be an object");
+    expect(validateAgainstSchema({ a: 1 }, { type: null, required: ["b"] })).toEqual(["$: missing required property 'b'"]);
+    // A decoded object's keys are strings: a required 1 is never present, though JavaScript would find "1".
+    expect(validateAgainstSchema({ "1": true }, { type: "object", required: [1] })).toEqual(["$: missing required property 1"]);
+  });
+
   it("without a type, checks objects and arrays by the value's shape", () => {
     expect(validateAgainstSchema({}, { required: ["a"] })).toEqual(["$: missing required property 'a'"]);
     expect(validateAgainstSchema([1], { items: { type: "string" } })).toEqual(["$[0]: expected string, got integer"]);

@@ -56,7 +56,9 @@ export function validateAgainstSchema(value: unknown, schema: unknown, path = "$
   const errors: string[] = [];
   const s = (isObject(schema) ? schema : {}) as JsonObject;
   const t = s.type;
-  if ("type" in s) {
+  // Python's `schema.get("type")`: a null type is no type.
+  const typed = "type" in s && t !== null;
+  if (typed) {
     if (typeof t !== "string") throw new SchemaError(`${path}: 'type' must be a string, got ${pyRepr(t)}`);
     // Own keys only: a schema's "constructor" or "toString" is an unsupported type, not Object's method.
     const check = Object.hasOwn(TYPE_CHECKS, t) ? TYPE_CHECKS[t] : undefined;
@@ -69,16 +71,18 @@ export function validateAgainstSchema(value: unknown, schema: unknown, path = "$
       errors.push(`${path}: ${pyRepr(value)} is not one of ${pyRepr(s.enum)}`);
     }
   }
-  if (t === "object" || (!("type" in s) && isObject(value))) {
+  if (t === "object" || (!typed && isObject(value))) {
     const obj = value as JsonObject;
-    const required = s.required ?? [];
+    // Present but null is not a list (Python's `schema.get("required", [])` gives None).
+    const required = "required" in s ? s.required : [];
     if (!Array.isArray(required)) throw new SchemaError(`${path}: 'required' must be a list`);
     for (const key of required) {
-      if (!Object.prototype.hasOwnProperty.call(obj, String(key))) {
+      // A decoded JSON object's keys are strings: `1` is never one of them, as in Python.
+      if (typeof key !== "string" || !Object.prototype.hasOwnProperty.call(obj, key)) {
         errors.push(`${path}: missing required property ${pyRepr(key)}`);
       }
     }
-    const properties = s.properties ?? {};
+    const properties = "properties" in s ? s.properties : {};
     if (!isObject(properties)) throw new SchemaError(`${path}: 'properties' must be an object`);
     for (const [key, child] of Object.entries(properties)) {
       if (Object.prototype.hasOwnProperty.call(obj, key)) {
@@ -86,7 +90,7 @@ export function validateAgainstSchema(value: unknown, schema: unknown, path = "$
       }
     }
   }
-  if (t === "array" || (!("type" in s) && Array.isArray(value))) {
+  if (t === "array" || (!typed && Array.isArray(value))) {
     if (s.items !== undefined && s.items !== null) {
       if (!isObject(s.items)) throw new SchemaError(`${path}: 'items' must be a schema object`);
       (value as unknown[]).forEach((item, i) => errors.push(...validateAgainstSchema(item, s.items, `${path}[${i}]`)));

@@ -68,6 +68,25 @@ function base(responses: string[][], env: EnvironmentInterface, extra: Partial<R
 
 const col = <T>(batch: BatchedDataDict, key: string) => batch.get(key) as T[];
 
+describe("violation_rate/<type> key order", () => {
+  // Turn 0: sample 1's env flag; turn 1: sample 0's broken think block. Sync counts on one rollout-wide dict (keys
+  // in first occurrence, turn by turn: fork-additions §5.3); async merges per-sample counts, sample by sample (§5.5).
+  const responses = [["clean", "<think>x"], ["bad", "bad"]];
+  const scripts: EnvTurn[][] = [[{}, { terminated: true }], [{ flags: { invalid_action: true } }, { terminated: true }]];
+  const keys = (metrics: Record<string, unknown>) => Object.keys(metrics).filter((k) => k.startsWith("violation_rate/"));
+  const options = () => ({ ...base(responses, new ScriptedEnv(scripts), { maxRolloutTurns: 3, invalidActionCfg: { enabled: true } }), inputBatch: inputBatch(["p0", "p1"]) });
+
+  it("sync: in the order the rollout first met each type", async () => {
+    const [, metrics] = await runMultiTurnRollout(options());
+    expect(keys(metrics)).toEqual(["violation_rate/env_invalid_action", "violation_rate/malformed_thinking"]);
+  });
+
+  it("async: sample by sample", async () => {
+    const [, metrics] = await runAsyncMultiTurnRollout(options());
+    expect(keys(metrics)).toEqual(["violation_rate/malformed_thinking", "violation_rate/env_invalid_action"]);
+  });
+});
+
 describe("worked scenario of the derived library (fork-additions §5.6)", () => {
   const responses = [
     ["<think>plan</think>\n<tool_call>run_shell ls</tool_call>", "task_complete"],

@@ -75,6 +75,9 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
   const termination = new Array<TerminationReason | null>(B).fill(null);
   const errors = new Array<string | null>(B).fill(null);
   const assessments = detectInvalid ? Array.from({ length: B }, () => new AssessmentTally()) : [];
+  // The reference counts violations by type on one dict for the whole rollout: its metric keys follow their first
+  // occurrence, turn by turn, not sample by sample (fork-additions §5.3).
+  const violationCounts: Record<string, number> = {};
 
   // Each sample's context as the policy is given it, kept from turn to turn (only what is new is added).
   const contexts = new ContextRows(tokenizer.padTokenId);
@@ -183,6 +186,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
         const verdict = assessTurn(assistant.content, step.metadata, args.invalidActionCfg, args.structuredCfg);
         if (detectInvalid) {
           assessments[g]!.add(verdict);
+          for (const v of verdict.violations) violationCounts[v.type] = (violationCounts[v.type] ?? 0) + 1;
           if (verdict.violations.length) stampViolations(logs[g]!, verdict.violations);
         }
 
@@ -263,7 +267,7 @@ export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<Rollou
   // The sync path's key order: episode, assessment, then tokens and rewards.
   const metrics: Record<string, unknown> = {
     ...episodeMetrics(turnCounts, terminated, truncated, maxTurnsReached),
-    ...(detectInvalid ? assessmentMetrics(assessments) : {}),
+    ...(detectInvalid ? assessmentMetrics(assessments, violationCounts) : {}),
     ...tokenRewardMetrics(tokenCounts, assistantTokens, envTokens, totalRewards),
   };
   if (cancelled) metrics["lab/cancelled_samples"] = termination.filter((t) => t === "cancelled").length;

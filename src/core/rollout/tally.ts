@@ -30,10 +30,15 @@ export class AssessmentTally {
 
 export type AssessmentCounts = Pick<AssessmentTally, "invalidActions" | "malformedThinking" | "messages" | "byType">;
 
-/** `invalid_action_rate`, `malformed_thinking_rate` (samples with any) and the per-message violation rates. */
-export function assessmentMetrics(samples: readonly AssessmentCounts[]): Record<string, number> {
-  const byType: Record<string, number> = {};
-  for (const s of samples) for (const [type, n] of Object.entries(s.byType)) byType[type] = (byType[type] ?? 0) + n;
+/**
+ * `invalid_action_rate`, `malformed_thinking_rate` (samples with any) and the per-message violation rates, by type in
+ * the order of `rolloutByType` (the sync path's one rollout-wide count), else of the samples' counts merged one
+ * sample after another (the async path's).
+ */
+export function assessmentMetrics(samples: readonly AssessmentCounts[], rolloutByType?: Readonly<Record<string, number>>): Record<string, number> {
+  let byType: Record<string, number> = {};
+  if (rolloutByType) byType = { ...rolloutByType };
+  else for (const s of samples) for (const [type, n] of Object.entries(s.byType)) byType[type] = (byType[type] ?? 0) + n;
   return {
     invalid_action_rate: mean(samples.map((s) => Number(s.invalidActions > 0))),
     malformed_thinking_rate: mean(samples.map((s) => Number(s.malformedThinking > 0))),
