@@ -30,7 +30,7 @@ import type { ForkContinuation } from "../../policy/fork-policy.js";
 
 export type ForkEdit = { kind: "none" } | { kind: "assistant"; text: string } | { kind: "observation"; text: string };
 
-/** Policy settings a fork may change: the oracle's `seed` and `error_rate`, a model's sampling settings. */
+/** Policy settings a fork may change: the oracle's `seed` and `error_rate`, a model's or server's sampling settings. */
 export interface PolicyChanges {
   seed?: number;
   error_rate?: number;
@@ -42,6 +42,7 @@ export interface PolicyChanges {
 const POLICY_FIELDS: Record<string, readonly (keyof PolicyChanges)[]> = {
   oracle: ["seed", "error_rate"],
   model: ["temperature", "top_k", "top_p", "seed"],
+  server: ["temperature", "top_k", "top_p", "seed"],
   scripted: [],
   replay: [],
 };
@@ -96,9 +97,14 @@ export class ForkError extends LabError {
 /** "no turns", "turn 0", "turns 0–3": the turns a fork keeps, in words. */
 export const keptTurnsWords = (kept: number): string => (kept <= 0 ? "no turns" : kept === 1 ? "turn 0" : `turns 0–${kept - 1}`);
 
-/** Whether the run's tokens are byte-level ones (text policies, the built-in models of the byte-level vocabulary). */
+/**
+ * Whether the run's tokens are byte-level ones: the tokenizer that made them (a model policy's model, a server
+ * policy's tokenizer, else the scenario's `tokenizer` for the text policies) is the byte-level one, or none is named.
+ */
 export function usesByteLevelVocabulary(scenario: Scenario): boolean {
-  return scenario.policy.kind !== "model" || BYTE_LEVEL_SPECS.includes(scenario.policy.model);
+  const { policy } = scenario;
+  const tokenizer = policy.kind === "model" ? policy.model : policy.kind === "server" ? (policy.tokenizer ?? policy.model) : scenario.tokenizer;
+  return tokenizer === undefined || BYTE_LEVEL_SPECS.includes(tokenizer);
 }
 
 const ENDED_AT_STEP = new Set(["terminated", "truncated_context", "truncated_response", "error"]);
@@ -233,7 +239,7 @@ export function planFork(source: ForkSource, request: ForkRequest): ForkPlan {
 
   // Seeded policies draw per (sample position, turn): the fork's row is the original's. A script now has the
   // forked sample's responses at position 0, and a replay matches by idx (which the datum keeps).
-  const seeded = policy.kind === "oracle" || policy.kind === "model";
+  const seeded = policy.kind === "oracle" || policy.kind === "model" || policy.kind === "server";
   const continuation: ForkContinuation = {
     sampleId: seeded ? source.policySample : 0,
     turnOffset: firstNewTurn,

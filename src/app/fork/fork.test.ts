@@ -3,7 +3,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { byteLevelTokenizer, type GenerationDatumSpec, type GenerationInterface, type GenerationOutputSpec } from "../../core/index.js";
 import { loadNodeModelPolicy } from "../../policy/llm/node.js";
-import { runScenario, type LoadedPolicy } from "../../scenario/run.js";
+import { nodeServerPolicy } from "../../cli/node-run.js";
+import { startStandInServer } from "../../cli/stand-in-server.js";
+import { loadPolicyTokenizer } from "../../policy/llm/tokenizer-load.js";
+import { runScenario, type LoadedPolicy, type RunScenarioOptions } from "../../scenario/run.js";
 import { parseScenario, type Scenario } from "../../scenario/schema.js";
 import { exportJsonl, importJsonl } from "../run/jsonl.js";
 import { liveMetrics } from "../run/live-metrics.js";
@@ -147,6 +150,50 @@ describe("a fork of a model run with a vocabulary of its own", () => {
     const datum = (plan.scenario as { samples: { message_log: { content: string }[] }[] }).samples[0]!;
     expect(datum.message_log[1]!.content).toBe(s.messages[1]!.content);
   }, 120_000);
+});
+
+describe("forks of runs whose tokens are not bytes, and of seeded servers", () => {
+  /** Every sample forked at every turn with nothing edited: the same messages, tokens and ending as the original. */
+  async function expectSameForks(scenario: Scenario, options: RunScenarioOptions) {
+    const model = new RunModel();
+    await runScenario(scenario, { ...options, onEvent: (e) => model.apply(e) });
+    let forks = 0;
+    for (const s of model.samples) {
+      for (let turn = 0; turn < s.turns.length; turn++) {
+        const plan = planFork({ scenario, sample: s, maxRolloutTurns: model.summary.maxRolloutTurns, policySample: s.sample }, { turn, edit: { kind: "none" } });
+        const forked = forkedRunModel({ sample: s, summary: model.summary }, plan);
+        await runScenario(parseScenario(JSON.parse(JSON.stringify(plan.scenario))), { ...options, onEvent: forked.apply, wrapPolicy: (p) => forkPolicy(p, plan.continuation) });
+        const fork = forked.model.samples[0]!;
+        const tokens = (x: typeof s) => x.messages.map((m) => [m.role, m.content, [...m.token_ids]]);
+        expect(tokens(fork), `sample ${s.sample} forked at turn ${turn}`).toEqual(tokens(s));
+        expect([fork.totalReward, fork.termination]).toEqual([s.totalReward, s.termination]);
+        forks += 1;
+      }
+    }
+    expect(forks).toBeGreaterThan(1);
+  }
+
+  it("a scripted policy whose prompts Qwen3's tokenizer renders (the scenario's tokenizer): forked at every turn", async () => {
+    await expectSameForks(await example("qwen3-calculator-messages.json"), { textTokenizer: loadPolicyTokenizer });
+  }, 60_000);
+
+  it("a server policy sampling with a seed: the fork's requests carry the original sample's seeds", async () => {
+    const server = await startStandInServer({ model: "builtin:tiny" });
+    try {
+      const scenario = parseScenario({
+        mode: "sync",
+        max_seq_len: 1024,
+        max_rollout_turns: 3,
+        max_new_tokens: 12,
+        envs: { puzzle: { env: "sliding_puzzle", config: {} } },
+        dataset: { task_name: "puzzle", size: 3, seed: 1, config: { size: 3, shuffle_moves: 6, max_moves: 10 } },
+        policy: { kind: "server", base_url: server.url, model: "builtin:tiny", temperature: 1, top_p: 0.95, seed: 3 },
+      });
+      await expectSameForks(scenario, { serverPolicy: (spec) => nodeServerPolicy(spec) });
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
 });
 
 describe("the fork's scenario", () => {
