@@ -87,6 +87,10 @@ describe("compareSamples", () => {
     const lb = side([{ ...turn("ab", "ok"), assistant: msg("assistant", "ab", [-0.5, -1.25]) }]);
     expect(compareSamples(la, lb).first).toMatchObject({ field: "assistant logprobs", detail: "max |Δ| 0.250 at token 1" });
     expect(compareSamples(la, lb, { logprobTolerance: 0.3 }).first).toBeNull();
+    // By default the regression runner's tolerance (1e-3): a re-run's last-digit differences are no divergence.
+    const rerun = side([{ ...turn("ab", "ok"), assistant: msg("assistant", "ab", [-0.5 + 2e-6, -1 - 2e-6]) }]);
+    expect(compareSamples(la, rerun).first).toBeNull();
+    expect(compareSamples(la, rerun, { logprobTolerance: 0 }).first).toMatchObject({ field: "assistant logprobs" });
   });
 
   it("rewards, flags and violations of a turn; a turn only one side has; endings alone", () => {

@@ -12,7 +12,7 @@
  */
 
 import type { Message, Violation } from "../../core/index.js";
-import { charDiff, firstDifference, type TextWindow } from "../../regress/compare.js";
+import { charDiff, DEFAULT_FLOAT_TOLERANCE, firstDifference, type TextWindow } from "../../regress/compare.js";
 import type { SampleView } from "../run/run-model.js";
 import { TERMINATION_WORDS } from "../termination.js";
 import { diffText, type TextDiff } from "../views/tokens/diff.js";
@@ -156,7 +156,11 @@ export interface SampleComparison {
 }
 
 export interface CompareSamplesOptions {
-  /** The largest |Δ| of a generation log-probability still taken as equal (default 0: exact). */
+  /**
+   * The largest |Δ| of a generation log-probability still taken as equal; default the regression runner's float
+   * tolerance (1e-3): the same tokens computed in another batch, on another backend or CPU differ in their last
+   * digits, which is no divergence (a fork re-run of a model run differs by ~2e-6). 0: exact.
+   */
   logprobTolerance?: number;
 }
 
@@ -203,7 +207,7 @@ function messageDifferences(label: "prompt" | "assistant" | "observation", a: Me
     if (at >= 0) out.push({ field: `${label} tokens` as DiffField, detail: `token ${at}: ${a.token_ids[at] ?? "end"} vs ${b.token_ids[at] ?? "end"}` });
   }
   if (label === "assistant" && a.generation_logprobs && b.generation_logprobs && sameList(a.token_ids, b.token_ids) < 0) {
-    const tolerance = options.logprobTolerance ?? 0;
+    const tolerance = options.logprobTolerance ?? DEFAULT_FLOAT_TOLERANCE;
     let worst = -1;
     let delta = 0;
     const la = a.generation_logprobs;
