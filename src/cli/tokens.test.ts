@@ -118,6 +118,29 @@ describe("a JSONL export on Qwen3's tokenizer", () => {
   });
 });
 
+describe("runs on a real tokenizer that the check once could not read", () => {
+  it("an assistant turn cut to no tokens (the prompt filled max_seq_len) gets a verdict, not an error", async () => {
+    const scenario = {
+      mode: "sync",
+      max_seq_len: 15,
+      max_rollout_turns: 2,
+      tokenizer: "builtin:tiny-qwen3",
+      envs: { c: { env: "calculator", config: {} } },
+      samples: [{ task_name: "c", messages: [{ role: "user", content: "What is 2+2?" }], extra_env_info: {} }],
+      policy: { kind: "scripted", responses: [["<answer>4</answer>"]] },
+    };
+    const paths = { scenario: join(dir, "cut.json"), result: join(dir, "cut.result.json") };
+    await writeFile(paths.scenario, JSON.stringify(scenario));
+    expect((await run([paths.scenario, "--out", paths.result], rollout)).code).toBe(0);
+    const result = JSON.parse(await readFile(paths.result, "utf8")) as { samples: { message_log: { role: string; token_ids: number[] }[] }[] };
+    expect(result.samples[0]!.message_log.at(-1)).toMatchObject({ role: "assistant", token_ids: [] });
+    const { code, stdout, stderr } = await run(["check", paths.result, "--scenario", paths.scenario]);
+    expect(stderr).toBe("");
+    expect(code).toBe(1);
+    expect(stdout).toContain("1 samples: 0 consistent, 1 drifting");
+  });
+});
+
 describe("bad usage and input: exit 2, naming what and where", () => {
   it("usage", async () => {
     expect((await run([])).stderr).toContain("expected the command check");

@@ -106,6 +106,11 @@ function tokenizerSpec(args: Args, scenario: Record<string, unknown> | null): { 
   if (typeof scenario?.tokenizer === "string") return { spec: scenario.tokenizer, from: "the scenario's tokenizer" };
   const policy = scenario?.policy;
   if (isObject(policy) && policy.kind === "model" && typeof policy.model === "string") return { spec: policy.model, from: "the scenario's model policy" };
+  // A server policy renders and tokenizes with its tokenizer, else its model id's.
+  if (isObject(policy) && policy.kind === "server") {
+    const spec = typeof policy.tokenizer === "string" ? policy.tokenizer : typeof policy.model === "string" ? policy.model : null;
+    if (spec !== null) return { spec, from: "the scenario's server policy" };
+  }
   return { spec: null, from: "default" };
 }
 

@@ -62,7 +62,9 @@ describe("the page's token check", () => {
     expect(model.samples.every((s) => checkByteLevel(s, null).consistent)).toBe(true);
   });
 
-  it("picks the tokenizer as the CLI does: the scenario's key, else its model policy's model, else byte-level", () => {
+  it("picks the tokenizer as the CLI does: the scenario's key, else its model policy's model, else its server policy's tokenizer or model, else byte-level", () => {
+    expect(tokenizerSpecOf({ policy: { kind: "server", base_url: "http://s/v1", model: "builtin:tiny-qwen3" } })).toBe("builtin:tiny-qwen3");
+    expect(tokenizerSpecOf({ policy: { kind: "server", base_url: "http://s/v1", model: "served", tokenizer: "Qwen/Qwen3-0.6B" } })).toBe("Qwen/Qwen3-0.6B");
     expect(tokenizerSpecOf({ tokenizer: "builtin:tiny-qwen3", policy: { kind: "model", model: "builtin:tiny" } })).toBe("builtin:tiny-qwen3");
     expect(tokenizerSpecOf({ policy: { kind: "model", model: "builtin:tiny-qwen3" } })).toBe("builtin:tiny-qwen3");
     expect(tokenizerSpecOf({ policy: { kind: "oracle" } })).toBeNull();

@@ -28,11 +28,18 @@ export type CheckScenario = Record<string, unknown> | null;
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
 
-/** The tokenizer a run is checked with: the scenario's `tokenizer`, else its model policy's model; null: byte-level. */
+/**
+ * The tokenizer a run is checked with: the scenario's `tokenizer`, else its model policy's model, else its server
+ * policy's `tokenizer` or model; null: byte-level.
+ */
 export function tokenizerSpecOf(scenario: CheckScenario): string | null {
   if (typeof scenario?.tokenizer === "string") return scenario.tokenizer;
   const policy = scenario?.policy;
   if (isObject(policy) && policy.kind === "model" && typeof policy.model === "string") return policy.model;
+  if (isObject(policy) && policy.kind === "server") {
+    if (typeof policy.tokenizer === "string") return policy.tokenizer;
+    if (typeof policy.model === "string") return policy.model;
+  }
   return null;
 }
 

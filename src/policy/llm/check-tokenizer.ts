@@ -30,7 +30,8 @@ export function checkTokenizerOf(tokenizer: TransformersTokenizerLike, name: str
   if (typeof eosText !== "string") throw new Error(`the tokenizer of '${name}' names no eos_token`);
   return {
     encode: (text) => tokenizer.encode(text, { add_special_tokens: false }),
-    decode: (ids) => tokenizer.decode([...ids], { skip_special_tokens: false }),
+    // transformers.js refuses an empty list; a message with no tokens (a turn cut to nothing) is empty text.
+    decode: (ids) => (ids.length === 0 ? "" : tokenizer.decode([...ids], { skip_special_tokens: false })),
     tokenText: (id) => tokenizer.decode([id], { skip_special_tokens: false }),
     applyChatTemplate: (messages, options) =>
       tokenizer.apply_chat_template(

@@ -169,7 +169,8 @@ export async function loadCheckTokenizer(
   return {
     name,
     encode: (text) => tokenizer.encode(text, { add_special_tokens: false }),
-    decode: (ids) => tokenizer.decode([...ids], { skip_special_tokens: false }),
+    // transformers.js refuses an empty list; a message with no tokens (a turn cut to nothing) is empty text.
+    decode: (ids) => (ids.length === 0 ? "" : tokenizer.decode([...ids], { skip_special_tokens: false })),
     tokenText: (id) => tokenizer.decode([id], { skip_special_tokens: false }),
     applyChatTemplate: (messages, options) =>
       tokenizer.apply_chat_template(messages.map((m) => ({ ...m })), {
