@@ -228,6 +228,7 @@ export async function main(argv: string[]): Promise<number> {
           messageLog: s.message_log as Message[],
           structured,
           raw: rawMessagesOf(scenario, s.idx, args.scenario ?? args.file),
+          ...(s.termination === "truncated_context" ? { cutShort: true } : {}),
           ...(typeof prompt === "number" ? { promptMessages: prompt } : {}),
         },
         tokenizer,

@@ -172,6 +172,20 @@ describe("consistency verdicts on Qwen3", () => {
     expect(checkSample({ ...sample, messageLog: [promptOf(qwen3), assistant(qwen3, `<think>\n\n</think>\n\n${call}`)] }, qwen3).consistent).toBe(true);
   });
 
+  it("a turn that only closes its reasoning (a generation prefilled with <think>) drifts where the template opens it: think added", () => {
+    const sample: CheckSample = { structured: true, raw: rawPrompt, messageLog: [promptOf(qwen3), assistant(qwen3, `List it.\n</think>\n\n${call}`), toolObservation(qwen3, "3 a.txt")] };
+    expect(checkSample(sample, qwen3).first_divergence).toMatchObject({ message_index: 1, reason: "think_added" });
+  });
+
+  it("a log cut to fit max_seq_len inside its last observation: cut short, not an envelope of another shape", () => {
+    const full = toolObservation(qwen3, "3 a.txt");
+    const cut: Message = { ...full, token_ids: full.token_ids.slice(0, 6) };
+    const log = [promptOf(qwen3), assistant(qwen3, `<think>\nUse wc.\n</think>\n\n${call}`), cut];
+    expect(checkSample({ structured: true, raw: rawPrompt, messageLog: log, cutShort: true }, qwen3).first_divergence).toMatchObject({ message_index: 2, reason: "cut_short", ours: [] });
+    // Not known to be cut: the envelope is what differs, as before.
+    expect(checkSample({ structured: true, raw: rawPrompt, messageLog: log }, qwen3).first_divergence).toMatchObject({ reason: "observation_envelope" });
+  });
+
   it("a turn whose tokens are not the tokenizer's split of its text drifts: retokenized", () => {
     // A model may sample "Hel" "lo" where encoding "Hello" gives one token: no boundary, the same text.
     const split: Message = { role: "assistant", content: "Hello", token_ids: [...qwen3.encode("Hel"), ...qwen3.encode("lo"), ...qwen3.encode("<|im_end|>")] };

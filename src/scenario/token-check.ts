@@ -38,6 +38,8 @@ export interface CheckSample {
   structured: boolean;
   /** How many leading messages are the prompt; default: those before the first assistant message. */
   promptMessages?: number;
+  /** The sample ended `truncated_context`: its last message was cut to fit `max_seq_len`. */
+  cutShort?: boolean;
   /** The datum's raw chat messages and tools, where it gave them instead of a message log. */
   raw?: { messages: readonly TemplateMessage[]; tools?: readonly unknown[] | null } | null;
 }
@@ -51,7 +53,8 @@ export type DriftReason =
   | "observation_envelope"
   | "think_added"
   | "generation_prompt"
-  | "prompt_differs";
+  | "prompt_differs"
+  | "cut_short";
 
 export const REASON_TEXT: Record<DriftReason, string> = {
   reasoning_dropped: "reasoning dropped from an earlier turn: the template leaves out this turn's think block",
@@ -59,9 +62,10 @@ export const REASON_TEXT: Record<DriftReason, string> = {
   boundary_merge: "a merge across a message boundary: the same text, tokenized apart here and as one text by the template",
   retokenized: "the same text in other tokens than the tokenizer writes it (a generation's own split, not the canonical one)",
   observation_envelope: "an observation outside the template's envelope: the template wraps it otherwise",
-  think_added: "the template writes a think block (an empty one on the last turn) that this turn does not have",
+  think_added: "the template writes a think block, or its opening tag, that this turn does not have (an empty one on the last turn)",
   generation_prompt: "the prompt does not end with the template's generation prompt",
   prompt_differs: "the prompt is not the template's rendering of its messages",
+  cut_short: "the log ends cut short (max_seq_len): its last message's tokens stop inside the template's rendering of it",
 };
 
 export interface Divergence {
@@ -248,6 +252,9 @@ function nameReason(
   const firstAssistant = log.findIndex((m) => m.role === "assistant");
   const promptCount = sample.promptMessages ?? (firstAssistant === -1 ? log.length : firstAssistant);
 
+  // Our tokens end where the sample was cut to fit max_seq_len, in its last observation: the template goes on.
+  if (sample.cutShort && i === ours.length && log[log.length - 1]!.role !== "assistant") return "cut_short";
+
   // A merge: within a few tokens both sides spell the same text again, and one of our message boundaries lies
   // strictly inside our side of it (the template's text ran across it and BPE merged there).
   const merged = resync(tokenizer, ours, ref, i);
@@ -266,6 +273,8 @@ function nameReason(
     if (normThink(refFrom).startsWith(normThink(shared))) return "think_whitespace";
     const refTurn = refFrom.split(tokenizer.eosText)[0] ?? refFrom;
     if (oursTurn.includes("</think>") && !refTurn.includes("</think>")) return "reasoning_dropped";
+    // A turn that only closes its reasoning (a generation prefilled with `<think>`): the template opens it.
+    if (!oursTurn.includes("<think>") && refTurn.trimStart().startsWith("<think>")) return "think_added";
   } else if ((refFrom.split(tokenizer.eosText)[0] ?? "").includes("<think>")) return "think_added";
   if (i === start && messageIndex === firstAssistant && messageIndex > 0) return "generation_prompt";
   return null;

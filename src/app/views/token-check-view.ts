@@ -82,12 +82,12 @@ function looksStructured(log: readonly Pick<Message, "role" | "content" | "token
 }
 
 /** The check's input for one sample of a shown run. `tokenizer` is only used to guess `structured` without a scenario. */
-export function checkInput(sample: Pick<SampleView, "messages" | "promptMessages" | "idx">, scenario: CheckScenario, tokenizer: CheckTokenizer = byteLevelCheckTokenizer): CheckSample {
+export function checkInput(sample: Pick<SampleView, "messages" | "promptMessages" | "idx"> & Partial<Pick<SampleView, "termination">>, scenario: CheckScenario, tokenizer: CheckTokenizer = byteLevelCheckTokenizer): CheckSample {
   const messageLog = plainLog(sample);
   const block = scenario?.structured;
   const structured = scenario ? isObject(block) && block.enabled === true : looksStructured(messageLog, tokenizer);
   const datum = datumOf(scenario, sample.idx);
-  return { messageLog, structured, promptMessages: sample.promptMessages, raw: rawOf(datum) };
+  return { messageLog, structured, promptMessages: sample.promptMessages, raw: rawOf(datum), ...(sample.termination === "truncated_context" ? { cutShort: true } : {}) };
 }
 
 /** The check of a byte-level run's sample, in the page. */
