@@ -117,3 +117,38 @@ test("fork a sample at a middle turn with an edited action: earlier turns kept, 
   await page.getByRole("tab", { name: /Transcript/ }).click();
   await expect(turn(page, k).getByTestId("observation")).toContainText(`Slid tile ${tile} ${action}.`);
 });
+
+test("a fork run again, and a fork exported and opened again, continue as the fork did: the original's next scripted turns", async ({ page }) => {
+  await page.goto("/");
+  await loadPreset(page, "Calculator · scripted · sync");
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
+  await page.getByRole("tab", { name: /Transcript/ }).click();
+  await expect(turns(page)).toHaveCount(3);
+
+  // Fork turn 1 with nothing edited: the script's turns 1 and 2 again.
+  await turn(page, 1).getByTestId("fork-from-turn").click();
+  await page.getByTestId("fork-editor").getByTestId("fork-run").click();
+  await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
+  await expect(page.getByTestId("fork-banner")).toBeVisible();
+  await expect(turn(page, 1).getByTestId("assistant-message")).toContainText("[8, 2, prod]");
+  const download = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Export JSONL" }).click();
+  const exported = (await (await download).path())!;
+
+  // Its scenario run again starts where the fork did: its first turn is the script's turn 1, not turn 0.
+  const runAgainContinues = async () => {
+    await page.getByRole("toolbar", { name: "Run controls" }).getByRole("button", { name: /^Run( again)?$/ }).click();
+    await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
+    await page.getByRole("tab", { name: /Transcript/ }).click();
+    await expect(turns(page)).toHaveCount(2);
+    await expect(turn(page, 0).getByTestId("assistant-message")).toContainText("[8, 2, prod]");
+    await expect(turn(page, 1).getByTestId("assistant-message")).toContainText("16");
+  };
+  await runAgainContinues();
+
+  // The export keeps how the fork went on: opened again, Run again does the same.
+  await page.getByLabel("Import JSONL").setInputFiles(exported);
+  await expect(page.getByTestId("sample-row")).toHaveCount(1);
+  await runAgainContinues();
+});

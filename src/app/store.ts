@@ -6,8 +6,9 @@
  * field per selector.
  */
 
+import equal from "fast-deep-equal";
 import { create, type StoreApi, type UseBoundStore } from "zustand";
-import { parseScenarioText, type Scenario } from "../scenario/schema.js";
+import { parseScenario, parseScenarioText, type Scenario } from "../scenario/schema.js";
 import { createCompareSlice } from "./compare/compare-slice.js";
 import { environmentPortsFor, userEnvironmentsSettled } from "./envs/user-environments.js";
 import { createForksSlice } from "./fork/forks-slice.js";
@@ -71,6 +72,15 @@ export const useLab: UseBoundStore<StoreApi<LabState>> = create<LabState>()((set
   previewProgress: { linesRead: 0, bytesRead: 0, totalBytes: null },
 }));
 
+/** Whether the editor's scenario is the shown run's (both read as the parser reads them: its defaults filled in). */
+function sameScenario(parsed: Scenario, shown: Scenario): boolean {
+  try {
+    return equal(parsed, parseScenario(JSON.parse(JSON.stringify(shown))));
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Runs the scenario of the set-up (the Scenario JSON editor's text): any run under way is stopped and kept. A
  * scenario that does not parse is the page's error, and nothing starts.
@@ -87,8 +97,13 @@ export function startRun(): void {
     return;
   }
   const human = form.setup.policy === "human";
+  // A fork's scenario, run again unchanged, continues as the fork did (the original's row and turns, its edited first
+  // response): that is the fork's run, not its scenario's, and the scenario has no key for it.
+  const shown = session.state;
+  const continuation = shown.model?.summary.forkContinuation ?? null;
+  const fork = continuation && !human && shown.scenario && sameScenario(scenario, shown.scenario) ? continuation : null;
   useLab.getState().tokens.clear();
-  const model = session.start(scenario, { settings: { ...runSettings(form), ...(human ? { human: true } : {}) } });
+  const model = session.start(scenario, { settings: { ...runSettings(form), ...(human ? { human: true } : {}), ...(fork ? { fork } : {}) } });
   humanRun = human ? model : null;
 }
 

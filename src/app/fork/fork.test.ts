@@ -270,6 +270,27 @@ describe("a fork of a fork", () => {
     });
     expect(outcome(forked.model.samples[0]!)).toEqual(outcome(s));
   });
+
+  it("a fork exported and opened again keeps its continuation (the footer's lab/fork), so its own forks continue the original's draws", async () => {
+    const base = await example("sliding-puzzle-oracle-async.json");
+    const original = await runOriginal({ ...base, policy: { kind: "oracle", seed: 11, error_rate: 0.4 } });
+    const s = original.model.samples.reduce((a, b) => (b.turns.length > a.turns.length ? b : a));
+    const first = await runFork(original, s.sample, { turn: 1, edit: { kind: "assistant", text: s.messages[s.turns[1]!.assistantIndex!]!.content } });
+    first.model.setForkContinuation(first.plan.continuation);
+    const opened = importJsonl(exportJsonl(first.model, first.plan.scenario)).model;
+    expect(opened.summary.forkContinuation).toEqual(first.plan.continuation);
+    expect(first.plan.continuation).toMatchObject({ sampleId: s.sample, turnOffset: 1, forcedResponse: expect.any(String) });
+    // Forked again from the file, as the page does: the row its run kept.
+    const second = planFork(
+      { scenario: first.plan.scenario, sample: opened.samples[0]!, maxRolloutTurns: opened.summary.maxRolloutTurns, policySample: opened.summary.forkContinuation!.sampleId },
+      { turn: 3, edit: { kind: "none" } },
+    );
+    const forked = forkedRunModel({ sample: opened.samples[0]!, summary: opened.summary }, second);
+    await runScenario(parseScenario(JSON.parse(JSON.stringify(second.scenario))), { onEvent: forked.apply, wrapPolicy: (policy) => forkPolicy(policy, second.continuation) });
+    expect(outcome(forked.model.samples[0]!).messages).toEqual(outcome(first.fork).messages);
+    // A run without one exports none.
+    expect(importJsonl(exportJsonl(original.model, original.scenario)).model.summary.forkContinuation).toBeNull();
+  });
 });
 
 describe("the fork as the lab shows it", () => {

@@ -163,7 +163,9 @@ export function createForksSlice(set: SliceSet<ForksSlice>, get: () => ForksSlic
       }
       const forks = get().forks;
       const parent = forkOfModel(forks, model);
-      const policySample = parent ? parent.policySample : target.sample;
+      // A fork of a fork continues the original's row: its parent's here, or (an exported fork opened again) the one
+      // its run kept.
+      const policySample = parent ? parent.policySample : (model.summary.forkContinuation?.sampleId ?? target.sample);
       let plan: ForkPlan;
       try {
         plan = planFork(
@@ -185,6 +187,7 @@ export function createForksSlice(set: SliceSet<ForksSlice>, get: () => ForksSlic
         ? parent.root
         : { model, kind: shown.kind, scenario, result: shown.result, status: shown.status, error: shown.error };
       const forked = forkedRunModel({ sample, summary: model.summary }, plan);
+      forked.model.setForkContinuation(plan.continuation);
       // Kept with its original's forks, not saved in the browser as a run of its own (../run/recovery.ts).
       setKeptAs(forked.model, { state: "fork" });
       const id = String(++counter);

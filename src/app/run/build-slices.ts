@@ -3,7 +3,7 @@
  * slices of at most `sliceMs`, yielding to the page between them, so opening a large run is no long task.
  */
 
-import { environmentMetricsOf, runEvents, type JsonlReadResult } from "./jsonl.js";
+import { environmentMetricsOf, forkContinuationOf, runEvents, type JsonlReadResult } from "./jsonl.js";
 import { yieldToPage } from "./export-slices.js";
 import { RunModel } from "./run-model.js";
 
@@ -37,5 +37,6 @@ export async function buildRunInSlices(read: Pick<JsonlReadResult, "samples" | "
     }
   }
   model.setEnvironmentMetrics(environmentMetricsOf(read.footer));
+  model.setForkContinuation(forkContinuationOf(read.footer));
   return { model, scenario: read.footer?.scenario ?? null };
 }

@@ -13,6 +13,7 @@ import { LabError } from "../../core/index.js";
 import type { Message, Metadata, RolloutEvent, TerminationReason } from "../../core/index.js";
 import { formatProblem, JsonlAccumulator, type JsonlReadResult, type SampleLine } from "../../scenario/jsonl-reader.js";
 import type { EnvironmentMetrics } from "../../scenario/environment-metrics.js";
+import type { ForkContinuation } from "../../policy/fork-policy.js";
 import { RunModel } from "./run-model.js";
 
 export const JSONL_FORMAT = "rollout-lab-run/1";
@@ -100,12 +101,31 @@ export function exportFooter(model: RunModel, scenario: unknown): Record<string,
     partial: model.summary.partial,
     metrics: model.summary.metrics ?? {},
     ...(model.summary.environmentMetrics ? { [ENVIRONMENT_METRICS_KEY]: model.summary.environmentMetrics } : {}),
+    ...(model.summary.forkContinuation ? { [FORK_KEY]: forkFooter(model.summary.forkContinuation) } : {}),
     scenario,
   };
 }
 
 /** The footer's key for the environments' metrics after the run (beside the rollout's `metrics`, never in them). */
 export const ENVIRONMENT_METRICS_KEY = "lab/environment_metrics";
+
+/**
+ * The footer's key for a fork's continuation (`{sample_id, turn_offset, forced_response?}`): how the fork's policy
+ * went on from the original's row and turn, which its scenario cannot say (RunSummary.forkContinuation).
+ */
+export const FORK_KEY = "lab/fork";
+
+const forkFooter = (c: ForkContinuation) => ({ sample_id: c.sampleId, turn_offset: c.turnOffset, ...(c.forcedResponse !== undefined ? { forced_response: c.forcedResponse } : {}) });
+
+/** A fork's continuation an export's footer kept, or null (none, or not of that shape: then the run is a plain one). */
+export function forkContinuationOf(footer: JsonlReadResult["footer"]): ForkContinuation | null {
+  const kept = (footer as Record<string, unknown> | null)?.[FORK_KEY];
+  if (typeof kept !== "object" || kept === null || Array.isArray(kept)) return null;
+  const { sample_id: sampleId, turn_offset: turnOffset, forced_response: forced } = kept as Record<string, unknown>;
+  const count = (x: unknown): x is number => typeof x === "number" && Number.isInteger(x) && x >= 0;
+  if (!count(sampleId) || !count(turnOffset) || (forced !== undefined && typeof forced !== "string")) return null;
+  return { sampleId, turnOffset, ...(forced !== undefined ? { forcedResponse: forced } : {}) };
+}
 
 /** The environments' metrics an export's footer kept: the well-formed entries (an odd one is left out, not fatal). */
 export function environmentMetricsOf(footer: JsonlReadResult["footer"]): EnvironmentMetrics[] | null {
@@ -158,6 +178,7 @@ export function buildRun(read: Pick<JsonlReadResult, "samples" | "footer">): { m
   const model = new RunModel();
   for (const e of runEvents(read)) model.apply(e);
   model.setEnvironmentMetrics(environmentMetricsOf(read.footer));
+  model.setForkContinuation(forkContinuationOf(read.footer));
   return { model, scenario: read.footer?.scenario ?? null };
 }
 

@@ -16,7 +16,7 @@
  */
 
 import { yieldToPage } from "./export-slices.js";
-import { environmentMetricsOf, runEnd, runStart, sampleEvents, sampleStart } from "./jsonl.js";
+import { environmentMetricsOf, forkContinuationOf, runEnd, runStart, sampleEvents, sampleStart } from "./jsonl.js";
 import type { JsonlProgress, JsonlReadResult, SampleLine } from "../../scenario/jsonl-reader.js";
 import { RunModel } from "./run-model.js";
 
@@ -130,6 +130,7 @@ export class PreviewImport {
     summary.maxSeqLen = start.maxSeqLen;
     this.model.apply(runEnd(samples, read.footer));
     this.model.setEnvironmentMetrics(environmentMetricsOf(read.footer));
+    this.model.setForkContinuation(forkContinuationOf(read.footer));
     this.lines = [];
     return { model: this.model, scenario: read.footer?.scenario ?? null };
   }

@@ -9,6 +9,7 @@
  */
 
 import type { EnvironmentMetrics } from "../../scenario/environment-metrics.js";
+import type { ForkContinuation } from "../../policy/fork-policy.js";
 import type { Message, Metadata, RolloutEvent, RolloutMode, TerminationReason, TokenId, TokenIds, TokenStepDetail } from "../../core/index.js";
 import {
   compactMessage,
@@ -86,6 +87,12 @@ export interface RunSummary {
   metrics: Record<string, unknown> | null;
   /** The environments' own metrics after the run (their `global_post_process_and_metrics`), when they have any. */
   environmentMetrics: EnvironmentMetrics[] | null;
+  /**
+   * A fork's run: how its policy continued the original's (the original sample's row and turn numbers, an edited
+   * first response). Not in the scenario (it has no key for it): kept with the run, exported beside its scenario, so
+   * Run again and a fork of it continue as the fork did.
+   */
+  forkContinuation: ForkContinuation | null;
   error: string | null;
   /** Wall time of the last event (ms since start). */
   lastT: number;
@@ -108,6 +115,7 @@ export class RunModel {
     partial: false,
     metrics: null,
     environmentMetrics: null,
+    forkContinuation: null,
     error: null,
     lastT: 0,
   };
@@ -206,6 +214,12 @@ export class RunModel {
   setEnvironmentMetrics(reports: readonly EnvironmentMetrics[] | null): void {
     this.summary.environmentMetrics = reports?.length ? [...reports] : null;
     this.version += 1; // a change the next publish announces
+  }
+
+  /** Marks the run as a fork's, continuing the original's as `continuation` says (see RunSummary.forkContinuation). */
+  setForkContinuation(continuation: ForkContinuation | null): void {
+    this.summary.forkContinuation = continuation ? { ...continuation } : null;
+    this.version += 1;
   }
 
   /** Applies one event of the run (as the core emits it, or packed as the rollout worker sends it). */
