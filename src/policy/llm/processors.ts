@@ -237,10 +237,18 @@ export function sampleToken(logits: Float32Array, settings: SamplingSettings, rn
   const temperature = settings.temperature ?? 1;
   if (temperature <= 0) return argmax(logits);
   let order = descendingOrder(logits);
-  if (settings.top_k && settings.top_k > 0) order = order.subarray(0, settings.top_k);
+  if (settings.top_k && settings.top_k > 0 && settings.top_k < order.length) {
+    // Every token tied with the k-th is kept, as HF's and vLLM's top-k keep them: a cut inside a tie would give equal
+    // logits unequal chances (fp16 logits tie often).
+    let k = settings.top_k;
+    const kth = logits[order[k - 1]!]!;
+    while (k < order.length && logits[order[k]!]! === kth) k++;
+    order = order.subarray(0, k);
+  }
   const weights = new Float64Array(order.length);
-  const max = logits[order[0]!]! / temperature;
-  for (let i = 0; i < order.length; i++) weights[i] = Math.exp(logits[order[i]!]! / temperature - max);
+  const max = logits[order[0]!]!;
+  // The difference first, then the temperature: a tiny temperature sends it to -Infinity (weight 0), never to NaN.
+  for (let i = 0; i < order.length; i++) weights[i] = Math.exp((logits[order[i]!]! - max) / temperature);
   let total = 0;
   for (const w of weights) total += w;
   const topP = settings.top_p ?? 1;

@@ -22,6 +22,18 @@ describe("sampling", () => {
     expect(freq[3]).toBe(0);
     expect(Math.abs(freq[0]! - 0.625)).toBeLessThan(0.03);
   });
+  it("top-k keeps every token tied with the k-th (as HF's and vLLM's do): equal logits get equal chances", () => {
+    const tied = Float32Array.from([3, 2, 2, 2, 1]);
+    const rng = new Rng(3);
+    const counts = [0, 0, 0, 0, 0];
+    for (let i = 0; i < 8000; i++) counts[sampleToken(tied, { top_k: 2 }, rng)]! += 1;
+    const [p0, p1] = [Math.exp(3) / (Math.exp(3) + 3 * Math.exp(2)), Math.exp(2) / (Math.exp(3) + 3 * Math.exp(2))];
+    [p0, p1, p1, p1, 0].forEach((p, i) => expect(Math.abs(counts[i]! / 8000 - p)).toBeLessThan(0.03));
+  });
+  it("a vanishing temperature is greedy, never the least likely token", () => {
+    const rng = new Rng(4);
+    for (const temperature of [1e-300, 1e-310, Number.MIN_VALUE]) expect(sampleToken(Float32Array.from([1, 2, 3, -5]), { temperature }, rng)).toBe(2);
+  });
   it("top-p keeps the smallest set whose mass reaches p (transformers.js ignores top_p; this does not)", () => {
     const freq = draws({ top_p: 0.8 });
     expect(freq[2]).toBe(0);
