@@ -135,3 +135,30 @@ test("a picked module with a syntax error names its line and column, with the li
   await expect(typo.getByTestId("env-module-error")).toContainText("typo_env.js:3:29: Unexpected token");
   await expect(typo.getByTestId("env-module-error")).toContainText("create() { return { step( } }; },");
 });
+
+test("a picked module finds none of the page's storage, no channel to the page and no way to start a fresh Worker", async ({ page }) => {
+  await page.goto("/");
+  // The page keeps runs and modules in IndexedDB: make sure there is something to find.
+  await expect.poll(() => page.evaluate(async () => (await indexedDB.databases()).length)).toBeGreaterThan(0);
+  const nosy = `
+const reachable = (name) => { for (let o = globalThis; o; o = Object.getPrototypeOf(o)) if (Object.getOwnPropertyDescriptor(o, name)) return true; return false; };
+const found = ["indexedDB", "caches", "BroadcastChannel", "Worker", "SharedWorker"].filter(reachable);
+if (navigator.storage) found.push("navigator.storage");
+export default {
+  name: "nosy_env",
+  title: "Nosy (" + (found.join(", ") || "nothing found") + ")",
+  create() {
+    return { step(logs) {
+      return { observations: logs.map(() => ({ role: "environment", content: "ok" })), metadata: logs.map(() => null),
+        next_stop_strings: null, rewards: logs.map(() => 0), terminateds: logs.map(() => true), answers: null };
+    } };
+  },
+  generateDataset({ size, taskName }) {
+    return Array.from({ length: size }, () => ({ task_name: taskName, message_log: [{ role: "user", content: "go" }], extra_env_info: {}, stop_strings: null }));
+  },
+};`;
+  await page.getByLabel("Environment module file").setInputFiles({ name: "nosy_env.js", mimeType: "text/javascript", buffer: Buffer.from(nosy) });
+  const loaded = page.locator('[data-testid="user-environment"][data-name="nosy_env"]');
+  await expect(loaded).toHaveAttribute("data-status", "ready");
+  await expect(loaded).toContainText("Nosy (nothing found)");
+});

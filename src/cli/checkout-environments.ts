@@ -1,13 +1,15 @@
 /**
  * The user's environments of this checkout for the Node commands: every `.js` module in `environments/` (the
  * lab's page loads the same folder, `src/app/envs/checkout.ts`), or in the folder `LAB_ENVIRONMENTS_DIR` names.
- * A module that fails to load is reported on stderr with its stack and left out; the others still run.
+ * A module that fails to load is reported on stderr with its stack and left out; the others still run. So is one
+ * named like a built-in environment, and two modules of one name are both left out (which one a scenario meant is
+ * not known), each named with its path, as the page refuses them.
  */
 
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { environmentLookup, type EnvironmentDefinition, type EnvironmentLookup } from "../envs/index.js";
+import { environmentLookup, findEnvironment, type EnvironmentDefinition, type EnvironmentLookup } from "../envs/index.js";
 import { environmentFromModule } from "../envs/user/module.js";
 
 export const CHECKOUT_ENVIRONMENTS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../environments");
@@ -17,16 +19,26 @@ export async function loadCheckoutEnvironments(
   report: (message: string) => void = (m) => console.error(m),
 ): Promise<EnvironmentDefinition[]> {
   if (!existsSync(dir)) return [];
-  const definitions: EnvironmentDefinition[] = [];
+  const loaded: { definition: EnvironmentDefinition; path: string }[] = [];
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".js")).sort()) {
     const path = join(dir, file);
     try {
-      definitions.push(environmentFromModule(await import(pathToFileURL(path).href), path));
+      const definition = environmentFromModule(await import(pathToFileURL(path).href), path);
+      if (findEnvironment(definition.name)) {
+        report(`warning: ${path} was not loaded: its environment is named '${definition.name}', a built-in environment's name (give it another)`);
+        continue;
+      }
+      loaded.push({ definition, path });
     } catch (e) {
       report(`warning: ${path} was not loaded: ${(e as Error).stack ?? e}`);
     }
   }
-  return definitions;
+  const byName = new Map<string, string[]>();
+  for (const { definition, path } of loaded) byName.set(definition.name, [...(byName.get(definition.name) ?? []), path]);
+  for (const [name, paths] of byName) {
+    if (paths.length > 1) report(`warning: ${paths.join(" and ")} are all named '${name}': none of them was loaded (rename all but one)`);
+  }
+  return loaded.filter(({ definition }) => byName.get(definition.name)!.length === 1).map(({ definition }) => definition);
 }
 
 let checkout: Promise<EnvironmentLookup> | null = null;

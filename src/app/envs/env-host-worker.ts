@@ -1,8 +1,9 @@
 /// <reference lib="webworker" />
 /**
  * The environment host: one Worker per user environment module, so a broken or hostile module cannot reach the
- * page (no DOM, no storage of the page's, no access to the model's worker). It imports the module's text, checks
- * its shape, and serves it on the message ports the page hands it (one for the page's views, one per run).
+ * page (no DOM, no storage of the page's: see `sealWorkerGlobals`, no access to the model's worker). It imports the
+ * module's text, checks its shape, and serves it on the message ports the page hands it (one for the page's views,
+ * one per run).
  */
 
 import { environmentFromModule, type EnvironmentDefinition } from "../../envs/index.js";
@@ -11,6 +12,27 @@ import type { HostReply, HostRequest } from "./host-protocol.js";
 import { locateSyntaxError } from "./syntax-error.js";
 
 declare const self: DedicatedWorkerGlobalScope;
+
+/**
+ * What of the page's origin a module could reach from this Worker, removed before any module runs: the page's
+ * storage (IndexedDB, where kept runs and kept modules live; the Cache API; the origin's private file system through
+ * `navigator.storage`), the page's other contexts (`BroadcastChannel`) and fresh Workers (whose globals would have
+ * all of it again). Each is deleted wherever it is defined along the global's prototype chain, so no getter is left
+ * to call; the module keeps `fetch` (the page's Content-Security-Policy bounds it) and everything computational.
+ */
+const SEALED = ["indexedDB", "caches", "BroadcastChannel", "Worker", "SharedWorker", "webkitRequestFileSystem", "webkitRequestFileSystemSync", "webkitResolveLocalFileSystemURL"];
+
+function sealWorkerGlobals(scope: object, sealedNavigator: object | undefined): void {
+  const remove = (target: object, name: string) => {
+    for (let o: object | null = target; o; o = Object.getPrototypeOf(o) as object | null) {
+      if (Object.prototype.hasOwnProperty.call(o, name)) Reflect.deleteProperty(o, name);
+    }
+  };
+  for (const name of SEALED) remove(scope, name);
+  if (sealedNavigator) remove(sealedNavigator, "storage");
+}
+
+sealWorkerGlobals(self, self.navigator);
 
 let environment: EnvironmentDefinition | null = null;
 /** The module's blob: URL and its real name: stacks say the name. */
