@@ -33,11 +33,11 @@ export interface EnvironmentDescription {
 
 type Call =
   | { method: "create"; config: Record<string, unknown> }
-  | { method: "step"; instance: number; messageLogBatch: EnvMessage[][]; metadata: Metadata[] }
+  | { method: "step"; instance: number; messageLogBatch: EnvMessage[][]; metadata: Metadata[]; timeoutMs?: number }
   | { method: "dataset"; request: DatasetRequest }
   | { method: "view"; metadata: Metadata };
 
-type Request = { id: number } & Call;
+type Request = ({ id: number } & Call) | { id: number; method: "abort"; reason: string };
 type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: WireError };
 
 export function describeEnvironment(env: EnvironmentDefinition): EnvironmentDescription {
@@ -52,7 +52,9 @@ export function describeEnvironment(env: EnvironmentDefinition): EnvironmentDesc
 export function serveEnvironment(env: EnvironmentDefinition, port: PortLike, rewriteStack: (stack: string) => string = (s) => s): void {
   const instances = new Map<number, EnvironmentInterface>();
   let nextInstance = 1;
-  const answer = async (call: Call): Promise<unknown> => {
+  /** The steps under way under a deadline: their signals, aborted when the caller's deadline passes. */
+  const deadlines = new Map<number, AbortController>();
+  const answer = async (id: number, call: Call): Promise<unknown> => {
     switch (call.method) {
       case "create": {
         const id = nextInstance++;
@@ -62,7 +64,15 @@ export function serveEnvironment(env: EnvironmentDefinition, port: PortLike, rew
       case "step": {
         const instance = instances.get(call.instance);
         if (!instance) throw new Error(`no environment instance ${call.instance}`);
-        return await instance.step(call.messageLogBatch, call.metadata);
+        // The step's context, as in-process environments get it: the deadline and a signal aborted when it passes.
+        if (call.timeoutMs === undefined) return await instance.step(call.messageLogBatch, call.metadata, {});
+        const controller = new AbortController();
+        deadlines.set(id, controller);
+        try {
+          return await instance.step(call.messageLogBatch, call.metadata, { timeoutMs: call.timeoutMs, signal: controller.signal });
+        } finally {
+          deadlines.delete(id);
+        }
       }
       case "dataset":
         return await env.generateDataset(call.request);
@@ -73,9 +83,13 @@ export function serveEnvironment(env: EnvironmentDefinition, port: PortLike, rew
   };
   port.onmessage = async ({ data }) => {
     const request = data as Request;
+    if (request.method === "abort") {
+      deadlines.get(request.id)?.abort(new Error(request.reason));
+      return;
+    }
     let reply: Reply;
     try {
-      reply = { id: request.id, ok: true, value: await answer(request) };
+      reply = { id: request.id, ok: true, value: await answer(request.id, request) };
     } catch (e) {
       reply = failure(request.id, e, rewriteStack);
     }
@@ -105,9 +119,11 @@ export function environmentOverPort(port: PortLike, described: EnvironmentDescri
       pending.reject(reply.id, error);
     }
   };
-  const call = <T>(message: Call): Promise<T> => {
+  const call = <T>(message: Call, signal?: AbortSignal): Promise<T> => {
     const { id, promise } = pending.open(undefined);
     port.postMessage({ id, ...message } satisfies Request);
+    // The caller's deadline passed: the host's step sees its signal aborted, with the same reason.
+    signal?.addEventListener("abort", () => port.postMessage({ id, method: "abort", reason: String((signal.reason as Error | undefined)?.message ?? signal.reason) } satisfies Request), { once: true });
     return promise as Promise<T>;
   };
 
@@ -119,7 +135,8 @@ export function environmentOverPort(port: PortLike, described: EnvironmentDescri
     async create(config) {
       const instance = await call<number>({ method: "create", config });
       return {
-        step: (messageLogBatch, metadata) => call<EnvironmentReturn>({ method: "step", instance, messageLogBatch, metadata }),
+        step: (messageLogBatch, metadata, context) =>
+          call<EnvironmentReturn>({ method: "step", instance, messageLogBatch, metadata, ...(context?.timeoutMs !== undefined ? { timeoutMs: context.timeoutMs } : {}) }, context?.signal),
       };
     },
     generateDataset: (request) => call<DatasetDatum[]>({ method: "dataset", request }),

@@ -92,6 +92,35 @@ describe("an environment served over a message port", () => {
     }
   });
 
+  it("gives a step its context as in-process: the deadline, and a signal aborted when the caller's passes", async () => {
+    const seen: { timeoutMs?: number; aborted: Promise<string> }[] = [];
+    const waiting: EnvironmentDefinition = {
+      ...starter,
+      create: () => ({
+        step(_logs, _metadata, context) {
+          const signal = context?.signal;
+          seen.push({
+            ...(context?.timeoutMs !== undefined ? { timeoutMs: context.timeoutMs } : {}),
+            aborted: new Promise((done) => signal?.addEventListener("abort", () => done(String((signal.reason as Error).message)))),
+          });
+          return new Promise(() => {}); // never answers: the caller's deadline ends it
+        },
+      }),
+    };
+    const { client, close } = serve(waiting);
+    try {
+      const env = await client.create({});
+      const controller = new AbortController();
+      void env.step([[{ role: "assistant", content: "x" }]], [null], { timeoutMs: 250, signal: controller.signal });
+      await expect.poll(() => seen.length).toBe(1);
+      expect(seen[0]!.timeoutMs).toBe(250);
+      controller.abort(new Error("step timed out after 250 ms"));
+      expect(await seen[0]!.aborted).toBe("step timed out after 250 ms");
+    } finally {
+      close();
+    }
+  });
+
   it("fails only the samples of a step that throws, with the module's stack", async () => {
     const throwing: EnvironmentDefinition = {
       ...starter,
