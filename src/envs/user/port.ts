@@ -96,10 +96,26 @@ export function serveEnvironment(env: EnvironmentDefinition, port: PortLike, rew
     try {
       port.postMessage(reply);
     } catch (e) {
-      // An answer that cannot cross to the other side (a function, a class instance with methods...).
-      port.postMessage(failure(request.id, new Error(`its ${request.method} answer cannot be sent: ${(e as Error).message}`)));
+      // An answer that cannot cross to the other side (a function, a class instance with methods...): where it is.
+      const where = reply.ok ? uncloneablePath(reply.value) : null;
+      port.postMessage(failure(request.id, new Error(`its ${request.method} answer cannot be sent${where ? ` (${where} cannot be copied)` : ""}: ${(e as Error).message}`)));
     }
   };
+}
+
+/** The first place in `value` (`metadata[1].board`) that structured cloning refuses, or null. */
+function uncloneablePath(value: unknown, path = "", depth = 0): string | null {
+  try {
+    structuredClone(value);
+    return null;
+  } catch {
+    if (depth > 100 || typeof value !== "object" || value === null) return path || "the answer";
+    for (const [key, child] of Object.entries(value)) {
+      const found = uncloneablePath(child, Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key, depth + 1);
+      if (found) return found;
+    }
+    return path || "the answer";
+  }
 }
 
 function failure(id: number, e: unknown, rewriteStack: (stack: string) => string = (s) => s): Reply {

@@ -121,6 +121,30 @@ describe("an environment served over a message port", () => {
     }
   });
 
+  it("an answer that cannot cross the port names where: the metadata entry and field that cannot be copied", async () => {
+    const uncopyable: EnvironmentDefinition = {
+      ...starter,
+      create: () => ({
+        step: (logs) => ({
+          observations: logs.map(() => ({ role: "environment", content: "ok" })),
+          metadata: logs.map((_, i) => (i === 1 ? { board: () => 1 } : null)) as never,
+          next_stop_strings: null,
+          rewards: logs.map(() => 0),
+          terminateds: logs.map(() => true),
+          answers: null,
+        }),
+      }),
+    };
+    const { client, close } = serve(uncopyable);
+    try {
+      const env = await client.create({});
+      const logs = [[{ role: "assistant", content: "a" }], [{ role: "assistant", content: "b" }]];
+      await expect(Promise.resolve(env.step(logs, [null, null]))).rejects.toThrow("its step answer cannot be sent (metadata[1].board cannot be copied)");
+    } finally {
+      close();
+    }
+  });
+
   it("fails only the samples of a step that throws, with the module's stack", async () => {
     const throwing: EnvironmentDefinition = {
       ...starter,
