@@ -17,7 +17,7 @@ import { dirname, resolve } from "node:path";
 import { byteLevelTokenizer, renderChatTemplate, type Message } from "../core/index.js";
 import { loadCheckTokenizer, tokenizerSource, type TokenizerSource } from "../policy/llm/tokenizer-load.js";
 import { checkValue, formatProblem, JsonlAccumulator, sampleLineSchema, type SampleLine } from "../scenario/jsonl-reader.js";
-import { checkSample, reportOf, REASON_TEXT, type CheckResult, type CheckTokenizer, type TemplateMessage } from "../scenario/token-check.js";
+import { checkSample, reportOf, REASON_TEXT, tokenizerSpecOf, type CheckResult, type CheckTokenizer, type TemplateMessage } from "../scenario/token-check.js";
 import { isEntryPoint } from "./entry.js";
 import { hubEndpoint } from "./hub-endpoint.js";
 
@@ -103,15 +103,11 @@ const byteLevel: CheckTokenizer = {
 /** Which tokenizer, and where the choice came from (for the report). */
 function tokenizerSpec(args: Args, scenario: Record<string, unknown> | null): { spec: string | null; from: string } {
   if (args.tokenizer) return { spec: args.tokenizer, from: "--tokenizer" };
-  if (typeof scenario?.tokenizer === "string") return { spec: scenario.tokenizer, from: "the scenario's tokenizer" };
-  const policy = scenario?.policy;
-  if (isObject(policy) && policy.kind === "model" && typeof policy.model === "string") return { spec: policy.model, from: "the scenario's model policy" };
-  // A server policy renders and tokenizes with its tokenizer, else its model id's.
-  if (isObject(policy) && policy.kind === "server") {
-    const spec = typeof policy.tokenizer === "string" ? policy.tokenizer : typeof policy.model === "string" ? policy.model : null;
-    if (spec !== null) return { spec, from: "the scenario's server policy" };
-  }
-  return { spec: null, from: "default" };
+  // The check's choice (as in the page), said with where it came from.
+  const spec = tokenizerSpecOf(scenario);
+  if (spec === null) return { spec: null, from: "default" };
+  if (typeof scenario?.tokenizer === "string") return { spec, from: "the scenario's tokenizer" };
+  return { spec, from: `the scenario's ${(scenario?.policy as { kind: string }).kind} policy` };
 }
 
 async function loadTokenizer(spec: string | null, from: string, base: string): Promise<{ tokenizer: CheckTokenizer; name: string }> {

@@ -12,6 +12,7 @@
  */
 
 import type { Message } from "../core/index.js";
+import { BYTE_LEVEL_SPECS } from "../policy/builtin-model/presets.js";
 
 /** A chat message as a template takes it. */
 export interface TemplateMessage {
@@ -308,4 +309,27 @@ export function reportOf(results: readonly { idx: number; result: CheckResult }[
     samples: results.map(({ idx, result }) => ({ idx, consistent: result.consistent, first_divergence: result.first_divergence })),
     summary: { samples: results.length, consistent, drifting: results.length - consistent, reasons, tokenizer },
   };
+}
+
+const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
+
+/**
+ * The tokenizer whose ids a run of `scenario` has, which the check reads it with (the CLI, the page, a fork's
+ * prefix): the scenario's `tokenizer`, else its model policy's model, else its server policy's `tokenizer` or model;
+ * null: byte-level. The scenario is read loosely (an imported file's may not parse).
+ */
+export function tokenizerSpecOf(scenario: Record<string, unknown> | null): string | null {
+  if (typeof scenario?.tokenizer === "string") return scenario.tokenizer;
+  const policy = scenario?.policy;
+  if (isRecord(policy) && policy.kind === "model" && typeof policy.model === "string") return policy.model;
+  if (isRecord(policy) && policy.kind === "server") {
+    if (typeof policy.tokenizer === "string") return policy.tokenizer;
+    if (typeof policy.model === "string") return policy.model;
+  }
+  return null;
+}
+
+/** Whether a spec names the byte-level vocabulary (checked in the page, no model needed). */
+export function isByteLevelSpec(spec: string | null): boolean {
+  return spec === null || BYTE_LEVEL_SPECS.includes(spec);
 }

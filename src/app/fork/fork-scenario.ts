@@ -23,9 +23,9 @@
  */
 
 import { byteLevelTokenizer, observationText, resolveStructuredToolUse, type Message, type Metadata, LabError } from "../../core/index.js";
-import { BYTE_LEVEL_SPECS } from "../../policy/builtin-model/presets.js";
 import type { Scenario } from "../../scenario/schema.js";
 import type { SampleView, TurnView } from "../run/run-model.js";
+import { isByteLevelSpec, tokenizerSpecOf } from "../../scenario/token-check.js";
 import type { ForkContinuation } from "../../policy/fork-policy.js";
 
 export type ForkEdit = { kind: "none" } | { kind: "assistant"; text: string } | { kind: "observation"; text: string };
@@ -102,9 +102,7 @@ export const keptTurnsWords = (kept: number): string => (kept <= 0 ? "no turns" 
  * policy's tokenizer, else the scenario's `tokenizer` for the text policies) is the byte-level one, or none is named.
  */
 export function usesByteLevelVocabulary(scenario: Scenario): boolean {
-  const { policy } = scenario;
-  const tokenizer = policy.kind === "model" ? policy.model : policy.kind === "server" ? (policy.tokenizer ?? policy.model) : scenario.tokenizer;
-  return tokenizer === undefined || BYTE_LEVEL_SPECS.includes(tokenizer);
+  return isByteLevelSpec(tokenizerSpecOf(scenario as unknown as Record<string, unknown>));
 }
 
 const ENDED_AT_STEP = new Set(["terminated", "truncated_context", "truncated_response", "error"]);

@@ -4,7 +4,7 @@
  * (an imported run's, a fork's, one typed in: ../RunContacts.tsx), so no run reaches a host the user was not shown.
  */
 
-import { resolveModelSource } from "../../policy/llm/model-source.js";
+import { DEFAULT_HUB_HOST, resolveModelSource } from "../../policy/llm/model-source.js";
 import type { Scenario } from "../../scenario/schema.js";
 import type { UserEnvironment } from "../envs/user-environments.js";
 
@@ -15,7 +15,8 @@ export interface Contact {
   what: string;
 }
 
-export const DEFAULT_HUB = "https://huggingface.co";
+/** The default hub's origin, as the host list shows it. */
+export const DEFAULT_HUB = new URL(DEFAULT_HUB_HOST).origin;
 const BUILTIN_ENVIRONMENTS = new Set(["sliding_puzzle", "calculator", "workspace"]);
 
 const originOf = (url: string): string | null => {

@@ -8,8 +8,7 @@
 
 import { useEffect, useMemo, useState, useSyncExternalStore } from "react";
 import { byteLevelTokenizer, renderChatTemplate, type Message } from "../../core/index.js";
-import { BYTE_LEVEL_SPECS } from "../../policy/builtin-model/presets.js";
-import { checkSample, type CheckResult, type CheckSample, type CheckTokenizer, type TemplateMessage } from "../../scenario/token-check.js";
+import { checkSample, isByteLevelSpec, tokenizerSpecOf, type CheckResult, type CheckSample, type CheckTokenizer, type TemplateMessage } from "../../scenario/token-check.js";
 import { tokenIdsView } from "../run/compact-messages.js";
 import type { SampleView } from "../run/run-model.js";
 import type { TokenCheckAnswer } from "../worker/protocol.js";
@@ -26,27 +25,11 @@ export const byteLevelCheckTokenizer: CheckTokenizer = {
 /** What of a scenario the check reads (a run's scenario, or none: an imported run without one). */
 export type CheckScenario = Record<string, unknown> | null;
 
+/** Which tokenizer checks a run (../../scenario/token-check.ts owns the choice). */
+export { isByteLevelSpec, tokenizerSpecOf };
+
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
 
-/**
- * The tokenizer a run is checked with: the scenario's `tokenizer`, else its model policy's model, else its server
- * policy's `tokenizer` or model; null: byte-level.
- */
-export function tokenizerSpecOf(scenario: CheckScenario): string | null {
-  if (typeof scenario?.tokenizer === "string") return scenario.tokenizer;
-  const policy = scenario?.policy;
-  if (isObject(policy) && policy.kind === "model" && typeof policy.model === "string") return policy.model;
-  if (isObject(policy) && policy.kind === "server") {
-    if (typeof policy.tokenizer === "string") return policy.tokenizer;
-    if (typeof policy.model === "string") return policy.model;
-  }
-  return null;
-}
-
-/** Whether a spec names the byte-level vocabulary (checked in the page, no model needed). */
-export function isByteLevelSpec(spec: string | null): boolean {
-  return spec === null || BYTE_LEVEL_SPECS.includes(spec);
-}
 
 /** The sample's messages with plain token id arrays (the run model keeps them compact). */
 function plainLog(sample: Pick<SampleView, "messages">): Pick<Message, "role" | "content" | "token_ids">[] {

@@ -7,7 +7,7 @@
  */
 
 import { useState } from "react";
-import { resolveModelSource } from "../../../policy/llm/model-source.js";
+import { DEFAULT_HUB_HOST, resolveModelSource } from "../../../policy/llm/model-source.js";
 import type { TokenizerFiles } from "../../worker/protocol.js";
 
 export interface RunTokenizerPickerProps {
@@ -25,7 +25,7 @@ type Phase = { loading: string | null; error: string | null };
 
 const hubHost = (address: string) => {
   try {
-    return new URL(address.trim() || "https://huggingface.co/").host;
+    return new URL(address.trim() || DEFAULT_HUB_HOST).host;
   } catch {
     return address;
   }
