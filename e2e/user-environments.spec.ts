@@ -162,3 +162,102 @@ export default {
   await expect(loaded).toHaveAttribute("data-status", "ready");
   await expect(loaded).toContainText("Nosy (nothing found)");
 });
+
+test("a step stuck in a synchronous loop past its deadline: the lab restarts the module's host, and the run goes on on the new one", async ({ page }) => {
+  await page.goto("/");
+  // Its step never returns when the reply says "loop": the host Worker is stuck, and answers nothing after.
+  const loopy = `
+export default {
+  name: "loopy_env",
+  title: "Loopy",
+  create() {
+    return { step(logs) {
+      const last = logs[0].at(-1).content;
+      if (last.includes("loop")) for (;;) {}
+      return { observations: logs.map(() => ({ role: "environment", content: "<environment>ok " + last + "</environment>" })), metadata: logs.map(() => null),
+        next_stop_strings: null, rewards: logs.map(() => 1), terminateds: logs.map(() => false), answers: null };
+    } };
+  },
+  generateDataset({ size, taskName }) {
+    return Array.from({ length: size }, () => ({ task_name: taskName, message_log: [{ role: "user", content: "say something" }], extra_env_info: {}, stop_strings: null }));
+  },
+};`;
+  await page.getByLabel("Environment module file").setInputFiles({ name: "loopy_env.js", mimeType: "text/javascript", buffer: Buffer.from(loopy) });
+  const loaded = page.locator('[data-testid="user-environment"][data-name="loopy_env"]');
+  await expect(loaded).toHaveAttribute("data-status", "ready");
+  await expect(page.getByLabel("Environment", { exact: true })).toHaveValue("loopy_env");
+  await page.getByLabel("Samples").fill("2");
+  await page.getByLabel("Mode", { exact: true }).selectOption("async");
+  await page.getByLabel("max_rollout_turns").fill("2");
+  await page.getByLabel("Environment step timeout (ms, 0: none)").fill("1000");
+  await page.getByLabel("Policy", { exact: true }).selectOption("human");
+  await page.getByRole("button", { name: "Run" }).click();
+  const reply = async (sample: number, text: string) => {
+    const turn = page.getByTestId("human-turn").filter({ has: page.getByLabel(`Your reply for sample ${sample}`) });
+    await turn.getByLabel(`Your reply for sample ${sample}`).fill(text);
+    await turn.getByRole("button", { name: "Send" }).click();
+  };
+  await expect(page.getByTestId("human-turn")).toHaveCount(2);
+  await reply(0, "let us loop");
+  // Past the deadline, the host does not answer the page's ping: it is started again from the same text.
+  await expect(loaded.getByTestId("env-restarted")).toContainText("Restarted once", { timeout: 30_000 });
+  await expect(loaded.getByTestId("env-restarted")).toContainText("stopped answering after a step ran past its deadline");
+  await expect(loaded).toHaveAttribute("data-status", "ready");
+  // Sample 1's turns are stepped by the new host, in the same run: before, they went to the stuck one.
+  await reply(1, "fine");
+  await expect(page.getByTestId("human-turn")).toHaveCount(1);
+  await reply(1, "still fine");
+  await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
+  await expect(page.getByTestId("termination")).toHaveText([/^error: environment '.*' step timed out after 1000 ms$/, "max turns reached"]);
+  await page.getByTestId("sample-row").nth(1).click();
+  await expect(page.getByTestId("transcript")).toContainText("<environment>ok still fine</environment>");
+});
+
+test("a module loaded again during a run: the run keeps stepping the version it started with, the next run gets the new one", async ({ page }) => {
+  await page.goto("/");
+  const versioned = (tag: string) => ({
+    name: "versioned_env.js",
+    mimeType: "text/javascript",
+    buffer: Buffer.from(`
+export default {
+  name: "versioned_env",
+  create() {
+    return { step(logs) {
+      return { observations: logs.map(() => ({ role: "environment", content: "<environment>${tag}</environment>" })), metadata: logs.map(() => null),
+        next_stop_strings: null, rewards: logs.map(() => 1), terminateds: logs.map(() => false), answers: null };
+    } };
+  },
+  generateDataset({ size, taskName }) {
+    return Array.from({ length: size }, () => ({ task_name: taskName, message_log: [{ role: "user", content: "go" }], extra_env_info: {}, stop_strings: null }));
+  },
+};`),
+  });
+  const picker = page.getByLabel("Environment module file");
+  const loaded = page.locator('[data-testid="user-environment"][data-name="versioned_env"]');
+  await picker.setInputFiles(versioned("first version"));
+  await expect(loaded).toHaveAttribute("data-status", "ready");
+  await page.getByLabel("Samples").fill("1");
+  await page.getByLabel("max_rollout_turns").fill("2");
+  await page.getByLabel("Policy", { exact: true }).selectOption("human");
+  await page.getByRole("button", { name: "Run" }).click();
+  const reply = page.getByLabel("Your reply for sample 0");
+  await reply.fill("one");
+  await page.getByRole("button", { name: "Send" }).click();
+  await expect(page.getByTestId("transcript")).toContainText("<environment>first version</environment>");
+  // Loaded again while the run waits for its second turn: the run's host stays until the run ends.
+  await picker.setInputFiles(versioned("second version"));
+  await expect(loaded).toContainText("v2");
+  await expect(loaded).toHaveAttribute("data-status", "ready");
+  await reply.fill("two");
+  await page.getByRole("button", { name: "Send" }).click();
+  await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
+  await expect(page.getByTestId("termination")).toHaveText("max turns reached");
+  await expect(page.getByTestId("transcript")).not.toContainText("second version");
+  // The next run steps the module as loaded now.
+  await page.getByLabel("Policy", { exact: true }).selectOption("scripted");
+  await page.getByLabel("Scripted responses").fill(JSON.stringify([["a", "b"]]));
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
+  await expect(page.getByTestId("transcript")).toContainText("<environment>second version</environment>");
+  await expect(page.getByTestId("transcript")).not.toContainText("first version");
+});

@@ -10,7 +10,7 @@ import equal from "fast-deep-equal";
 import { create, type StoreApi, type UseBoundStore } from "zustand";
 import { parseScenario, parseScenarioText, type Scenario } from "../scenario/schema.js";
 import { createCompareSlice } from "./compare/compare-slice.js";
-import { environmentPortsFor, userEnvironmentsSettled } from "./envs/user-environments.js";
+import { connectRun, userEnvironmentsSettled } from "./envs/user-environments.js";
 import { createForksSlice } from "./fork/forks-slice.js";
 import { notify } from "./run/kept.js";
 import type { PreviewTarget } from "./run/preview-import.js";
@@ -38,7 +38,7 @@ export const session: RunSession = new RunSession(client, {
     get: () => useLab.getState().selection,
     set: ({ selected, selectedTurn }) => useLab.setState((s) => ({ selection: { ...s.selection, selected, selectedTurn } })),
   },
-  environments: { settled: userEnvironmentsSettled, portsFor: environmentPortsFor },
+  environments: { settled: userEnvironmentsSettled, connect: connectRun },
   notifyReplaced: (text) => notify({ tone: "info", text }),
   isStopTimeout: (e) => e instanceof StopTimeoutError,
 });

@@ -83,6 +83,11 @@ export class PendingCalls<T, Extra = undefined> {
     return this.calls.get(id)?.extra;
   }
 
+  /** Whether call `id` still waits for its answer. */
+  has(id: number): boolean {
+    return this.calls.has(id);
+  }
+
   /** Answers a call; false when no such call waits (answered already, or never made). */
   resolve(id: number, value: T): boolean {
     const call = this.calls.get(id);

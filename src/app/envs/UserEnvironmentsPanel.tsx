@@ -32,7 +32,7 @@ export function UserEnvironmentsPanel({ onLoaded }: { onLoaded(name: string, tas
     <details
       className="user-envs wide"
       data-testid="user-environments"
-      open={environments.some((e) => e.source !== "checkout" || e.status === "failed") || offered.length > 0 || storageProblem !== null}
+      open={environments.some((e) => e.source !== "checkout" || e.status === "failed" || e.restarts !== null) || offered.length > 0 || storageProblem !== null}
     >
       <summary>Your environments ({environments.length})</summary>
       <p className="hint">
@@ -66,6 +66,11 @@ export function UserEnvironmentsPanel({ onLoaded }: { onLoaded(name: string, tas
               <button type="button" className="link" title="Take it out of the lab and forget its kept copy" onClick={() => void remove(e.origin)}>
                 remove
               </button>
+            )}
+            {e.restarts && (
+              <p className="hint env-restarted" data-testid="env-restarted" role="status">
+                Restarted {e.restarts.count === 1 ? "once" : `${e.restarts.count} times`} (last at {new Date(e.restarts.at).toLocaleTimeString()}): {e.restarts.why}
+              </p>
             )}
             {e.error && (
               <pre className="env-module-error" data-testid="env-module-error">

@@ -41,6 +41,7 @@ const post = (reply: HostReply) => self.postMessage(reply.type === "failed" ? { 
 
 self.onmessage = async (e: MessageEvent<HostRequest>) => {
   const request = e.data;
+  if (request.type === "ping") return post({ type: "pong", id: request.id });
   if (request.type === "connect") {
     if (environment) serveEnvironment(environment, request.port as unknown as PortLike, moduleName);
     return;

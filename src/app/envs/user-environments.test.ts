@@ -12,9 +12,19 @@ import type { HostReply, HostRequest } from "./host-protocol.js";
 /** The host Worker: a text with `SYNTAX` fails as a syntax error would; any other loads as `name_env` (from `// name: x`). */
 class FakeHostWorker {
   static loads: string[] = [];
+  static started: FakeHostWorker[] = [];
+  /** Whether the next worker started is stuck (answers no ping, as one busy in a synchronous loop). */
+  static nextStuck = false;
+  stuck = FakeHostWorker.nextStuck;
+  terminated = false;
   onmessage: ((e: { data: HostReply }) => void) | null = null;
   onerror: unknown = null;
+  constructor() {
+    FakeHostWorker.nextStuck = false;
+    FakeHostWorker.started.push(this);
+  }
   postMessage(request: HostRequest) {
+    if (request.type === "ping" && !this.stuck) setTimeout(() => this.onmessage?.({ data: { type: "pong", id: request.id } }));
     if (request.type !== "load") return;
     FakeHostWorker.loads.push(request.source);
     const name = /\/\/ name: (\w+)/.exec(request.source)?.[1] ?? "echo_env";
@@ -23,7 +33,9 @@ class FakeHostWorker {
       : { type: "loaded", description: { name, title: `Title of ${name}`, description: "", defaultTaskName: name, hasView: false } };
     setTimeout(() => this.onmessage?.({ data: reply }));
   }
-  terminate() {}
+  terminate() {
+    this.terminated = true;
+  }
 }
 
 class FakeChannel {
@@ -38,6 +50,8 @@ beforeEach(() => {
   fake = new FakeIndexedDB();
   fetches.length = 0;
   FakeHostWorker.loads = [];
+  FakeHostWorker.started = [];
+  FakeHostWorker.nextStuck = false;
   vi.stubGlobal("indexedDB", fake);
   vi.stubGlobal("Worker", FakeHostWorker);
   vi.stubGlobal("MessageChannel", FakeChannel);
@@ -184,5 +198,69 @@ describe("kept in this browser", () => {
       "could not list the modules kept in this browser: this browser gives the page no IndexedDB: modules kept on an earlier visit cannot be offered.",
     );
     expect((await store.getState().load(A, "echo_env.js", "file")).status).toBe("ready");
+  });
+});
+
+describe("hosts under a run", () => {
+  /** What a run hears of its hosts. */
+  const listener = () => {
+    const heard: string[] = [];
+    return { heard, news: (name: string) => ({ answering: () => heard.push(`${name} answers`), replaced: (_port: unknown, why: string) => heard.push(`${name} replaced: ${why}`), gone: (why: string) => heard.push(`${name} gone: ${why}`) }) };
+  };
+
+  it("a host that answers no ping after a run's step overran is started again from the same text, and the run hears of its new port", async () => {
+    const store = await page();
+    const { connectRun, HOST_ANSWER_GRACE_MS } = await import("./user-environments.js");
+    FakeHostWorker.nextStuck = true;
+    await store.getState().load(A, "echo_env.js", "file");
+    const run = listener();
+    const hold = connectRun(["echo_env"], run.news);
+    expect(hold.ports).toHaveLength(1);
+    vi.useFakeTimers();
+    try {
+      hold.overdue("echo_env");
+      await vi.advanceTimersByTimeAsync(HOST_ANSWER_GRACE_MS + 10);
+    } finally {
+      vi.useRealTimers();
+    }
+    const [stuck, restarted] = FakeHostWorker.started;
+    expect(stuck!.terminated).toBe(true);
+    expect(restarted!.terminated).toBe(false);
+    expect(FakeHostWorker.loads).toEqual([A, A]);
+    expect(run.heard).toEqual([expect.stringMatching(/^echo_env replaced: environment 'echo_env' \(echo_env\.js\) stopped answering after a step ran past its deadline/)]);
+    const entry = store.getState().environments.find((e) => e.origin === "echo_env.js")!;
+    expect(entry).toMatchObject({ status: "ready", restarts: { count: 1 } });
+    // The same text: the same version.
+    expect(entry.version?.number).toBe(1);
+  });
+
+  it("a host that answers is left as it is, and the run hears that it answers", async () => {
+    const store = await page();
+    const { connectRun } = await import("./user-environments.js");
+    await store.getState().load(A, "echo_env.js", "file");
+    const run = listener();
+    const hold = connectRun(["echo_env"], run.news);
+    hold.overdue("echo_env");
+    await vi.waitFor(() => expect(run.heard).toEqual(["echo_env answers"]));
+    expect(FakeHostWorker.started).toHaveLength(1);
+    expect(FakeHostWorker.started[0]!.terminated).toBe(false);
+  });
+
+  it("a module loaded again or removed while a run steps it keeps its old host until the run ends", async () => {
+    const store = await page();
+    const { connectRun } = await import("./user-environments.js");
+    await store.getState().load(A, "echo_env.js", "file");
+    const hold = connectRun(["echo_env"], listener().news);
+    await store.getState().load(B, "echo_env.js", "file");
+    const [old, fresh] = FakeHostWorker.started;
+    expect(old!.terminated).toBe(false);
+    const next = connectRun(["echo_env"], listener().news);
+    hold.release();
+    expect(old!.terminated).toBe(true);
+    // The run started after the reload holds the new host, which outlives its removal until that run ends.
+    await store.getState().remove("echo_env.js");
+    expect(fresh!.terminated).toBe(false);
+    next.release();
+    expect(fresh!.terminated).toBe(true);
   });
 });

@@ -10,8 +10,9 @@
  */
 
 import { create } from "zustand";
-import { environmentLookup, findEnvironment, type EnvironmentDefinition, type EnvironmentLookup } from "../../envs/index.js";
-import { environmentOverPort, type EnvironmentDescription, type PortLike } from "../../envs/user/port.js";
+import { environmentLookup, findEnvironment, type EnvironmentLookup } from "../../envs/index.js";
+import { connectEnvironment, type EnvironmentDescription, type PortConnection, type PortLike } from "../../envs/user/port.js";
+import type { UserEnvironmentPort } from "../worker/protocol.js";
 import type { HostReply, HostRequest } from "./host-protocol.js";
 import { forgetModule, keepModule, listKeptModules, type KeptModule } from "./module-store.js";
 import { fingerprint, nextVersion, type ModuleVersion } from "./module-version.js";
@@ -30,12 +31,44 @@ export interface UserEnvironment {
   generation: number;
   /** Which load of its origin this is (number, time, fingerprint); null while its fingerprint is computed. */
   version: ModuleVersion | null;
+  /** The times its host stopped answering and was started again (the same text: the same version), the last why. */
+  restarts: { count: number; at: number; why: string } | null;
+}
+
+/** What a run stepping a host hears of it once the run's step there passed its deadline unanswered. */
+export interface HostNews {
+  /** The host answers (the step was slow, not stuck): the run's calls held meanwhile go to it. */
+  answering(): void;
+  /** The host was restarted: the run's calls go to `port` now; those waiting on the old host failed with `why`. */
+  replaced(port: MessagePort, why: string): void;
+  /** The host is gone for good (its module failed to load again): the run's calls fail with `why`. */
+  gone(why: string): void;
+}
+
+/** A run's hold on the hosts of the user environments its scenario names. */
+export interface RunEnvironments {
+  /** A port to each host, for the rollout worker. */
+  ports: UserEnvironmentPort[];
+  /** The run's step of `name` passed its deadline unanswered: the page checks that host, restarting it if stuck. */
+  overdue(name: string): void;
+  /** The run ended: a host it kept alive (its module was loaded again or removed meanwhile) now ends. */
+  release(): void;
 }
 
 interface Hosted {
+  origin: string;
+  /** The module's text: a host that stops answering is started again from it. */
+  source: string;
   worker: Worker;
-  /** The page's own client of the environment (its views). */
-  client: EnvironmentDefinition | null;
+  /** The page's own connection to the environment (its views). */
+  connection: PortConnection | null;
+  /** The runs with a port to it, and how each hears that it was restarted. */
+  runs: Set<HostNews>;
+  /** Loaded again or removed: no new run gets it, and its Worker ends once the runs stepping it have. */
+  retired: boolean;
+  /** The check under way of whether it still answers. */
+  check: Promise<void> | null;
+  pings: Map<number, () => void>;
 }
 
 interface UserEnvironmentsState {
@@ -77,11 +110,12 @@ export const useUserEnvironments = create<UserEnvironmentsState>((set, get) => {
     kept: [],
     storageProblem: null,
     load(source, origin, kind) {
-      hosts.get(origin)?.worker.terminate();
-      const worker = new Worker(new URL("./env-host-worker.ts", import.meta.url), { type: "module" });
-      const hosted: Hosted = { worker, client: null };
+      const before = hosts.get(origin);
+      if (before) retire(before);
+      const worker = startHostWorker(source, origin);
+      const hosted: Hosted = { origin, source, worker, connection: null, runs: new Set(), retired: false, check: null, pings: new Map() };
       hosts.set(origin, hosted);
-      const entry: UserEnvironment = { origin, source: kind, status: "loading", description: null, error: null, generation: ++generation, version: null };
+      const entry: UserEnvironment = { origin, source: kind, status: "loading", description: null, error: null, generation: ++generation, version: null, restarts: null };
       put(entry);
       /** This load is still the origin's (not replaced by a later one, nor removed). */
       const isCurrent = () => hosts.get(origin) === hosted;
@@ -92,9 +126,8 @@ export const useUserEnvironments = create<UserEnvironmentsState>((set, get) => {
           patch(origin, changes);
           resolve(get().environments.find((e) => e.origin === origin) ?? { ...entry, ...changes });
         };
-        worker.onmessage = (e: MessageEvent<HostReply>) => {
-          const reply = e.data;
-          if (hosts.get(origin) !== hosted) return;
+        listenToHost(hosted, worker, (reply) => {
+          if (!isCurrent()) return;
           if (reply.type === "failed") {
             const current = get().environments.find((x) => x.origin === origin);
             if (current?.status === "ready") patch(origin, { error: { message: reply.message, stack: reply.stack } });
@@ -106,16 +139,13 @@ export const useUserEnvironments = create<UserEnvironmentsState>((set, get) => {
             settle({ status: "failed", description: reply.description, error: { message: clash, stack: "" } });
             return;
           }
-          const channel = new MessageChannel();
-          worker.postMessage({ type: "connect", port: channel.port1 } satisfies HostRequest, [channel.port1]);
-          hosted.client = environmentOverPort(channel.port2 as unknown as PortLike, reply.description);
+          hosted.connection = connectEnvironment(portTo(worker) as unknown as PortLike, reply.description);
           settle({ status: "ready", description: reply.description, error: null });
-        };
+        });
         worker.onerror = (e) => {
           e.preventDefault();
           settle({ status: "failed", error: { message: e.message || "the environment's worker failed", stack: "" } });
         };
-        worker.postMessage({ type: "load", source, origin } satisfies HostRequest);
       });
       return Promise.all([settled, version]).then(([done, v]) => {
         const now = get().environments.find((e) => e.origin === origin) ?? { ...done, version: v };
@@ -139,6 +169,7 @@ export const useUserEnvironments = create<UserEnvironmentsState>((set, get) => {
           error: { message: `cannot fetch ${url}: ${(e as Error).message}`, stack: "" },
           generation: ++generation,
           version: null,
+          restarts: null,
         };
         put(entry);
         return entry;
@@ -147,8 +178,9 @@ export const useUserEnvironments = create<UserEnvironmentsState>((set, get) => {
     },
     async remove(origin) {
       const removed = get().environments.find((e) => e.origin === origin);
-      hosts.get(origin)?.worker.terminate();
+      const hosted = hosts.get(origin);
       hosts.delete(origin);
+      if (hosted) retire(hosted);
       // A module removed and loaded again starts again at v1.
       versions.delete(origin);
       // Forgotten (the kept copy deleted from IndexedDB) before it leaves the list: a reload right after the page
@@ -240,20 +272,151 @@ const ready = (environments = useUserEnvironments.getState().environments) => en
 
 /** The environments the page can draw views with: the built-in ones and the ready ones of `environments`. */
 export function pageEnvironmentLookup(environments = useUserEnvironments.getState().environments): EnvironmentLookup {
-  const clients = ready(environments).flatMap((e) => hosts.get(e.origin)?.client ?? []);
+  const clients = ready(environments).flatMap((e) => hosts.get(e.origin)?.connection?.environment ?? []);
   return environmentLookup(clients);
 }
 
-/** For a run: a fresh port to the host of each user environment the scenario names. */
-export function environmentPortsFor(envNames: Iterable<string>): { description: EnvironmentDescription; port: MessagePort }[] {
+/**
+ * For a run: a port to the host of each user environment the scenario names, kept alive for the run (a module
+ * loaded again or removed meanwhile keeps its old host until the run ends), and restarted under it if a step of
+ * the run leaves it stuck. `news(name)`: how the run hears what became of the host of `name`.
+ */
+export function connectRun(envNames: Iterable<string>, news: (name: string) => HostNews): RunEnvironments {
   const wanted = new Set(envNames);
-  return ready()
+  const held = ready()
     .filter((e) => wanted.has(e.description!.name))
-    .map((e) => {
-      const channel = new MessageChannel();
-      hosts.get(e.origin)!.worker.postMessage({ type: "connect", port: channel.port1 } satisfies HostRequest, [channel.port1]);
-      return { description: e.description!, port: channel.port2 };
+    .map((e) => ({ description: e.description!, hosted: hosts.get(e.origin)!, news: news(e.description!.name) }));
+  for (const h of held) h.hosted.runs.add(h.news);
+  return {
+    ports: held.map((h) => ({ description: h.description, port: portTo(h.hosted.worker) })),
+    overdue(name) {
+      const h = held.find((x) => x.description.name === name);
+      if (h) void checkHost(h.hosted);
+    },
+    release() {
+      for (const h of held) {
+        h.hosted.runs.delete(h.news);
+        if (h.hosted.retired && h.hosted.runs.size === 0) endHost(h.hosted, `environment '${h.description.name}' was loaded again or removed`);
+      }
+    },
+  };
+}
+
+/**
+ * How long a host has to answer a ping once a step ran past its deadline: a host whose event loop is free answers
+ * within milliseconds; one that does not in this long is busy in one synchronous call past the step's deadline.
+ */
+export const HOST_ANSWER_GRACE_MS = 2000;
+
+function startHostWorker(source: string, origin: string): Worker {
+  const worker = new Worker(new URL("./env-host-worker.ts", import.meta.url), { type: "module" });
+  worker.postMessage({ type: "load", source, origin } satisfies HostRequest);
+  return worker;
+}
+
+/** The host's replies but pongs (which answer `ping`), while `worker` is still the host's. */
+function listenToHost(hosted: Hosted, worker: Worker, onReply: (reply: Exclude<HostReply, { type: "pong" }>) => void): void {
+  worker.onmessage = (e: MessageEvent<HostReply>) => {
+    if (hosted.worker !== worker) return;
+    const reply = e.data;
+    if (reply.type === "pong") {
+      hosted.pings.get(reply.id)?.();
+      hosted.pings.delete(reply.id);
+    } else onReply(reply);
+  };
+}
+
+/** A new port served by the host in `worker`. */
+function portTo(worker: Worker): MessagePort {
+  const channel = new MessageChannel();
+  worker.postMessage({ type: "connect", port: channel.port1 } satisfies HostRequest, [channel.port1]);
+  return channel.port2;
+}
+
+let pingIds = 0;
+/** Whether the host answers a ping within `graceMs`. */
+function answers(hosted: Hosted, graceMs: number): Promise<boolean> {
+  const id = ++pingIds;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      hosted.pings.delete(id);
+      resolve(false);
+    }, graceMs);
+    hosted.pings.set(id, () => {
+      clearTimeout(timer);
+      resolve(true);
     });
+    hosted.worker.postMessage({ type: "ping", id } satisfies HostRequest);
+  });
+}
+
+/** Finds out whether the host still answers (one check at a time); one that does not is restarted. */
+function checkHost(hosted: Hosted): Promise<void> {
+  hosted.check ??= (async () => {
+    if (await answers(hosted, HOST_ANSWER_GRACE_MS)) {
+      for (const run of hosted.runs) run.answering();
+      return;
+    }
+    await restartHost(hosted);
+  })().finally(() => (hosted.check = null));
+  return hosted.check;
+}
+
+/**
+ * Stops a host that does not answer and starts it again from the same text (the same version of the module): the
+ * page's views and every run stepping it get a port to the new one; the steps waiting on the old one fail.
+ */
+async function restartHost(hosted: Hosted): Promise<void> {
+  const name = hosted.connection?.environment.name ?? hosted.origin;
+  const why = `environment '${name}' (${hosted.origin}) stopped answering after a step ran past its deadline (busy in a synchronous loop?): the lab restarted its module, and the steps that were under way in it failed`;
+  hosted.worker.terminate();
+  const worker = startHostWorker(hosted.source, hosted.origin);
+  hosted.worker = worker;
+  const isCurrent = () => hosts.get(hosted.origin) === hosted;
+  const loaded = await new Promise<{ ok: true } | { ok: false; message: string }>((resolve) => {
+    let started = false;
+    listenToHost(hosted, worker, (reply) => {
+      if (!started) {
+        started = true;
+        if (reply.type === "loaded" && reply.description.name === name) resolve({ ok: true });
+        else resolve({ ok: false, message: reply.type === "failed" ? reply.message : `it now names itself '${reply.description.name}'` });
+      } else if (reply.type === "failed" && isCurrent()) patchEntry(hosted.origin, { error: { message: reply.message, stack: reply.stack } });
+    });
+    worker.onerror = (e) => {
+      e.preventDefault();
+      if (!started) resolve({ ok: false, message: e.message || "the environment's worker failed" });
+      started = true;
+    };
+  });
+  if (!loaded.ok) {
+    const gone = `${why.split(":")[0]}: starting it again failed: ${loaded.message}`;
+    endHost(hosted, gone);
+    if (isCurrent()) patchEntry(hosted.origin, { status: "failed", error: { message: gone, stack: "" } });
+    return;
+  }
+  hosted.connection?.replacePort(portTo(worker) as unknown as PortLike, why);
+  for (const run of hosted.runs) run.replaced(portTo(worker), why);
+  if (isCurrent()) {
+    const entry = useUserEnvironments.getState().environments.find((e) => e.origin === hosted.origin);
+    patchEntry(hosted.origin, { restarts: { count: (entry?.restarts?.count ?? 0) + 1, at: Date.now(), why }, generation: ++generation });
+  }
+}
+
+/** No new run gets this host; it ends now, or when the runs stepping it have. */
+function retire(hosted: Hosted): void {
+  hosted.retired = true;
+  if (hosted.runs.size === 0) endHost(hosted, `environment module ${hosted.origin} was loaded again or removed`);
+}
+
+function endHost(hosted: Hosted, why: string): void {
+  hosted.worker.terminate();
+  hosted.connection?.fail(why);
+  for (const run of hosted.runs) run.gone(why);
+  hosted.runs.clear();
+}
+
+function patchEntry(origin: string, changes: Partial<UserEnvironment>): void {
+  useUserEnvironments.setState((s) => ({ environments: s.environments.map((e) => (e.origin === origin ? { ...e, ...changes } : e)) }));
 }
 
 /** Resolves once no user environment is still loading (a shared link may run before the checkout's have loaded). */

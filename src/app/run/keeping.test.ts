@@ -25,7 +25,7 @@ const { parseScenario } = await import("../../scenario/schema.js");
 const calculator = (await import("../../scenario/examples/calculator-scripted.json")).default;
 
 const client = new FakeRunClient();
-const session = new RunSession(client, { selection: plainSelection(), environments: { settled: async () => undefined, portsFor: () => [] } });
+const session = new RunSession(client, { selection: plainSelection(), environments: { settled: async () => undefined, connect: () => ({ ports: [], overdue: () => {}, release: () => {} }) } });
 keepRunsOf(session);
 const scenario = parseScenario(calculator);
 

@@ -208,7 +208,7 @@ describe("the session's side of a preview (RunSession.preview)", () => {
   beforeEach(() => {
     client = new FakeRunClient();
     selection = plainSelection();
-    session = new RunSession(client, { selection, environments: { settled: async () => undefined, portsFor: () => [] } });
+    session = new RunSession(client, { selection, environments: { settled: async () => undefined, connect: () => ({ ports: [], overdue: () => {}, release: () => {} }) } });
     progressed = [];
   });
   const target = (controls: { stop(): void; replaced(): void }) => session.preview("big.jsonl", controls, (p) => progressed.push(p));

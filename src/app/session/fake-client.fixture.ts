@@ -33,6 +33,7 @@ export class FakeRun {
       step: ask("step"),
       stop: ask("stop"),
       answer: (requestId, text) => void this.asked.push(`answer ${requestId}: ${text}`),
+      environmentHost: (name, news) => void this.asked.push(`environment ${name}: ${news.outcome}`),
     };
   }
 

@@ -21,7 +21,7 @@ function setUp() {
   const ports: string[][] = [];
   const session = new RunSession(client, {
     selection,
-    environments: { settled: async () => undefined, portsFor: (names) => (ports.push(names), []) },
+    environments: { settled: async () => undefined, connect: (names) => (ports.push(names), { ports: [], overdue: () => {}, release: () => {} }) },
     notifyReplaced: (text) => notices.push(text),
     // Drawn at once in the tests (the page draws at most once per frame).
     budget: { frame: (f) => f(), later: (f) => f(), microtask: (f) => f() },

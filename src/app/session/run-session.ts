@@ -18,6 +18,7 @@ import type { PreviewProgress, PreviewTarget } from "../run/preview-import.js";
 import { renderBudget, type RenderBudgetOptions } from "../run/render-budget.js";
 import { RunModel } from "../run/run-model.js";
 import type { RunHandle, RunHandlers } from "../worker/client.js";
+import type { HostNews, RunEnvironments } from "../envs/user-environments.js";
 import type { HumanRequest, ModelSettings, ModelStatus, UserEnvironmentPort } from "../worker/protocol.js";
 
 export type RunStatus = "idle" | "running" | "paused" | "finished" | "failed";
@@ -81,7 +82,8 @@ export interface RunClient {
 export interface EnvironmentSource {
   /** Settles once the environments that load at start have loaded (a shared link's run waits for them). */
   settled(): Promise<void>;
-  portsFor(names: string[]): UserEnvironmentPort[];
+  /** A run's hold on the hosts of the environments `names`: their ports, and what the run hears of each host. */
+  connect(names: string[], news: (name: string) => HostNews): RunEnvironments;
 }
 
 export interface StartOptions {
@@ -204,7 +206,13 @@ export class RunSession {
     const { model, scenario } = run;
     const bump = renderBudget(() => model.publish(), this.options.budget);
     const names = Object.values(scenario.envs).map((e) => e.env);
-    const ports = this.options.environments?.portsFor(names) ?? [];
+    // What becomes of a host the run's step left stuck goes to the run's worker (its handle exists by then).
+    const hold = this.options.environments?.connect(names, (name) => ({
+      answering: () => run.handle?.environmentHost(name, { outcome: "answering" }),
+      replaced: (port, why) => run.handle?.environmentHost(name, { outcome: "replaced", port, why }),
+      gone: (why) => run.handle?.environmentHost(name, { outcome: "gone", why }),
+    }));
+    const ports = hold?.ports ?? [];
     const hooks = this.testHooks;
     let handle: RunHandle;
     try {
@@ -217,6 +225,7 @@ export class RunSession {
             model.setEnvironmentMetrics(reports);
             bump();
           },
+          onEnvironmentOverdue: (name) => hold?.overdue(name),
           onEvent: (event) => {
             run.apply(event);
             bump();
@@ -231,11 +240,16 @@ export class RunSession {
         ports,
       );
     } catch (e) {
+      hold?.release();
       // Whatever the run cannot even be handed to its worker for (a scenario that cannot be copied) is its error.
       this.fail(run, `the run could not start: ${(e as Error).message}`, "error");
       return;
     }
     run.handle = handle;
+    void handle.result.then(
+      () => hold?.release(),
+      () => hold?.release(),
+    );
     // The test hook's: the worker starts it paused before its first turn (a test steps it).
     if (hooks.startPaused) this.setStatus(run, "paused");
     handle.result.then(

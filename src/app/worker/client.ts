@@ -11,6 +11,7 @@ import { yieldToPage } from "../run/export-slices.js";
 import { unpackResult } from "./event-batch.js";
 import type {
   CallAnswer,
+  EnvironmentHostNews,
   HumanRequest,
   InjectedFault,
   ModelSettings,
@@ -35,6 +36,8 @@ export interface RunHandlers {
   onHumanRequest?: (request: HumanRequest) => void;
   /** The environments' metrics after the rollout (their `global_post_process_and_metrics`), before the result. */
   onEnvironmentMetrics?: (reports: EnvironmentMetrics[]) => void;
+  /** A step of user environment `name` passed its deadline unanswered: its host should be checked. */
+  onEnvironmentOverdue?: (name: string) => void;
   /** The run's WebGPU device was lost (the run stops, or goes on on WASM, as `action` says). */
   onDeviceLost?: (loss: DeviceLossInfo, action: DeviceLossAction) => void;
 }
@@ -46,6 +49,8 @@ export interface RunHandle {
   step(): void;
   stop(): void;
   answer(requestId: number, text: string): void;
+  /** Tells the run's worker what became of a user environment's host it reported overdue. */
+  environmentHost(name: string, news: EnvironmentHostNews): void;
 }
 
 /** How long a stopped run may take to end before its worker is terminated (`RolloutWorkerClient`'s default). */
@@ -282,6 +287,10 @@ export class RolloutWorkerClient {
         if (run.connection) this.watchStop(run);
       },
       answer: (requestId, text) => send((runId) => ({ type: "human_response", runId, requestId, text })),
+      environmentHost: (name, news) => {
+        // Only a run under way hears of its hosts (it reported one overdue); a new port goes with the message.
+        if (run.connection && this.live.has(run)) run.connection.post({ type: "environment_host", runId: run.id, name, news }, news.outcome === "replaced" ? [news.port] : []);
+      },
     };
   }
 
@@ -392,6 +401,7 @@ export class RolloutWorkerClient {
     else if (message.type === "stop_received") run.stopRead = true;
     else if (message.type === "human_request") handlers.onHumanRequest?.(message.request);
     else if (message.type === "environment_metrics") handlers.onEnvironmentMetrics?.(message.reports);
+    else if (message.type === "environment_overdue") handlers.onEnvironmentOverdue?.(message.name);
     else {
       connection.retire = true;
       handlers.onDeviceLost?.(message.loss, message.action);

@@ -56,6 +56,13 @@ export interface UserEnvironmentPort {
   port: MessagePort;
 }
 
+/** What the page found of a user environment's host that a run's step left without an answer past its deadline. */
+export type EnvironmentHostNews =
+  | { outcome: "answering" }
+  /** Restarted: the run's calls go to `port` now (transferred). */
+  | { outcome: "replaced"; port: MessagePort; why: string }
+  | { outcome: "gone"; why: string };
+
 /** A turn the human policy waits for. */
 export interface HumanRequest {
   /** The worker's call id: the page's `human_response` answers it. */
@@ -74,6 +81,8 @@ export type PageMessage =
   | { type: "step"; runId: number }
   | { type: "stop"; runId: number }
   | { type: "human_response"; runId: number; requestId: number; text: string }
+  /** What became of the host of user environment `name` after the run's step there passed its deadline unanswered. */
+  | { type: "environment_host"; runId: number; name: string; news: EnvironmentHostNews }
   /** A call: token texts in the loaded model's vocabulary (the token view of a model run). */
   /** `model`: the vocabulary the ids are in (a model policy's model, or a text policy's `tokenizer`). */
   | { type: "describe_tokens"; id: number; ids: number[]; model: string }
@@ -142,6 +151,8 @@ export type WorkerMessage =
   | { type: "device_lost"; runId: number; loss: DeviceLossInfo; action: DeviceLossAction }
   /** The environments' metrics after the rollout (before its `result`). */
   | { type: "environment_metrics"; runId: number; reports: EnvironmentMetrics[] }
+  /** A step of user environment `name` passed its deadline without an answer: the page checks its host. */
+  | { type: "environment_overdue"; runId: number; name: string }
   | { type: "lock_held"; id: number }
   /**
    * This worker should not run another model: a model failed to load or to generate, or its device was lost

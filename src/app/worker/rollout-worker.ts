@@ -6,7 +6,7 @@
 
 import { abortError, LabError, PauseController, PendingCalls, requestIds, toWireError, type TokenizerInterface } from "../../core/index.js";
 import { environmentLookup } from "../../envs/index.js";
-import { environmentOverPort, type PortLike } from "../../envs/user/port.js";
+import { connectEnvironment, type PortConnection, type PortLike } from "../../envs/user/port.js";
 import { TextPolicy } from "../../policy/text-policy.js";
 import { browserPolicyTokenizer } from "../../policy/llm/browser-tokenizer.js";
 import { DeviceLossGuard, describeDeviceLoss, type DeviceLossInfo } from "../../policy/llm/device-loss.js";
@@ -42,6 +42,8 @@ interface ActiveRun {
   waiting: PendingCalls<string>;
   /** Why the run stopped early, when something other than the user stopped it (a lost WebGPU device). */
   stoppedBy?: string;
+  /** Its user environments' connections, by name: the page may restart a host under them (`environment_host`). */
+  environments: Map<string, PortConnection>;
 }
 
 /** The human turns' request ids, unique across this worker's runs. */
@@ -134,6 +136,17 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
     active.waiting.resolve(message.requestId, message.text);
     return;
   }
+  if (message.type === "environment_host") {
+    const connection = active.environments.get(message.name);
+    const news = message.news;
+    if (news.outcome === "answering") connection?.resume();
+    else if (news.outcome === "replaced") {
+      if (connection) connection.replacePort(news.port as unknown as PortLike, news.why);
+      else news.port.close();
+    }
+    else connection?.fail(news.why);
+    return;
+  }
   if (message.type === "pause") active.pause.pause();
   else if (message.type === "resume") active.pause.resume();
   else if (message.type === "step") active.pause.step();
@@ -194,7 +207,7 @@ const PAGE_SAMPLE_LIMIT = {
 };
 
 async function run(runId: number, value: unknown, settings: ModelSettings, userEnvironments: UserEnvironmentPort[]): Promise<void> {
-  const active: ActiveRun = { controller: new AbortController(), pause: new YieldingPauseController(), waiting: new PendingCalls(humanRequestIds) };
+  const active: ActiveRun = { controller: new AbortController(), pause: new YieldingPauseController(), waiting: new PendingCalls(humanRequestIds), environments: new Map() };
   // Paused before the first turn (the test hook): whatever the order in which later messages arrive.
   if (settings.startPaused) active.pause.pause();
   runs.set(runId, active);
@@ -203,7 +216,12 @@ async function run(runId: number, value: unknown, settings: ModelSettings, userE
   try {
     const scenario = parseScenario(value);
     // User environments run in their own host Workers; this run reaches each through its port.
-    const environments = environmentLookup(userEnvironments.map((e) => environmentOverPort(e.port as unknown as PortLike, e.description)));
+    // A step that passes its deadline unanswered: the page checks that host (and restarts it if it is stuck).
+    for (const e of userEnvironments) {
+      const name = e.description.name;
+      active.environments.set(name, connectEnvironment(e.port as unknown as PortLike, e.description, { onOverdue: () => post({ type: "environment_overdue", runId, name }) }));
+    }
+    const environments = environmentLookup([...active.environments.values()].map((c) => c.environment));
     const result = await runScenario(scenario, {
       environments,
       sampleLimit: PAGE_SAMPLE_LIMIT,
@@ -331,5 +349,6 @@ async function run(runId: number, value: unknown, settings: ModelSettings, userE
     // A human turn still waiting (none should: the rollout has ended) is not answered any more.
     active.waiting.rejectAll(abortError("the run ended"));
     for (const e of userEnvironments) e.port.close();
+    for (const c of active.environments.values()) c.fail("the run ended");
   }
 }

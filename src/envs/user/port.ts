@@ -6,6 +6,7 @@
 
 import {
   fromWireError,
+  LabError,
   PendingCalls,
   toWireError,
   type EnvironmentInterface,
@@ -20,6 +21,7 @@ import type { DatasetDatum, DatasetRequest, EnvironmentDefinition, EnvView } fro
 export interface PortLike {
   postMessage(message: unknown): void;
   onmessage: ((event: { data: unknown }) => void) | null;
+  close?(): void;
 }
 
 /** What a client knows of a served environment before it calls it. */
@@ -124,39 +126,158 @@ function failure(id: number, e: unknown, rewriteStack: (stack: string) => string
 
 /** An environment whose calls go to a host on `port`. */
 export function environmentOverPort(port: PortLike, described: EnvironmentDescription): EnvironmentDefinition {
-  const pending = new PendingCalls<unknown>();
-  port.onmessage = ({ data }) => {
-    const reply = data as Reply;
-    if (reply.ok) pending.resolve(reply.id, reply.value);
-    else {
-      const error = fromWireError(reply.error);
-      // The lab shows the message: it carries the module's own stack (file and line).
-      error.message = withStack(reply.error.message, reply.error.stack);
-      pending.reject(reply.id, error);
-    }
+  return connectEnvironment(port, described).environment;
+}
+
+/**
+ * A call that was waiting on a host when it was restarted or went away: the step under way there is lost with it.
+ * Its message says why the host was replaced.
+ */
+export class HostReplacedError extends LabError {
+  override name = "HostReplacedError";
+  override readonly code = "environment_host_replaced";
+}
+
+/** A client of a host whose owner (the page) may restart it: a step that never returns must not hold the rest. */
+export interface PortConnection {
+  environment: EnvironmentDefinition;
+  /** The host answered after a step overran its deadline: the calls held meanwhile go to it. */
+  resume(): void;
+  /**
+   * The host was restarted (the same module, loaded again): the calls waiting on the old one fail with `reason`; the
+   * calls held meanwhile, and all later ones, go to `port`, where each instance is created again from its config.
+   */
+  replacePort(port: PortLike, reason: string): void;
+  /** The host is gone for good: every waiting, held and later call fails with `reason`. */
+  fail(reason: string): void;
+}
+
+export interface ConnectOptions {
+  /**
+   * A step's deadline passed and its host had not answered: whoever owns the host should find out whether it still
+   * answers (a synchronous loop never does) and then call `resume`, `replacePort` or `fail`. The calls made
+   * meanwhile wait, so none is sent to a host about to be stopped.
+   */
+  onOverdue?: () => void;
+}
+
+/** `environmentOverPort`, for the owner of the host: it can restart it under the client without losing the run. */
+export function connectEnvironment(initial: PortLike, described: EnvironmentDescription, options: ConnectOptions = {}): PortConnection {
+  let port = initial;
+  let pending = new PendingCalls<unknown>();
+  /** Bumped at each new port: instances made on an older one are made again before their next step. */
+  let epoch = 0;
+  let gone: Error | null = null;
+  /** Set while the owner finds out whether the host still answers; settles when it knows. */
+  let checking: { settled: Promise<void>; settle: () => void } | null = null;
+
+  const listen = (to: PortLike, calls: PendingCalls<unknown>) => {
+    to.onmessage = ({ data }) => {
+      const reply = data as Reply;
+      if (reply.ok) calls.resolve(reply.id, reply.value);
+      else {
+        const error = fromWireError(reply.error);
+        // The lab shows the message: it carries the module's own stack (file and line).
+        error.message = withStack(reply.error.message, reply.error.stack);
+        calls.reject(reply.id, error);
+      }
+    };
   };
-  const call = <T>(message: Call, signal?: AbortSignal): Promise<T> => {
-    const { id, promise } = pending.open(undefined);
-    port.postMessage({ id, ...message } satisfies Request);
-    // The caller's deadline passed: the host's step sees its signal aborted, with the same reason.
-    signal?.addEventListener("abort", () => port.postMessage({ id, method: "abort", reason: String((signal.reason as Error | undefined)?.message ?? signal.reason) } satisfies Request), { once: true });
+  listen(port, pending);
+
+  const send = <T>(message: Call, signal?: AbortSignal): Promise<T> => {
+    const calls = pending;
+    const to = port;
+    const { id, promise } = calls.open(undefined);
+    to.postMessage({ id, ...message } satisfies Request);
+    // The caller's deadline passed: the host's step sees its signal aborted, with the same reason; a host that does
+    // not answer by then may be stuck, which its owner is asked to find out.
+    signal?.addEventListener(
+      "abort",
+      () => {
+        if (!calls.has(id)) return;
+        to.postMessage({ id, method: "abort", reason: String((signal.reason as Error | undefined)?.message ?? signal.reason) } satisfies Request);
+        if (options.onOverdue && calls === pending && !checking && !gone) {
+          let settle = () => {};
+          const settled = new Promise<void>((resolve) => (settle = resolve));
+          checking = { settled, settle };
+          options.onOverdue();
+        }
+      },
+      { once: true },
+    );
     return promise as Promise<T>;
   };
 
-  return {
+  /** Sends once the host is known to answer (or its replacement is there); `build` names the instance then. */
+  const call = async <T>(build: () => Call | Promise<Call>, signal?: AbortSignal): Promise<T> => {
+    while (checking) await checking.settled;
+    if (gone) throw gone;
+    const message = await build();
+    // The caller gave up while the host was checked (its own deadline): nothing is sent.
+    if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason));
+    return send<T>(message, signal);
+  };
+
+  const endCheck = () => {
+    const check = checking;
+    checking = null;
+    check?.settle();
+  };
+
+  const environment: EnvironmentDefinition = {
     name: described.name,
     title: described.title,
     description: described.description,
     defaultTaskName: described.defaultTaskName,
     async create(config) {
-      const instance = await call<number>({ method: "create", config });
+      let made = { epoch, id: call<number>(() => ({ method: "create", config })) };
+      await made.id;
+      /** The instance on the current host (made again there, from the same config, after a restart). */
+      const instance = (): Promise<number> => {
+        if (made.epoch !== epoch) made = { epoch, id: send<number>({ method: "create", config }) };
+        return made.id;
+      };
       return {
         step: (messageLogBatch, metadata, context) =>
-          call<EnvironmentReturn>({ method: "step", instance, messageLogBatch, metadata, ...(context?.timeoutMs !== undefined ? { timeoutMs: context.timeoutMs } : {}) }, context?.signal),
+          call<EnvironmentReturn>(
+            async () => ({
+              method: "step",
+              instance: await instance(),
+              messageLogBatch,
+              metadata,
+              ...(context?.timeoutMs !== undefined ? { timeoutMs: context.timeoutMs } : {}),
+            }),
+            context?.signal,
+          ),
       };
     },
-    generateDataset: (request) => call<DatasetDatum[]>({ method: "dataset", request }),
-    ...(described.hasView ? { view: (metadata: Metadata) => call<EnvView>({ method: "view", metadata }) } : {}),
+    generateDataset: (request) => call<DatasetDatum[]>(() => ({ method: "dataset", request })),
+    ...(described.hasView ? { view: (metadata: Metadata) => call<EnvView>(() => ({ method: "view", metadata })) } : {}),
+  };
+
+  return {
+    environment,
+    resume: endCheck,
+    replacePort(next, reason) {
+      if (gone) return;
+      const old = port;
+      old.onmessage = null;
+      old.close?.();
+      pending.rejectAll(new HostReplacedError(reason));
+      port = next;
+      pending = new PendingCalls<unknown>();
+      epoch += 1;
+      listen(port, pending);
+      endCheck();
+    },
+    fail(reason) {
+      gone ??= new HostReplacedError(reason);
+      pending.rejectAll(gone);
+      port.onmessage = null;
+      port.close?.();
+      endCheck();
+    },
   };
 }
 

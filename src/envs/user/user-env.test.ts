@@ -8,10 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkoutEnvironmentLookup, loadCheckoutEnvironments } from "../../cli/checkout-environments.js";
 import { runScenario } from "../../scenario/run.js";
 import { parseScenario } from "../../scenario/schema.js";
+import type { EnvironmentInterface } from "../../core/index.js";
 import { environmentLookup, type EnvironmentDefinition } from "../index.js";
 import { fetchRemoteInfo } from "../http/index.js";
 import { environmentFromModule } from "./module.js";
-import { describeEnvironment, environmentOverPort, serveEnvironment, type PortLike } from "./port.js";
+import { connectEnvironment, describeEnvironment, environmentOverPort, HostReplacedError, serveEnvironment, type PortLike } from "./port.js";
 
 const root = join(import.meta.dirname, "../../..");
 const starter = environmentFromModule(await import(pathToFileURL(join(root, "environments/number_guess.js")).href), "environments/number_guess.js");
@@ -119,6 +120,141 @@ describe("an environment served over a message port", () => {
     } finally {
       close();
     }
+  });
+
+  describe("a host that stops answering (a step in a synchronous loop), restarted by its owner", () => {
+    /** A host that reads nothing: what a client sees of a Worker stuck in `while (true) {}`. */
+    const stuckPort = () => {
+      const channel = new MessageChannel();
+      const sent: unknown[] = [];
+      channel.port1.onmessage = ({ data }) => sent.push(data);
+      return { port: channel.port2 as unknown as PortLike, sent, close: () => (channel.port1.close(), channel.port2.close()) };
+    };
+    const creates: unknown[] = [];
+    const seen: string[] = [];
+    /** Echoes the last message; one that starts with "hang" is never answered (a stuck host, to its client). */
+    const echo: EnvironmentDefinition = {
+      ...starter,
+      create: (config) => {
+        creates.push(config);
+        return {
+          step: (logs) => {
+            const last = logs[0]!.at(-1)!.content;
+            seen.push(last);
+            if (last.startsWith("hang")) return new Promise(() => {});
+            return {
+              observations: logs.map((l) => ({ role: "environment", content: `saw ${l.at(-1)!.content}` })),
+              metadata: logs.map(() => null),
+              next_stop_strings: null,
+              rewards: logs.map(() => 1),
+              terminateds: logs.map(() => true),
+              answers: null,
+            };
+          },
+        };
+      },
+    };
+    const log = (content: string) => [[{ role: "assistant" as const, content }]];
+    const served = () => {
+      const channel = new MessageChannel();
+      serveEnvironment(echo, channel.port1 as unknown as PortLike);
+      return { port: channel.port2 as unknown as PortLike, close: () => (channel.port1.close(), channel.port2.close()) };
+    };
+
+    it("asks once when a deadline passes unanswered, holds later calls, and sends them to the restarted host, instances made again", async () => {
+      creates.length = 0;
+      seen.length = 0;
+      const first = served();
+      let overdue = 0;
+      const connection = connectEnvironment(first.port, describeEnvironment(echo), { onOverdue: () => overdue++ });
+      const fresh = served();
+      try {
+        const env = await connection.environment.create({ max_number: 4 });
+        expect(await env.step(log("a"), [null])).toMatchObject({ observations: [{ content: "saw a" }] });
+        const deadline = new AbortController();
+        const lost = Promise.resolve(env.step(log("hang here"), [null], { timeoutMs: 50, signal: deadline.signal }));
+        const second = Promise.resolve(env.step(log("hang too"), [null], { timeoutMs: 50, signal: new AbortController().signal }));
+        await expect.poll(() => seen.length).toBe(3);
+        deadline.abort(new Error("step timed out after 50 ms"));
+        await expect.poll(() => overdue).toBe(1);
+        // Made while the owner checks the host: held here, not sent to the host in question.
+        let heldAnswered = false;
+        const held = Promise.resolve(env.step(log("after"), [null])).then((r) => ((heldAnswered = true), r));
+        const view = connection.environment.view!(null);
+        await new Promise((r) => setTimeout(r, 30));
+        expect(heldAnswered).toBe(false);
+        expect(seen).toEqual(["a", "hang here", "hang too"]);
+        expect(overdue).toBe(1);
+
+        connection.replacePort(fresh.port, "environment 'number_guess' was restarted: a step ran past its deadline");
+        await expect(lost).rejects.toThrow(HostReplacedError);
+        await expect(second).rejects.toThrow("environment 'number_guess' was restarted: a step ran past its deadline");
+        expect(await held).toMatchObject({ observations: [{ content: "saw after" }] });
+        expect(await view).toEqual({ kind: "text", title: "Number guess", text: "The episode has ended." });
+        expect(seen).toEqual(["a", "hang here", "hang too", "after"]);
+        // The instance was made again on the new host, from the config it was made with.
+        expect(creates).toEqual([{ max_number: 4 }, { max_number: 4 }]);
+      } finally {
+        first.close();
+        fresh.close();
+      }
+    });
+
+    it("sends the held calls to the same host when it answered after all; a deadline passed after the answer asks nothing", async () => {
+      let release = () => {};
+      const slowStep: EnvironmentDefinition = {
+        ...echo,
+        create: (config) => {
+          const inner = echo.create(config) as EnvironmentInterface;
+          return {
+            step: async (logs, metadata) => {
+              if (logs[0]!.at(-1)!.content === "slow") await new Promise<void>((done) => (release = done));
+              return inner.step(logs, metadata);
+            },
+          };
+        },
+      };
+      const channel = new MessageChannel();
+      serveEnvironment(slowStep, channel.port1 as unknown as PortLike);
+      let overdue = 0;
+      const connection = connectEnvironment(channel.port2 as unknown as PortLike, describeEnvironment(slowStep), { onOverdue: () => overdue++ });
+      try {
+        const env = await connection.environment.create({});
+        const answered = new AbortController();
+        expect(await env.step(log("quick"), [null], { timeoutMs: 50, signal: answered.signal })).toMatchObject({ observations: [{ content: "saw quick" }] });
+        answered.abort(new Error("too late to matter"));
+        const deadline = new AbortController();
+        const slow = Promise.resolve(env.step(log("slow"), [null], { timeoutMs: 50, signal: deadline.signal }));
+        await new Promise((r) => setTimeout(r, 20));
+        deadline.abort(new Error("step timed out after 50 ms"));
+        await expect.poll(() => overdue).toBe(1);
+        let heldAnswered = false;
+        const held = Promise.resolve(env.step(log("after"), [null])).then((r) => ((heldAnswered = true), r));
+        await new Promise((r) => setTimeout(r, 20));
+        expect(heldAnswered).toBe(false);
+        connection.resume();
+        expect(await held).toMatchObject({ observations: [{ content: "saw after" }] });
+        release();
+        expect(await slow).toMatchObject({ observations: [{ content: "saw slow" }] });
+        expect(overdue).toBe(1);
+      } finally {
+        channel.port1.close();
+        channel.port2.close();
+      }
+    });
+
+    it("fails every waiting, held and later call once the host is gone for good", async () => {
+      const stuck = stuckPort();
+      let overdue = 0;
+      const connection = connectEnvironment(stuck.port, describeEnvironment(echo), { onOverdue: () => overdue++ });
+      const create = connection.environment.create({});
+      await expect.poll(() => stuck.sent.length).toBe(1);
+      connection.fail("the module 'echo.js' failed to load again: SyntaxError");
+      await expect(create).rejects.toThrow("the module 'echo.js' failed to load again: SyntaxError");
+      await expect(connection.environment.generateDataset({ size: 1, seed: 0, config: {}, taskName: "t" })).rejects.toThrow(HostReplacedError);
+      expect(stuck.sent).toHaveLength(1);
+      stuck.close();
+    });
   });
 
   it("an answer that cannot cross the port names where: the metadata entry and field that cannot be copied", async () => {
