@@ -143,7 +143,7 @@ test("a picked module finds none of the page's storage, no channel to the page a
   const nosy = `
 const reachable = (name) => { for (let o = globalThis; o; o = Object.getPrototypeOf(o)) if (Object.getOwnPropertyDescriptor(o, name)) return true; return false; };
 const found = ["indexedDB", "caches", "BroadcastChannel", "Worker", "SharedWorker"].filter(reachable);
-if (navigator.storage) found.push("navigator.storage");
+for (const name of ["storage", "locks", "serviceWorker"]) if (name in navigator) found.push("navigator." + name);
 export default {
   name: "nosy_env",
   title: "Nosy (" + (found.join(", ") || "nothing found") + ")",

@@ -16,7 +16,7 @@ declare const self: DedicatedWorkerGlobalScope;
 /**
  * What of the page's origin a module could reach from this Worker, removed before any module runs: the page's
  * storage (IndexedDB, where kept runs and kept modules live; the Cache API; the origin's private file system through
- * `navigator.storage`), the page's other contexts (`BroadcastChannel`) and fresh Workers (whose globals would have
+ * `navigator.storage`), the page's other contexts (`BroadcastChannel`, `navigator.locks`) and fresh Workers (whose globals would have
  * all of it again). Each is deleted wherever it is defined along the global's prototype chain, so no getter is left
  * to call; the module keeps `fetch` (the page's Content-Security-Policy bounds it) and everything computational.
  */
@@ -29,7 +29,9 @@ function sealWorkerGlobals(scope: object, sealedNavigator: object | undefined): 
     }
   };
   for (const name of SEALED) remove(scope, name);
-  if (sealedNavigator) remove(sealedNavigator, "storage");
+  // The origin's file system, and its Web Locks (the page's kept runs hold one each: a module could steal one and
+  // make another tab offer a live run as abandoned), and the origin's service workers.
+  if (sealedNavigator) for (const name of ["storage", "locks", "serviceWorker"]) remove(sealedNavigator, name);
 }
 
 sealWorkerGlobals(self, self.navigator);
