@@ -142,8 +142,13 @@ test("a picked module finds none of the page's storage, no channel to the page a
   await expect.poll(() => page.evaluate(async () => (await indexedDB.databases()).length)).toBeGreaterThan(0);
   const nosy = `
 const reachable = (name) => { for (let o = globalThis; o; o = Object.getPrototypeOf(o)) if (Object.getOwnPropertyDescriptor(o, name)) return true; return false; };
-const found = ["indexedDB", "caches", "BroadcastChannel", "Worker", "SharedWorker"].filter(reachable);
+const found = ["indexedDB", "caches", "BroadcastChannel", "Worker", "SharedWorker", "postMessage"].filter(reachable);
 for (const name of ["storage", "locks", "serviceWorker"]) if (name in navigator) found.push("navigator." + name);
+// Passing itself off as another module: a forged "loaded" to the page, or a forged "load" of other code to the host.
+const forged = { name: "forged_env", title: "Forged", description: "", defaultTaskName: "forged_env", hasView: false };
+try { self.postMessage({ type: "loaded", description: forged }); } catch {}
+self.dispatchEvent(new MessageEvent("message", { data: { type: "load", origin: "forged.js",
+  source: "export default { name: 'forged_env', title: 'Forged', create() {}, generateDataset() { return []; } };" } }));
 export default {
   name: "nosy_env",
   title: "Nosy (" + (found.join(", ") || "nothing found") + ")",
@@ -161,6 +166,12 @@ export default {
   const loaded = page.locator('[data-testid="user-environment"][data-name="nosy_env"]');
   await expect(loaded).toHaveAttribute("data-status", "ready");
   await expect(loaded).toContainText("Nosy (nothing found)");
+  // Neither forgery took: the module is still what it loaded as, and nothing named forged_env is offered. (The wait
+  // gives a forged answer time to arrive; a slow machine could only let this pass without it, never fail it.)
+  await page.waitForTimeout(500);
+  await expect(loaded).toContainText("Nosy (nothing found)");
+  await expect(page.locator('[data-testid="user-environment"][data-name="forged_env"]')).toHaveCount(0);
+  await expect(page.getByLabel("Environment", { exact: true }).locator('option[value="forged_env"]')).toHaveCount(0);
 });
 
 test("a step stuck in a synchronous loop past its deadline: the lab restarts the module's host, and the run goes on on the new one", async ({ page }) => {

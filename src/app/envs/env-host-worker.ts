@@ -17,10 +17,11 @@ declare const self: DedicatedWorkerGlobalScope;
  * What of the page's origin a module could reach from this Worker, removed before any module runs: the page's
  * storage (IndexedDB, where kept runs and kept modules live; the Cache API; the origin's private file system through
  * `navigator.storage`), the page's other contexts (`BroadcastChannel`, `navigator.locks`) and fresh Workers (whose globals would have
- * all of it again). Each is deleted wherever it is defined along the global's prototype chain, so no getter is left
+ * all of it again), and `postMessage` (only the host speaks to the page: a module cannot pass itself off as loaded under
+ * another name, nor answer the page's pings). Each is deleted wherever it is defined along the global's prototype chain, so no getter is left
  * to call; the module keeps `fetch` (the page's Content-Security-Policy bounds it) and everything computational.
  */
-const SEALED = ["indexedDB", "caches", "BroadcastChannel", "Worker", "SharedWorker", "webkitRequestFileSystem", "webkitRequestFileSystemSync", "webkitResolveLocalFileSystemURL"];
+const SEALED = ["postMessage", "indexedDB", "caches", "BroadcastChannel", "Worker", "SharedWorker", "webkitRequestFileSystem", "webkitRequestFileSystemSync", "webkitResolveLocalFileSystemURL"];
 
 function sealWorkerGlobals(scope: object, sealedNavigator: object | undefined): void {
   const remove = (target: object, name: string) => {
@@ -34,14 +35,19 @@ function sealWorkerGlobals(scope: object, sealedNavigator: object | undefined): 
   if (sealedNavigator) for (const name of ["storage", "locks", "serviceWorker"]) remove(sealedNavigator, name);
 }
 
+/** The host's own line to the page, kept before the seal takes `postMessage` from the module's reach. */
+const toPage = self.postMessage.bind(self);
 sealWorkerGlobals(self, self.navigator);
 
 let environment: EnvironmentDefinition | null = null;
 /** The module's blob: URL and its real name: stacks say the name. */
 let moduleName = (stack: string) => stack;
-const post = (reply: HostReply) => self.postMessage(reply.type === "failed" ? { ...reply, stack: moduleName(reply.stack) } : reply);
+const post = (reply: HostReply) => toPage(reply.type === "failed" ? { ...reply, stack: moduleName(reply.stack) } : reply);
 
-self.onmessage = async (e: MessageEvent<HostRequest>) => {
+// A listener, not `onmessage`: a module that sets `self.onmessage` adds its own after this one, replacing nothing.
+self.addEventListener("message", async (e: MessageEvent<HostRequest>) => {
+  // Only the page's messages: a module could dispatch one of its own (a second "load" of other code).
+  if (!e.isTrusted) return;
   const request = e.data;
   if (request.type === "ping") return post({ type: "pong", id: request.id });
   if (request.type === "connect") {
@@ -69,7 +75,7 @@ self.onmessage = async (e: MessageEvent<HostRequest>) => {
     // The module is imported: its code stays alive, the URL is no longer needed.
     URL.revokeObjectURL(url);
   }
-};
+});
 
 // An error the module throws outside any call (a timer, a stray promise) is reported, not lost.
 self.addEventListener("error", (e) => post({ type: "failed", message: e.message, stack: e.error?.stack ?? "" }));

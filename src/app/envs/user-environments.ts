@@ -126,6 +126,7 @@ export const useUserEnvironments = create<UserEnvironmentsState>((set, get) => {
           patch(origin, changes);
           resolve(get().environments.find((e) => e.origin === origin) ?? { ...entry, ...changes });
         };
+        let described = false;
         listenToHost(hosted, worker, (reply) => {
           if (!isCurrent()) return;
           if (reply.type === "failed") {
@@ -134,6 +135,9 @@ export const useUserEnvironments = create<UserEnvironmentsState>((set, get) => {
             else settle({ status: "failed", error: { message: reply.message, stack: reply.stack } });
             return;
           }
+          // A module is described once, when it has loaded.
+          if (described) return;
+          described = true;
           const clash = nameClash(reply.description.name, origin, get().environments);
           if (clash) {
             settle({ status: "failed", description: reply.description, error: { message: clash, stack: "" } });
