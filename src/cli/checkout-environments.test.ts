@@ -4,6 +4,9 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { environmentLookup } from "../envs/index.js";
+import { runScenario } from "../scenario/run.js";
+import { parseScenario } from "../scenario/schema.js";
 import { loadCheckoutEnvironments } from "./checkout-environments.js";
 
 const root = resolve(import.meta.dirname, "../..");
@@ -31,5 +34,65 @@ describe("loadCheckoutEnvironments", () => {
       `warning: ${join(dir, "a_calc.js")} was not loaded: its environment is named 'calculator', a built-in environment's name (give it another)`,
       `warning: ${join(dir, "b_twin.js")} and ${join(dir, "c_twin.js")} are all named 'twin': none of them was loaded (rename all but one)`,
     ]);
+  });
+});
+
+describe("a module in its own thread", () => {
+  let own: string;
+  beforeAll(async () => {
+    own = await mkdtemp(join(tmpdir(), "thread-envs-"));
+    // Its step loops for ever on "loop" and ends its thread on "exit": either would have held or ended the process.
+    await writeFile(
+      join(own, "stubborn.js"),
+      `export default {
+  name: "stubborn",
+  create() {
+    return { step(logs) {
+      const last = logs[0].at(-1).content;
+      if (last === "loop") for (;;) {}
+      if (last === "exit") process.exit(3);
+      return { observations: logs.map(() => ({ role: "environment", content: "ok " + last })), metadata: logs.map(() => null),
+        next_stop_strings: null, rewards: logs.map(() => 1), terminateds: logs.map(() => true), answers: null };
+    } };
+  },
+  generateDataset() { return []; },
+};
+`,
+    );
+  });
+  afterAll(async () => {
+    await rm(own, { recursive: true, force: true });
+  });
+
+  it("a step stuck in a synchronous loop, or one that ends the thread, fails its sample; the module is started again for the next", async () => {
+    const warnings: string[] = [];
+    const environments = environmentLookup(await loadCheckoutEnvironments(own, (m) => warnings.push(m)));
+    const run = (reply: string) =>
+      runScenario(
+        parseScenario({
+          mode: "sync",
+          max_seq_len: 512,
+          max_rollout_turns: 1,
+          env_step_timeout_ms: 1000,
+          envs: { stubborn: { env: "stubborn" } },
+          samples: [{ task_name: "stubborn", message_log: [{ role: "user", content: "go" }], extra_env_info: {} }],
+          policy: { kind: "scripted", responses: [[reply]] },
+        }),
+        { environments },
+      ).then((r) => r.samples[0]!);
+    const observation = (sample: { message_log: { role: string; content: string }[] }) => sample.message_log.at(-1)!.content;
+
+    expect(observation(await run("fine"))).toBe("ok fine");
+    const looped = await run("loop");
+    expect(looped.termination).toBe("error");
+    expect(looped.error).toBe("environment 'stubborn' step timed out after 1000 ms");
+    // The thread did not answer its ping: started again from the same file, and the next run steps it.
+    await expect.poll(() => warnings.some((w) => w.includes("stopped answering after a step ran past its deadline")), { timeout: 10_000 }).toBe(true);
+    expect(observation(await run("again"))).toBe("ok again");
+
+    const exited = await run("exit");
+    expect(exited.termination).toBe("error");
+    expect(exited.error).toMatch(/ended its thread \(exit code 3\)/);
+    expect(observation(await run("after"))).toBe("ok after");
   });
 });

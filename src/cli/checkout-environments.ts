@@ -1,6 +1,7 @@
 /**
  * The user's environments of this checkout for the Node commands: every `.js` module in `environments/` (the
- * lab's page loads the same folder, `src/app/envs/checkout.ts`), or in the folder `LAB_ENVIRONMENTS_DIR` names.
+ * lab's page loads the same folder, `src/app/envs/checkout.ts`), or in the folder `LAB_ENVIRONMENTS_DIR` names,
+ * each in a thread of its own (./module-threads.ts), as the page runs each in a Worker.
  * A module that fails to load is reported on stderr with its stack and left out; the others still run. So is one
  * named like a built-in environment, and two modules of one name are both left out (which one a scenario meant is
  * not known), each named with its path, as the page refuses them.
@@ -8,9 +9,9 @@
 
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { environmentLookup, findEnvironment, type EnvironmentDefinition, type EnvironmentLookup } from "../envs/index.js";
-import { environmentFromModule } from "../envs/user/module.js";
+import { loadInThread } from "./module-threads.js";
 
 export const CHECKOUT_ENVIRONMENTS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../environments");
 
@@ -20,18 +21,21 @@ export async function loadCheckoutEnvironments(
 ): Promise<EnvironmentDefinition[]> {
   if (!existsSync(dir)) return [];
   const loaded: { definition: EnvironmentDefinition; path: string }[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".js")).sort()) {
-    const path = join(dir, file);
-    try {
-      const definition = environmentFromModule(await import(pathToFileURL(path).href), path);
-      if (findEnvironment(definition.name)) {
-        report(`warning: ${path} was not loaded: its environment is named '${definition.name}', a built-in environment's name (give it another)`);
-        continue;
-      }
-      loaded.push({ definition, path });
-    } catch (e) {
-      report(`warning: ${path} was not loaded: ${(e as Error).stack ?? e}`);
+  // Each in a thread of its own (./module-threads.ts), all started at once.
+  const paths = readdirSync(dir).filter((f) => f.endsWith(".js")).sort().map((file) => join(dir, file));
+  const threads = await Promise.all(paths.map((path) => loadInThread(path, report)));
+  for (const [i, thread] of threads.entries()) {
+    const path = paths[i]!;
+    if (!thread.ok) {
+      report(`warning: ${path} was not loaded: ${thread.stack || thread.message}`);
+      continue;
     }
+    const definition = thread.environment;
+    if (findEnvironment(definition.name)) {
+      report(`warning: ${path} was not loaded: its environment is named '${definition.name}', a built-in environment's name (give it another)`);
+      continue;
+    }
+    loaded.push({ definition, path });
   }
   const byName = new Map<string, string[]>();
   for (const { definition, path } of loaded) byName.set(definition.name, [...(byName.get(definition.name) ?? []), path]);

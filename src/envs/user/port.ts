@@ -148,6 +148,11 @@ export interface PortConnection {
    * calls held meanwhile, and all later ones, go to `port`, where each instance is created again from its config.
    */
   replacePort(port: PortLike, reason: string): void;
+  /**
+   * The host ended on its own: the calls waiting on it fail with `reason` at once; later calls wait for `replacePort`
+   * (or `fail`), as while a host is checked.
+   */
+  lost(reason: string): void;
   /** The host is gone for good: every waiting, held and later call fails with `reason`. */
   fail(reason: string): void;
 }
@@ -198,9 +203,7 @@ export function connectEnvironment(initial: PortLike, described: EnvironmentDesc
         if (!calls.has(id)) return;
         to.postMessage({ id, method: "abort", reason: String((signal.reason as Error | undefined)?.message ?? signal.reason) } satisfies Request);
         if (options.onOverdue && calls === pending && !checking && !gone) {
-          let settle = () => {};
-          const settled = new Promise<void>((resolve) => (settle = resolve));
-          checking = { settled, settle };
+          hold();
           options.onOverdue();
         }
       },
@@ -217,6 +220,13 @@ export function connectEnvironment(initial: PortLike, described: EnvironmentDesc
     // The caller gave up while the host was checked (its own deadline): nothing is sent.
     if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason));
     return send<T>(message, signal);
+  };
+
+  /** Later calls wait until the host is known to answer, or replaced. */
+  const hold = () => {
+    let settle = () => {};
+    const settled = new Promise<void>((resolve) => (settle = resolve));
+    checking = { settled, settle };
   };
 
   const endCheck = () => {
@@ -270,6 +280,13 @@ export function connectEnvironment(initial: PortLike, described: EnvironmentDesc
       epoch += 1;
       listen(port, pending);
       endCheck();
+    },
+    lost(reason) {
+      if (gone) return;
+      pending.rejectAll(new HostReplacedError(reason));
+      pending = new PendingCalls<unknown>();
+      listen(port, pending);
+      if (!checking) hold();
     },
     fail(reason) {
       gone ??= new HostReplacedError(reason);

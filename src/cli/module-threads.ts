@@ -1,0 +1,179 @@
+/**
+ * The Node commands' user environment modules, each in a thread of its own (./module-thread-host.ts), served to
+ * this one over a message port as the page serves each from a Worker (src/envs/user/port.ts). When a step passes
+ * the scenario's `env_step_timeout_ms` unanswered, the thread is pinged; one that does not answer within
+ * `THREAD_ANSWER_GRACE_MS` (busy in a synchronous loop) is terminated and started again from the same file, and the
+ * run goes on with it: only the steps under way in the stuck thread fail. A thread that ends on its own (a module
+ * calling `process.exit`) is started again the same way.
+ */
+
+import { Worker, type MessagePort as NodeMessagePort } from "node:worker_threads";
+import { pathToFileURL } from "node:url";
+import type { EnvironmentDefinition } from "../envs/index.js";
+import { connectEnvironment, type EnvironmentDescription, type PortConnection, type PortLike } from "../envs/user/port.js";
+
+export type ThreadRequest =
+  /** Import the module at `url`; `path` names it in errors. */
+  | { type: "load"; url: string; path: string }
+  /** Serve the loaded environment on this port. */
+  | { type: "connect"; port: NodeMessagePort }
+  /** Answer at once: a thread that does not is stuck. */
+  | { type: "ping"; id: number };
+
+export type ThreadReply =
+  | { type: "loaded"; description: EnvironmentDescription }
+  | { type: "failed"; message: string; stack: string }
+  | { type: "pong"; id: number };
+
+/** How long a thread has to answer a ping once a step passed its deadline (a free event loop answers at once). */
+export const THREAD_ANSWER_GRACE_MS = 2000;
+
+const BOOT = new URL("./module-thread.mjs", import.meta.url);
+
+export type ThreadLoad = { ok: true; environment: EnvironmentDefinition } | { ok: false; message: string; stack: string };
+
+/**
+ * Imports the module at `path` in a thread of its own. `report` hears what happens to it later (an error outside
+ * any call, a restart). The thread never keeps the process alive on its own: only while a call waits on it.
+ */
+export function loadInThread(path: string, report: (message: string) => void): Promise<ThreadLoad> {
+  return new ModuleThread(path, report).start();
+}
+
+class ModuleThread {
+  private worker: Worker | null = null;
+  private connection: PortConnection | null = null;
+  private name = "";
+  private checking: Promise<void> | null = null;
+  private readonly pings = new Map<number, () => void>();
+  private nextPing = 0;
+
+  constructor(
+    private readonly path: string,
+    private readonly report: (message: string) => void,
+  ) {}
+
+  async start(): Promise<ThreadLoad> {
+    const reply = await this.spawn();
+    if (reply.type !== "loaded") {
+      const worker = this.worker;
+      this.worker = null;
+      void worker?.terminate();
+      return { ok: false, message: reply.message, stack: reply.stack };
+    }
+    this.name = reply.description.name;
+    this.connection = connectEnvironment(this.newPort(), reply.description, { onOverdue: () => void this.check() });
+    return { ok: true, environment: this.connection.environment };
+  }
+
+  /** A new thread importing the module; settles with its first answer (loaded or failed). */
+  private spawn(): Promise<Exclude<ThreadReply, { type: "pong" }>> {
+    // Referenced until the module has loaded (the process waits for it), then only its ports hold the process.
+    const worker = new Worker(BOOT);
+    this.worker = worker;
+    const current = () => this.worker === worker;
+    return new Promise((resolve) => {
+      let settled = false;
+      const settle = (reply: Exclude<ThreadReply, { type: "pong" }>) => {
+        if (settled) return false;
+        settled = true;
+        worker.unref();
+        resolve(reply);
+        return true;
+      };
+      worker.on("message", (reply: ThreadReply) => {
+        if (!current()) return;
+        if (reply.type === "pong") {
+          this.pings.get(reply.id)?.();
+          this.pings.delete(reply.id);
+        } else if (!settle(reply) && reply.type === "failed") this.report(`warning: ${this.path}: ${reply.stack || reply.message}`);
+      });
+      worker.on("error", (e) => {
+        if (!settle({ type: "failed", message: e.message, stack: e.stack ?? "" }) && current()) this.report(`warning: ${this.path}: ${e.stack ?? e.message}`);
+      });
+      worker.on("exit", (code) => {
+        if (settle({ type: "failed", message: `its thread ended (exit code ${code}) before the module loaded`, stack: "" }) || !current() || !this.connection) return;
+        // Ended on its own (the module called process.exit): the calls waiting on it would never be answered.
+        const why = `environment '${this.name}' (${this.path}) ended its thread (exit code ${code}): its module was started again, and the steps that were under way in it failed`;
+        this.connection.lost(why);
+        void this.restart(why);
+      });
+      worker.postMessage({ type: "load", url: pathToFileURL(this.path).href, path: this.path } satisfies ThreadRequest);
+    });
+  }
+
+  /** A port served by the current thread, holding the process open only while a call waits on it. */
+  private newPort(): PortLike {
+    const { port1, port2 } = new MessageChannel() as unknown as { port1: NodeMessagePort; port2: NodeMessagePort };
+    this.worker!.postMessage({ type: "connect", port: port1 } satisfies ThreadRequest, [port1]);
+    return refWhileWaiting(port2);
+  }
+
+  /** Whether the thread still answers; one that does not is started again. One check at a time. */
+  private check(): Promise<void> {
+    this.checking ??= (async () => {
+      if (await this.answers()) this.connection?.resume();
+      else await this.restart(`environment '${this.name}' (${this.path}) stopped answering after a step ran past its deadline (busy in a synchronous loop?): its module was started again, and the steps that were under way in it failed`);
+    })().finally(() => (this.checking = null));
+    return this.checking;
+  }
+
+  private answers(): Promise<boolean> {
+    const id = ++this.nextPing;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.pings.delete(id);
+        resolve(false);
+      }, THREAD_ANSWER_GRACE_MS);
+      this.pings.set(id, () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+      this.worker!.postMessage({ type: "ping", id } satisfies ThreadRequest);
+    });
+  }
+
+  private async restart(why: string): Promise<void> {
+    void this.worker?.terminate();
+    this.report(`warning: ${why}`);
+    const reply = await this.spawn();
+    if (reply.type === "loaded" && reply.description.name === this.name) {
+      this.connection?.replacePort(this.newPort(), why);
+      return;
+    }
+    const failed = `environment '${this.name}' (${this.path}) could not be started again: ${reply.type === "failed" ? reply.message : `it now names itself '${reply.description.name}'`}`;
+    this.report(`warning: ${failed}`);
+    this.connection?.fail(failed);
+  }
+}
+
+/**
+ * `port` as the port client sees it, referenced (keeping the process alive) only while a call waits for its
+ * answer: every request but an abort gets exactly one answer.
+ */
+function refWhileWaiting(port: NodeMessagePort): PortLike {
+  let waiting = 0;
+  let handler: ((event: { data: unknown }) => void) | null = null;
+  const listen = (event: { data: unknown }) => {
+    waiting = Math.max(0, waiting - 1);
+    if (waiting === 0) port.unref();
+    handler?.(event);
+  };
+  return {
+    postMessage(message) {
+      if ((message as { method?: string }).method !== "abort" && waiting++ === 0) port.ref();
+      port.postMessage(message);
+    },
+    get onmessage() {
+      return handler;
+    },
+    set onmessage(next) {
+      handler = next;
+      (port as unknown as { onmessage: typeof listen | null }).onmessage = next ? listen : null;
+      if (waiting === 0) port.unref();
+    },
+    close() {
+      port.close();
+    },
+  };
+}
