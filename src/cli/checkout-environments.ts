@@ -7,7 +7,7 @@
  * not known), each named with its path, as the page refuses them.
  */
 
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { environmentLookup, findEnvironment, type EnvironmentDefinition, type EnvironmentLookup } from "../envs/index.js";
@@ -54,6 +54,7 @@ let chosenDir: string | null = null;
  */
 export function chooseEnvironmentsDir(dir: string): void {
   if (!existsSync(dir)) throw new Error(`--environments ${dir}: no such folder`);
+  if (!statSync(dir).isDirectory()) throw new Error(`--environments ${dir}: a file, not a folder (name the folder of environment modules)`);
   chosenDir = resolve(dir);
   checkout = null;
 }

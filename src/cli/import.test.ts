@@ -1,6 +1,6 @@
 // `rollout-lab import` (issue 19): dumps of other libraries to the lab's JSONL export, in-process.
 
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -81,6 +81,16 @@ describe("rollout-lab import", () => {
     const bad = await run([broken, "--out", join(dir, "bad.jsonl")]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain(`error: cannot read ${broken}: not a readable Parquet file`);
+  });
+
+  it("an --out that cannot be written: exit 2 naming it, and a file that was there is left as it was", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "import-cli-"));
+    const folder = await run([join(fixtures, "train_data_step3.jsonl"), "--out", dir]);
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toMatch(new RegExp(`^error: cannot write ${dir}: EISDIR`));
+    const missing = await run([join(fixtures, "train_data_step3.jsonl"), "--out", join(dir, "no-such-folder", "x.jsonl")]);
+    expect([missing.code, missing.stderr.startsWith(`error: cannot write ${join(dir, "no-such-folder", "x.jsonl")}: ENOENT`)]).toEqual([2, true]);
+    expect(await readdir(dir)).toEqual([]);
   });
 
   it("bad usage: exit 2 with the usage", async () => {

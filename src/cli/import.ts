@@ -4,14 +4,14 @@
  * tokens -- check` and the replay policy read. Files are streamed. Several files (a run's steps) make one run: their
  * samples are numbered in order and each keeps its file and original `idx` (`imported.fields.source`). Lines with
  * problems are named with their file and line; the other lines are still written, and the exit status is 1. Exit 2
- * on bad usage. A Parquet file (TRL's completions_{step}.parquet; found by its `PAR1` magic bytes) is read by row
+ * on bad usage, or when the output cannot be written (what was at `--out` is then left as it was). A Parquet file (TRL's completions_{step}.parquet; found by its `PAR1` magic bytes) is read by row
  * groups (src/scenario/imports/parquet.ts), its rows checked as lines are, a row's problems named `line N` (row N).
  */
 
-import { createReadStream, createWriteStream } from "node:fs";
+import { once } from "node:events";
+import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { basename } from "node:path";
-import { finished } from "node:stream/promises";
 import { exportFooterLine, exportSampleLine, buildRun } from "../app/run/jsonl.js";
 import { asyncBufferFromFile } from "hyparquet";
 import { FORMAT_NAMES } from "../scenario/imports/index.js";
@@ -20,6 +20,7 @@ import { adoptSample } from "../scenario/imports/steps.js";
 import { formatProblem, JsonlAccumulator, type SampleLine } from "../scenario/jsonl-reader.js";
 import { isEntryPoint } from "./entry.js";
 import { UsageError } from "./node-run.js";
+import { pendingFile } from "./output-file.js";
 
 const USAGE = `usage: rollout-lab import <dump.jsonl|completions_N.parquet…> [--format ${FORMAT_NAMES.join("|")}] --out <export.jsonl>`;
 
@@ -104,10 +105,19 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   const { model } = buildRun({ samples, footer: null });
-  const sink = createWriteStream(args.out);
-  for (let i = 0; i < model.samples.length; i++) sink.write(`${exportSampleLine(model, i)}\n`);
-  sink.end(`${exportFooterLine(model, null)}\n`);
-  await finished(sink);
+  // In place only once whole: a failed write or a kill leaves what was at --out as it was.
+  const file = pendingFile(args.out);
+  try {
+    for (let i = 0; i < model.samples.length; i++) {
+      if (!file.stream.write(`${exportSampleLine(model, i)}\n`)) await once(file.stream, "drain");
+    }
+    file.stream.write(`${exportFooterLine(model, null)}\n`);
+    await file.commit();
+  } catch (e) {
+    await file.abandon();
+    process.stderr.write(`error: cannot write ${args.out}: ${(e as Error).message}\n`);
+    return 2;
+  }
   process.stderr.write(`wrote ${samples.length} samples to ${args.out}\n`);
   if (problemCount) {
     process.stderr.write(`${problems.join("\n")}\n${problemCount} problem(s) in the input: those lines were left out\n`);

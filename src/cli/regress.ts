@@ -24,6 +24,7 @@ import { ensureBuiltApp } from "./build-app.js";
 import { chosenEnvironmentsDir, chooseEnvironmentsDir } from "./checkout-environments.js";
 import { isEntryPoint } from "./entry.js";
 import { nodeRunOptions, UsageError } from "./node-run.js";
+import { withGuardedStdout } from "./output-file.js";
 import { BrowserSetupError, browserSkipReason, startBrowserRunner, type BrowserRunner } from "../regress/browser.js";
 import {
   compareRepeats,
@@ -250,9 +251,20 @@ function checkReportPaths<T extends ReportFiles>(files: T): T {
       return null;
     }
   };
+  /** The first existing folder above `path` must be one: a file there makes every folder below it impossible. */
+  const blockedBy = (path: string): string | null => {
+    for (let dir = dirname(resolve(path)); ; dir = dirname(dir)) {
+      const found = kind(dir);
+      if (found === "file") return dir;
+      if (found === "folder" || dirname(dir) === dir) return null;
+    }
+  };
   if (kind(files.out) === "file") throw new UsageError(`--out ${files.out} is a file: the reports go into a folder there`, USAGE);
-  for (const [flag, path] of [["--junit", files.junit], ["--summary", files.summary]] as const) {
-    if (path !== null && kind(path) === "folder") throw new UsageError(`${flag} ${path} is a folder: name the file to write`, USAGE);
+  for (const [flag, path] of [["--out", files.out], ["--junit", files.junit], ["--summary", files.summary]] as const) {
+    if (path === null) continue;
+    if (flag !== "--out" && kind(path) === "folder") throw new UsageError(`${flag} ${path} is a folder: name the file to write`, USAGE);
+    const file = blockedBy(path);
+    if (file) throw new UsageError(`${flag} ${path} cannot be written: ${file} is a file, not a folder`, USAGE);
   }
   return files;
 }
@@ -316,6 +328,10 @@ export async function main(argv: string[]): Promise<number> {
   }
   const goldensDir = resolve(args.goldens ?? join(dirname(suitePath), "goldens"));
   const outDir = resolve(args.out);
+  if (goldensDir === outDir) {
+    // Each scenario's run would be written over its golden before the two are compared: a regression would pass.
+    return usageExit(new UsageError(`--out ${args.out} is the goldens folder: the runs would overwrite the goldens they are compared with (pick another --out)`, USAGE));
+  }
   const scenarios = selectShard(suite.scenarios, args.shard);
   const started = performance.now();
   let browser: BrowserRunner | null = null;
@@ -456,7 +472,8 @@ async function keepTraces(outDir: string, name: string, runs: number, failing: S
  */
 export async function command(argv: string[]): Promise<number> {
   try {
-    return await main(argv);
+    // Standard output closed by its reader (`| head`) ends the printing only; one that fails is a broken job (2).
+    return await withGuardedStdout(() => main(argv));
   } catch (e) {
     const system = typeof (e as NodeJS.ErrnoException).code === "string";
     process.stderr.write(`error: ${system || !(e instanceof Error) ? String((e as Error).message ?? e) : (e.stack ?? e.message)}\n`);

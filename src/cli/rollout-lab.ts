@@ -31,8 +31,9 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`error: unknown command '${name}'\n${usage()}`);
     return 2;
   }
-  const command = await COMMANDS[name as CommandName].load();
-  return command.main(rest);
+  const command: { main(argv: string[]): number | Promise<number>; command?(argv: string[]): Promise<number> } = await COMMANDS[name as CommandName].load();
+  // A command's own wrapper where it has one (regress: an unexpected error exits 2, never 1, a regression's status).
+  return command.command ? command.command(rest) : command.main(rest);
 }
 
 if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));

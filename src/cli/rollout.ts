@@ -11,16 +11,15 @@
  * scenario file is read as bytes: bytes that are not UTF-8 are an error naming the byte.
  */
 
-import { createWriteStream } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { finished } from "node:stream/promises";
 import type { EnvironmentMetrics } from "../scenario/environment-metrics.js";
 import { jsonTextChunks } from "../scenario/result.js";
 import { runScenario } from "../scenario/run.js";
 import { chooseEnvironmentsDir } from "./checkout-environments.js";
 import { isEntryPoint } from "./entry.js";
 import { nodeRunOptions, UsageError } from "./node-run.js";
+import { pendingFile } from "./output-file.js";
 import { parseScenarioText, ScenarioError } from "../scenario/schema.js";
 
 const USAGE = "usage: rollout-lab rollout <scenario.json> [--out <result.json>] [--env-metrics <metrics.json>] [--environments <dir>]";
@@ -115,9 +114,13 @@ export async function main(argv: string[]): Promise<number> {
 /** How much text is gathered before one write (the pieces are small; a write per piece would cost more). */
 const WRITE_BYTES = 1 << 20;
 
-/** Writes `JSON.stringify(result, null, 2)` + "\n" to `out` (a file) or stdout, a piece at a time, minding backpressure. */
+/**
+ * Writes `JSON.stringify(result, null, 2)` + "\n" to `out` (a file, in place only once whole) or stdout, a piece at a
+ * time, minding backpressure.
+ */
 export async function writeResult(result: unknown, out?: string): Promise<void> {
-  const sink = out ? createWriteStream(out) : process.stdout;
+  const file = out ? pendingFile(out) : null;
+  const sink = file ? file.stream : process.stdout;
   let failed: Error | null = null;
   const onError = (e: Error) => (failed ??= e);
   sink.on("error", onError);
@@ -151,14 +154,13 @@ export async function writeResult(result: unknown, out?: string): Promise<void> 
     }
     parts.push("\n");
     await write(parts.join(""));
-    if (out) {
-      sink.end();
-      await finished(sink);
-    }
     if (failed) throw failed;
+    await file?.commit();
+  } catch (e) {
+    await file?.abandon();
+    throw e;
   } finally {
     sink.off("error", onError);
-    if (out && !sink.writableFinished) sink.destroy();
   }
 }
 

@@ -19,6 +19,7 @@ import { loadCheckTokenizer, tokenizerSource, type TokenizerSource } from "../po
 import { checkValue, formatProblem, JsonlAccumulator, sampleLineSchema, type SampleLine } from "../scenario/jsonl-reader.js";
 import { checkSample, reportOf, REASON_TEXT, tokenizerSpecOf, type CheckResult, type CheckTokenizer, type TemplateMessage } from "../scenario/token-check.js";
 import { isEntryPoint } from "./entry.js";
+import { withGuardedStdout } from "./output-file.js";
 import { hubEndpoint } from "./hub-endpoint.js";
 
 const USAGE = "usage: npm run tokens -- check <result.json | export.jsonl> [--tokenizer <model>] [--scenario <scenario.json>] [--json]";
@@ -248,4 +249,5 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));
+// A report that cannot be written (a full disk) is a broken job (2), not drift (1).
+if (isEntryPoint(import.meta.url)) process.exitCode = await withGuardedStdout(() => main(process.argv.slice(2)));

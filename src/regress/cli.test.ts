@@ -1,6 +1,6 @@
 /** End to end: `npx tsx src/cli/regress.ts` on a temp copy of a small suite, with the committed goldens. */
 
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -125,7 +125,46 @@ describe("npm run regress (node backend)", () => {
     const merge = await regress(["merge", out, "--out", file]);
     expect(merge.code).toBe(2);
     expect(merge.stderr).toContain("is a file");
+    // Below a file: no folder can be made there, so the run is refused before it starts.
+    for (const flag of ["--junit", "--summary", "--out"]) {
+      const below = await regress([suite, "--out", flag === "--out" ? join(file, "sub") : out, ...(flag === "--out" ? [] : [flag, join(file, "x.xml")])]);
+      expect([below.code, below.stdout]).toEqual([2, ""]);
+      expect(below.stderr).toContain(`cannot be written: ${file} is a file, not a folder`);
+    }
+    const envFile = await regress([suite, "--out", out, "--environments", file]);
+    expect([envFile.code, envFile.stdout]).toEqual([2, ""]);
+    expect(envFile.stderr).toContain(`--environments ${file}: a file, not a folder`);
   }, 90_000);
+
+  it("refuses --out on the goldens folder (the runs would overwrite the goldens they are compared with)", async () => {
+    const golden = join(dir, "goldens", "calculator-scripted-sync", "samples.jsonl");
+    const before = await readFile(golden, "utf8");
+    const { code, stdout, stderr } = await regress([suite, "--out", join(dir, "goldens")]);
+    expect([code, stdout]).toEqual([2, ""]);
+    expect(stderr).toContain("is the goldens folder");
+    expect(await readFile(golden, "utf8")).toBe(before);
+  }, 90_000);
+
+  it("through the package's command too, an error it did not expect exits 2; a reader closing its output early changes nothing", async () => {
+    // bin/rollout-lab.mjs dispatches to regress's own wrapper (it called main, and crashed with exit 1). The error:
+    // report.json is a folder, found only when the report is written.
+    const blocked = join(dir, "out-blocked");
+    await mkdir(join(blocked, "report.json"), { recursive: true });
+    const viaBin = await new Promise<{ code: number; stderr: string }>((done) => {
+      execFile("node", ["bin/rollout-lab.mjs", "regress", suite, "--out", blocked, "--shard", "2/2"], { cwd: root, timeout: 60_000 }, (error, _stdout, stderr) =>
+        done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stderr }),
+      );
+    });
+    expect(viaBin.code).toBe(2);
+    expect(viaBin.stderr).toMatch(/^error: EISDIR: illegal operation on a directory/);
+    // `| head -c 1`: the reader goes after the first byte; the run's status is still the comparison's.
+    const closed = await new Promise<number | null>((done) => {
+      const child = spawn("npx", ["tsx", "src/cli/regress.ts", suite, "--out", out], { cwd: root, stdio: ["ignore", "pipe", "ignore"] });
+      child.stdout.once("data", () => child.stdout.destroy());
+      child.on("exit", (code) => done(code));
+    });
+    expect(closed).toBe(0);
+  }, 120_000);
 });
 
 describe("npm run regress -- merge (shards of the node backend)", () => {

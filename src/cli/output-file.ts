@@ -1,0 +1,82 @@
+/**
+ * Output files written whole or not at all, and standard output that may be closed or fail. A command's `--out` goes
+ * into a temporary file beside the target and is renamed over it once complete: Ctrl-C, a kill or a full disk
+ * while it is written leaves the file that was there as it was, and no half-written one. A reader that stops
+ * reading standard output (`| head -1`) ends the command's printing only; any other failure of it is reported.
+ */
+
+import { createWriteStream, rmSync, type WriteStream } from "node:fs";
+import { rename, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { finished } from "node:stream/promises";
+
+export interface PendingFile {
+  /** Where the text goes until `commit`. */
+  stream: WriteStream;
+  /** Ends the stream and puts the file in place of the target. */
+  commit(): Promise<void>;
+  /** Drops what was written; the target is left as it was. */
+  abandon(): Promise<void>;
+}
+
+/** A file to write at `path`, in place only once committed. */
+export function pendingFile(path: string): PendingFile {
+  const temporary = join(dirname(path), `.${basename(path)}.partial-${process.pid}`);
+  const stream = createWriteStream(temporary);
+  // An error (a missing folder, a full disk) ends the stream; `commit` reports it (finished() rejects with it).
+  stream.on("error", () => {});
+  // Killed while writing: the partial file goes too (the signal's default, ending the process, follows).
+  const onSignal = (signal: NodeJS.Signals) => {
+    rmSync(temporary, { force: true });
+    process.kill(process.pid, signal);
+  };
+  const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+  for (const s of signals) process.once(s, onSignal);
+  const release = () => {
+    for (const s of signals) process.off(s, onSignal);
+  };
+  return {
+    stream,
+    async commit() {
+      try {
+        stream.end();
+        await finished(stream);
+        await rename(temporary, path);
+      } catch (e) {
+        await rm(temporary, { force: true });
+        throw e;
+      } finally {
+        release();
+      }
+    },
+    async abandon() {
+      release();
+      stream.destroy();
+      await rm(temporary, { force: true });
+    },
+  };
+}
+
+/**
+ * Runs a command with standard output watched: EPIPE (the reader closed it) is ignored, any other write error
+ * turns the command's status into 2 (a broken job, never 1, which CI reads as a regression or a failed run).
+ */
+export async function withGuardedStdout(run: () => Promise<number>): Promise<number> {
+  let failure: NodeJS.ErrnoException | null = null;
+  const onError = (e: NodeJS.ErrnoException) => {
+    if (e.code !== "EPIPE") failure ??= e;
+  };
+  process.stdout.on("error", onError);
+  try {
+    const status = await run();
+    // A write's error arrives after it: let it.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (failure) {
+      process.stderr.write(`error: cannot write to standard output: ${(failure as Error).message}\n`);
+      return 2;
+    }
+    return status;
+  } finally {
+    process.stdout.off("error", onError);
+  }
+}
