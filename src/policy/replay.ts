@@ -19,10 +19,13 @@ export function replayPolicy(
 ): TextPolicy {
   const eosText = tokenizer.decode([tokenizer.eosTokenId]);
   // The saved tokens keep markers that a skipping decode dropped from `content`; the EOS is added back by the
-  // engine-like cut, so a trailing one is removed here.
+  // engine-like cut, so a trailing one is removed here. Only tokens of this run's tokenizer say so: a run saved with
+  // another (the page's byte-level run replayed with a real tokenizer, or the other way round) decodes to other
+  // text here, or not at all, and its turns are their `content`, as saved.
   const turnText = (m: SavedSample["message_log"][number]) => {
     if (!m.token_ids) return m.content;
-    const text = tokenizer.decode(m.token_ids);
+    const text = decodedIfSame(tokenizer, m.token_ids, m.content);
+    if (text === null) return m.content;
     return text.endsWith(eosText) ? text.slice(0, -eosText.length) : text;
   };
   const turnsByIdx = new Map<number, string[]>();
@@ -39,4 +42,14 @@ export function replayPolicy(
     }
     return text;
   });
+}
+
+/** The full text of `ids` when they are `content`'s tokens in `tokenizer` (decoded with or without special tokens). */
+function decodedIfSame(tokenizer: TokenizerInterface, ids: readonly number[], content: string): string | null {
+  try {
+    const full = tokenizer.decode(ids);
+    return full === content || tokenizer.decode(ids, { skipSpecialTokens: true }) === content ? full : null;
+  } catch {
+    return null; // an id outside this vocabulary
+  }
 }

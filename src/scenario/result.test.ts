@@ -44,6 +44,10 @@ describe("parseSavedRun", () => {
     expect(parseSavedRun(JSON.stringify({ samples: [JSON.parse(sample(5))] })).map((s) => s.idx)).toEqual([5]);
     // One sample on one line (a JSONL export without its metrics line).
     expect(parseSavedRun(sample(7)).map((s) => s.idx)).toEqual([7]);
+    // A result JSON written a sample per line (each line a whole object, as JSONL's are) is still one result.
+    const lined = `{"samples": [\n${sample(8)},\n${sample(9)}\n],\n"metrics": {}}\n`;
+    expect(parseSavedRun(lined).map((s) => s.idx)).toEqual([8, 9]);
+    expect(parseSavedRun(`{"samples": [\n${sample(10)}\n]}`).map((s) => s.idx)).toEqual([10]);
   });
 
   it("names each bad line with its real line number, the field path and what was expected; counts them all", () => {

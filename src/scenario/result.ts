@@ -127,12 +127,14 @@ const addSavedRunProblems = (into: ProblemTally<SavedRunProblem>, found: SavedRu
 export function parseSavedRun(text: string): SavedSample[] {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const trimmed = body.trim();
-  if (!trimmed.startsWith("{") || looksLikeJsonl(trimmed)) return parseSavedRunLines(body);
+  if (!trimmed.startsWith("{")) return parseSavedRunLines(body);
   let parsed: unknown;
   try {
+    // First as one value: a result JSON written a sample per line looks like JSONL line by line. JSONL fails fast
+    // (at the end of its first line).
     parsed = JSON.parse(trimmed);
   } catch (e) {
-    if (!trimmed.includes("\n")) return parseSavedRunLines(body); // one line cut short: a truncated JSONL line
+    if (!trimmed.includes("\n") || looksLikeJsonl(trimmed)) return parseSavedRunLines(body); // one line cut short: a truncated JSONL line
     throw new SavedRunError([{ line: null, path: null, message: describeJsonError(trimmed, e) }], 1, 1, null);
   }
   const record = parsed as Record<string, unknown>;

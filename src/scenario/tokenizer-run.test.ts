@@ -365,3 +365,24 @@ describe("a model policy's prompts are rendered with its own chat template", () 
     expect(prompt(model).content).toMatch(/<\|im_start\|>assistant$/);
   }, 60_000);
 });
+
+describe("a replay of a run saved with another tokenizer", () => {
+  const calculator = () => JSON.parse(readFileSync(join(HERE, "examples/calculator-scripted.json"), "utf8")) as Record<string, unknown>;
+  const assistantTurns = (result: RolloutResultJson) => result.samples.map((s) => s.message_log.filter((m) => m.role === "assistant").map((m) => m.content));
+
+  it("replays the saved turns' text: a byte-level run on Qwen3's vocabulary, and a Qwen3 run on the byte-level one", async () => {
+    const byteRun = await runScenario(parseScenario(calculator()));
+    const onQwen3 = await runScenario(parseScenario({ ...calculator(), tokenizer: "builtin:tiny-qwen3", policy: { kind: "replay", file: "run.json" } }), {
+      ...options(),
+      loadFile: async () => JSON.stringify(byteRun),
+    });
+    // Before, the byte-level ids were decoded as Qwen3's: other text, which the environment refused.
+    expect(assistantTurns(onQwen3)).toEqual(assistantTurns(byteRun));
+    expect(onQwen3.samples.map((s) => s.total_reward)).toEqual(byteRun.samples.map((s) => s.total_reward));
+
+    const qwen3Run = await runScenario(parseScenario({ ...calculator(), tokenizer: "builtin:tiny-qwen3" }), options());
+    // Before, the whole run failed: "token id … is outside the byte-level vocabulary".
+    const onBytes = await runScenario(parseScenario({ ...calculator(), policy: { kind: "replay", file: "run.json" } }), { loadFile: async () => JSON.stringify(qwen3Run) });
+    expect(assistantTurns(onBytes)).toEqual(assistantTurns(qwen3Run));
+  });
+});
