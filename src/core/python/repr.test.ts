@@ -64,6 +64,9 @@ describe("pyJsonDumps: json.dumps(value, ensure_ascii=False)", () => {
     expect(pyJsonDumps("é\n<b>\u0001\u007f/\"\\")).toBe('"é\\n<b>\\u0001\u007f/\\"\\\\"');
     expect(pyJsonDumps("\u2028😀")).toBe('"\u2028😀"');
     expect(pyJsonDumps("\b\f\t\r")).toBe('"\\b\\f\\t\\r"');
+    // A lone surrogate stays raw (Python's ensure_ascii=False), in values and keys: JSON.stringify escapes it.
+    expect(pyJsonDumps({ "k\ud83d": "\ud83d" })).toBe('{"k\ud83d": "\ud83d"}');
+    expect(pyJsonDumps("\ude00x")).toHaveLength(4);
   });
 
   it("prints numbers as Python: ints bare, floats by repr, non-finite as NaN/Infinity", () => {

@@ -64,16 +64,35 @@ export function pyJsonDumps(value: unknown): string {
     if (!Number.isFinite(value)) return value > 0 ? "Infinity" : "-Infinity";
     return Number.isInteger(value) ? integerText(value) : pyFloatRepr(value);
   }
-  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "string") return pyJsonString(value);
   if (Array.isArray(value)) return `[${value.map(pyJsonDumps).join(", ")}]`;
   if (typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>).map(
-      ([k, v]) => `${JSON.stringify(k)}: ${pyJsonDumps(v)}`,
+      ([k, v]) => `${pyJsonString(k)}: ${pyJsonDumps(v)}`,
     );
     return `{${entries.join(", ")}}`;
   }
   throw new TypeError(`Object of type ${typeof value} is not JSON serializable`);
 }
+
+/**
+ * A string as Python's `json.dumps(…, ensure_ascii=False)` writes it: `"`, `\\` and the control characters escaped
+ * (`\n`, `\u001b`), everything else raw, a lone surrogate too (`JSON.stringify` escapes that one).
+ */
+function pyJsonString(s: string): string {
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i]!;
+    const code = s.charCodeAt(i);
+    const named = JSON_ESCAPES[ch];
+    if (named !== undefined) out += named;
+    else if (code < 0x20) out += `\\u${hex(code, 4)}`;
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+const JSON_ESCAPES: Record<string, string> = { '"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f" };
 
 function integerText(n: number): string {
   return Math.abs(n) < 1e21 ? String(n) : BigInt(n).toString();
