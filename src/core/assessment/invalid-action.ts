@@ -7,6 +7,7 @@ import { JSON_DECODE_ERROR_PREFIX, MISSING_NAME_OR_ARGUMENTS_PREFIX } from "../p
 import { assessToolCalls, type ToolRegistry } from "../protocol/registry.js";
 import { pyTruthy, type ThinkingStyle } from "../protocol/structured.js";
 import { pyRepr } from "../python/repr.js";
+import { pyGet } from "../python/config.js";
 import type { Metadata } from "../types.js";
 import {
   DEFAULT_THINKING_TAGS,
@@ -114,14 +115,15 @@ export function assessAssistantTurn(
       detail,
     });
 
-  const useFlags = cfg.use_environment_flags ?? true;
+  // Python truth tests of `cfg.get(key, True)`: None, [] and {} are off.
+  const useFlags = pyTruthy(pyGet(cfg, "use_environment_flags", true));
   const envInvalid = Boolean(useFlags && envMetadata && pyTruthy(envMetadata[ENV_INVALID_ACTION_KEY] ?? false));
   const envMalformed = Boolean(useFlags && envMetadata && pyTruthy(envMetadata[ENV_MALFORMED_THINKING_KEY] ?? false));
   if (envInvalid) add(VIOLATION_ENV_INVALID_ACTION);
   if (envMalformed) add(VIOLATION_ENV_MALFORMED_THINKING);
 
   let invalidDetected = envInvalid;
-  if (!invalidDetected && registry !== null && (cfg.enable_schema_validation ?? true)) {
+  if (!invalidDetected && registry !== null && pyTruthy(pyGet(cfg, "enable_schema_validation", true))) {
     const tools = assessToolCalls(assistantText, registry);
     if (tools.attempted && tools.malformed) {
       add(classifySchemaFailure(tools.reason ?? ""), tools.reason ? tools.reason : null);
@@ -141,6 +143,11 @@ export function assessAssistantTurn(
     malformed_thinking: violations.some((v) => isThinkingType(v.type)),
     violations,
   };
+}
+
+/** The rollouts' `invalid_action_cfg is not None and invalid_action_cfg.get("enabled", False)`, as a Python truth test. */
+export function invalidActionEnabled(cfg: InvalidActionPenaltyConfig | null | undefined): boolean {
+  return cfg !== null && cfg !== undefined && pyTruthy(pyGet(cfg, "enabled", false));
 }
 
 /**

@@ -224,3 +224,26 @@ describe("applyInvalidActionPenalty (§4.7)", () => {
     expect(turn("</think>done", true, "closing_only").invalid_action_violations.map((x) => x.type)).toEqual(["env_invalid_action"]);
   });
 });
+
+describe("config values read as the reference's Python reads them (None, [] and {} from an API caller)", () => {
+  const flagged = { invalid_action: true };
+  it("a truth test turns None, [] and {} off: enabled, use_environment_flags, enable_schema_validation", () => {
+    for (const off of [null, [], {}]) {
+      const cfg = { enabled: true, use_environment_flags: off } as unknown as InvalidActionPenaltyConfig;
+      expect(assessAssistantTurn("clean", cfg, flagged).violations).toEqual([]);
+      const batch = { total_reward: [1], invalid_action_count: [1], malformed_thinking_count: [0] };
+      expect(applyInvalidActionPenalty(batch, { enabled: off, invalid_action_penalty: 0.5 } as unknown as InvalidActionPenaltyConfig)).toBe(batch);
+    }
+    expect(assessAssistantTurn("clean", { enabled: true, use_environment_flags: true }, flagged).violations.map((v) => v.type)).toEqual(["env_invalid_action"]);
+  });
+
+  it("float() and int() of None raise, as the reference's do, where Number(null) would have been a silent 0", () => {
+    const at = (scale: Record<string, unknown>) => () => penaltyScaleAtStep({ penalty_step_scale: scale } as unknown as InvalidActionPenaltyConfig, 5);
+    expect(at({ schedule: null, start: 0.3 })).toThrow("Unknown penalty_step_scale schedule None");
+    expect(at({ schedule: "linear", start: 0, end: null, steps: 10 })).toThrow("TypeError: float() argument must be a string or a real number, not 'NoneType'");
+    expect(at({ schedule: "linear", start: 0, end: 1, steps: null })).toThrow("TypeError: int() argument");
+    expect(at({ schedule: "linear", start: 0, end: 1, steps: 10 })()).toBe(0.5);
+    const weighted = { enabled: true, severity_weights: { env_invalid_action: null } } as unknown as InvalidActionPenaltyConfig;
+    expect(() => assessAssistantTurn("clean", weighted, flagged)).toThrow("TypeError: float()");
+  });
+});

@@ -3,6 +3,8 @@
 import { pyRepr } from "../python/repr.js";
 import type { InvalidActionPenaltyConfig, PenaltyMode } from "./invalid-action.js";
 import { isInvalidActionType, isThinkingType, type Violation } from "./violations.js";
+import { pyFloat, pyGet, pyInt } from "../python/config.js";
+import { pyTruthy } from "../protocol/structured.js";
 
 export function violationsAtLocus(
   violations: readonly Violation[],
@@ -16,19 +18,19 @@ export function violationsAtLocus(
 }
 
 export function basePenaltyForType(cfg: InvalidActionPenaltyConfig, type: string): number {
-  return Number(isThinkingType(type) ? (cfg.malformed_thinking_penalty ?? 0) : (cfg.invalid_action_penalty ?? 0));
+  return pyFloat(pyGet(cfg, isThinkingType(type) ? "malformed_thinking_penalty" : "invalid_action_penalty", 0.0));
 }
 
 export function penaltyScaleAtStep(cfg: InvalidActionPenaltyConfig, step: number | null | undefined): number {
   const schedule = cfg.penalty_step_scale;
   if (!schedule || Object.keys(schedule).length === 0) return 1.0;
-  const start = Number(schedule.start ?? 1.0);
+  const start = pyFloat(pyGet(schedule, "start", 1.0));
   if (step === null || step === undefined) return start;
-  const kind = schedule.schedule ?? "constant";
+  const kind = pyGet(schedule, "schedule", "constant");
   if (kind === "constant") return start;
   if (kind === "linear") {
-    const end = Number(schedule.end ?? start);
-    const n = Math.trunc(Number(schedule.steps ?? 0));
+    const end = pyFloat(pyGet(schedule, "end", start));
+    const n = pyInt(pyGet(schedule, "steps", 0));
     if (n <= 0) return end;
     return start + (end - start) * Math.min(Math.max(step / n, 0), 1);
   }
@@ -96,7 +98,7 @@ export function applyInvalidActionPenalty(
   cfg: InvalidActionPenaltyConfig | null | undefined,
   step: number | null = null,
 ): PenaltyBatch {
-  if (!cfg || !cfg.enabled) return batch;
+  if (!cfg || !pyTruthy(pyGet(cfg, "enabled", false))) return batch;
   const out: PenaltyBatch = { ...batch };
   out.unshaped_total_reward = batch.unshaped_total_reward ?? [...batch.total_reward];
   const floor = cfg.reward_floor;
@@ -113,8 +115,8 @@ export function applyInvalidActionPenalty(
       `invalid_action_penalty is enabled but the rollout did not produce ${pyRepr(missing)}. The penalty config must be threaded to the rollout (run_multi_turn_rollout / run_async_multi_turn_rollout via invalid_action_cfg) so verdict counts are collected.`,
     );
   }
-  const ia = Number(cfg.invalid_action_penalty ?? 0);
-  const mt = Number(cfg.malformed_thinking_penalty ?? 0);
+  const ia = pyFloat(pyGet(cfg, "invalid_action_penalty", 0.0));
+  const mt = pyFloat(pyGet(cfg, "malformed_thinking_penalty", 0.0));
   if (!(ia >= 0 && mt >= 0)) throw new Error("AssertionError: invalid-action penalties must be >= 0");
   out.total_reward = batch.total_reward.map((r, i) =>
     clamp(r - ia * batch.invalid_action_count![i]! - mt * batch.malformed_thinking_count![i]!),

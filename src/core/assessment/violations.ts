@@ -1,5 +1,7 @@
 /** Violation types, their default severity and locus (fork-additions.md §4.1). */
 
+import { pyFloat } from "../python/config.js";
+
 export const ENV_INVALID_ACTION_KEY = "invalid_action";
 export const ENV_MALFORMED_THINKING_KEY = "malformed_thinking";
 export const DEFAULT_THINKING_TAGS = ["<think>", "</think>"] as const;
@@ -50,7 +52,7 @@ export function isThinkingType(type: string): boolean {
 
 /** `_resolve_severity`: the config's weight, else the type's default, else 1.0. */
 export function resolveSeverity(severityWeights: Record<string, unknown> | undefined, type: string): number {
-  if (own(severityWeights, type)) return Number(severityWeights![type]);
+  if (own(severityWeights, type)) return pyFloat(severityWeights![type]);
   return own(VIOLATION_DEFAULTS, type) ? VIOLATION_DEFAULTS[type]!.severity : 1.0;
 }
 

@@ -19,6 +19,7 @@
  */
 
 import { BatchedDataDict, type Columns } from "../batch.js";
+import { invalidActionEnabled } from "../assessment/invalid-action.js";
 import { cloneData } from "../clone.js";
 import type { MessageLog, Metadata, TokenIds } from "../types.js";
 import { isAbortError } from "../errors.js";
@@ -76,7 +77,7 @@ export interface SampleRolloutArgs extends RolloutOptions {
 export async function runSampleMultiTurnRollout(args: SampleRolloutArgs): Promise<[FinalSampleState, SampleMetrics]> {
   const { sampleIdx, tokenizer, maxSeqLen, signal, pause } = args;
   const maxTurns = args.maxRolloutTurns ?? DEFAULT_MAX_ROLLOUT_TURNS;
-  const detectInvalid = Boolean(args.invalidActionCfg?.enabled);
+  const detectInvalid = invalidActionEnabled(args.invalidActionCfg);
   const now = args.now ?? clock();
   const emit = (event: RolloutEvent) => args.onEvent?.(event);
   // Per-turn events are made only for a listener (a rollout without one makes tens of thousands for nobody).

@@ -21,6 +21,7 @@
 import { LabError } from "../errors.js";
 import { BatchedDataDict, type Columns } from "../batch.js";
 import type { Violation } from "../assessment/violations.js";
+import { invalidActionEnabled } from "../assessment/invalid-action.js";
 import { cloneData } from "../clone.js";
 import type { Message, MessageLog, Metadata } from "../types.js";
 import { isAbortError } from "../errors.js";
@@ -46,7 +47,7 @@ export class RolloutFailure extends LabError {
 export async function runMultiTurnRollout(args: SyncRolloutArgs): Promise<RolloutResult> {
   const { policyGeneration, tokenizer, taskToEnv, maxSeqLen, inputBatch, signal, pause } = args;
   const maxTurns = args.maxRolloutTurns ?? DEFAULT_MAX_ROLLOUT_TURNS;
-  const detectInvalid = Boolean(args.invalidActionCfg?.enabled);
+  const detectInvalid = invalidActionEnabled(args.invalidActionCfg);
   const now = clock();
   const emit = (event: RolloutEvent) => args.onEvent?.(event);
   // Per-turn events are made only for a listener (a rollout without one makes tens of thousands for nobody).

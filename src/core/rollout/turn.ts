@@ -1,6 +1,6 @@
 /** The pieces of one turn that both rollout paths share. */
 
-import { assessAssistantTurn, popEnvFlags, type InvalidActionPenaltyConfig } from "../assessment/invalid-action.js";
+import { assessAssistantTurn, popEnvFlags, type InvalidActionPenaltyConfig, invalidActionEnabled } from "../assessment/invalid-action.js";
 import type { Violation } from "../assessment/violations.js";
 import { observationText, structuredThinkingStyle, type StructuredToolUseConfig } from "../protocol/structured.js";
 import type { EnvMessage, Message, Metadata, TokenizerInterface } from "../types.js";
@@ -51,7 +51,7 @@ export function assessTurn(
   invalidActionCfg: InvalidActionPenaltyConfig | null | undefined,
   structuredCfg: StructuredToolUseConfig | null | undefined,
 ): TurnAssessment {
-  if (!invalidActionCfg?.enabled) return { invalid: false, malformedThinking: false, violations: [], metadata: popEnvFlags(metadata) };
+  if (!invalidActionCfg || !invalidActionEnabled(invalidActionCfg)) return { invalid: false, malformedThinking: false, violations: [], metadata: popEnvFlags(metadata) };
   const v = assessAssistantTurn(assistantText, invalidActionCfg, metadata, structuredThinkingStyle(structuredCfg));
   return { invalid: v.invalid_action, malformedThinking: v.malformed_thinking, violations: v.violations, metadata: popEnvFlags(metadata) };
 }
