@@ -6,6 +6,7 @@ export * from "./json-value.js";
 export * from "./tokenizer/byte-level.js";
 export * from "./python/numbers.js";
 export * from "./python/repr.js";
+export * from "./python/ordered-json.js";
 export * from "./python/text.js";
 export * from "./protocol/hermes.js";
 export * from "./protocol/schema.js";

@@ -4,6 +4,7 @@ import {
   MISSING_NAME_OR_ARGUMENTS_PREFIX,
   parseHermesToolCalls,
 } from "./hermes.js";
+import { pyRepr } from "../python/repr.js";
 
 const call = (name: string, args: unknown) => `<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
 
@@ -112,5 +113,22 @@ describe("parseHermesToolCalls (fork-additions.md §2)", () => {
   it("ignores extra keys, takes the last of duplicate keys, and allows tab/CRLF around the JSON", () => {
     const r = parseHermesToolCalls('<tool_call>\t{"name": "a", "name": "b", "arguments": {}, "id": 1}\r\n</tool_call>');
     expect(r.tool_calls).toEqual([{ name: "b", arguments: {}, arguments_json: "{}" }]);
+  });
+});
+
+describe("arguments in the order the model wrote them (Python's dicts keep it; JavaScript objects put integer-like keys first)", () => {
+  const argumentsJson = (args: string) => parseHermesToolCalls(`<tool_call>{"name": "edit", "arguments": ${args}}</tool_call>`).tool_calls[0]!.arguments_json;
+  it("re-serialises them as Python's json.dumps does, nested objects and duplicate keys included", () => {
+    // Each expectation is Python's json.dumps(json.loads(args), ensure_ascii=False).
+    expect(argumentsJson('{"path":"a.py","10":"x","2":"y"}')).toBe('{"path": "a.py", "10": "x", "2": "y"}');
+    expect(argumentsJson('{"a":1,"b":2,"a":3}')).toBe('{"a": 3, "b": 2}');
+    expect(argumentsJson('{"2":1,"1":{"z":1,"0":[{"b":1,"a":2}]},"2":{"9":0,"8":1}}')).toBe('{"2": {"9": 0, "8": 1}, "1": {"z": 1, "0": [{"b": 1, "a": 2}]}}');
+    expect(argumentsJson('{"__proto__":{"1":2,"0":1}}')).toBe('{"__proto__": {"1": 2, "0": 1}}');
+    expect(argumentsJson(' { "s" : "a\\\\\\"}{" , "0" : [ ] , "t" : { } } ')).toBe('{"s": "a\\\\\\"}{", "0": [], "t": {}}');
+  });
+
+  it("quotes them in that order in a schema error (Python's repr)", () => {
+    const call = parseHermesToolCalls('<tool_call>{"name": "f", "arguments": {"m": {"z": 1, "0": 2}}}</tool_call>').tool_calls[0]!;
+    expect(pyRepr(call.arguments)).toBe("{'m': {'z': 1, '0': 2}}");
   });
 });

@@ -3,6 +3,7 @@
  * one undecodable call discards the whole turn's calls.
  */
 
+import { parseJsonKeepingOrder } from "../python/ordered-json.js";
 import { pyJsonDumps } from "../python/repr.js";
 
 export const HERMES_TOOL_CALL_START = "<tool_call>";
@@ -45,8 +46,10 @@ export function parseHermesToolCalls(text: string): HermesExtraction {
   const decodedCalls: unknown[] = [];
   for (const region of regions) {
     try {
-      decodedCalls.push(JSON.parse(region.body));
+      // Each object's keys kept in the order written: `arguments_json` re-serialises them in it, as Python does.
+      decodedCalls.push(parseJsonKeepingOrder(region.body));
     } catch (e) {
+      if (e instanceof RangeError) return extraction(false, [], text, `${JSON_DECODE_ERROR_PREFIX}maximum recursion depth exceeded while decoding a JSON object`, regions);
       return extraction(false, [], text, JSON_DECODE_ERROR_PREFIX + (e as Error).message, regions);
     }
   }

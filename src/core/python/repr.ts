@@ -6,6 +6,7 @@
  */
 
 import { pyFloatRepr } from "./numbers.js";
+import { pyEntries } from "./ordered-json.js";
 
 /** Marks an array to be shown as a Python tuple. */
 export class PyTuple {
@@ -25,7 +26,7 @@ export function pyRepr(value: unknown): string {
   }
   if (Array.isArray(value)) return `[${value.map(pyRepr).join(", ")}]`;
   if (typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${pyStrRepr(k)}: ${pyRepr(v)}`);
+    const entries = pyEntries(value).map(([k, v]) => `${pyStrRepr(k)}: ${pyRepr(v)}`);
     return `{${entries.join(", ")}}`;
   }
   return String(value);
@@ -67,9 +68,7 @@ export function pyJsonDumps(value: unknown): string {
   if (typeof value === "string") return pyJsonString(value);
   if (Array.isArray(value)) return `[${value.map(pyJsonDumps).join(", ")}]`;
   if (typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>).map(
-      ([k, v]) => `${pyJsonString(k)}: ${pyJsonDumps(v)}`,
-    );
+    const entries = pyEntries(value).map(([k, v]) => `${pyJsonString(k)}: ${pyJsonDumps(v)}`);
     return `{${entries.join(", ")}}`;
   }
   throw new TypeError(`Object of type ${typeof value} is not JSON serializable`);
