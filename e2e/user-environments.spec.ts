@@ -142,7 +142,7 @@ test("a picked module finds none of the page's storage, no channel to the page a
   await expect.poll(() => page.evaluate(async () => (await indexedDB.databases()).length)).toBeGreaterThan(0);
   const nosy = `
 const reachable = (name) => { for (let o = globalThis; o; o = Object.getPrototypeOf(o)) if (Object.getOwnPropertyDescriptor(o, name)) return true; return false; };
-const found = ["indexedDB", "caches", "BroadcastChannel", "Worker", "SharedWorker", "postMessage"].filter(reachable);
+const found = ["indexedDB", "caches", "BroadcastChannel", "Worker", "SharedWorker", "postMessage", "close"].filter(reachable);
 for (const name of ["storage", "locks", "serviceWorker"]) if (name in navigator) found.push("navigator." + name);
 // Passing itself off as another module: a forged "loaded" to the page, or a forged "load" of other code to the host.
 const forged = { name: "forged_env", title: "Forged", description: "", defaultTaskName: "forged_env", hasView: false };

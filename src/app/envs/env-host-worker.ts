@@ -18,10 +18,11 @@ declare const self: DedicatedWorkerGlobalScope;
  * storage (IndexedDB, where kept runs and kept modules live; the Cache API; the origin's private file system through
  * `navigator.storage`), the page's other contexts (`BroadcastChannel`, `navigator.locks`) and fresh Workers (whose globals would have
  * all of it again), and `postMessage` (only the host speaks to the page: a module cannot pass itself off as loaded under
- * another name, nor answer the page's pings). Each is deleted wherever it is defined along the global's prototype chain, so no getter is left
+ * another name, nor answer the page's pings), and `close` (a host that ended itself would answer nothing, and the page
+ * would not know why). Each is deleted wherever it is defined along the global's prototype chain, so no getter is left
  * to call; the module keeps `fetch` (the page's Content-Security-Policy bounds it) and everything computational.
  */
-const SEALED = ["postMessage", "indexedDB", "caches", "BroadcastChannel", "Worker", "SharedWorker", "webkitRequestFileSystem", "webkitRequestFileSystemSync", "webkitResolveLocalFileSystemURL"];
+const SEALED = ["postMessage", "close", "indexedDB", "caches", "BroadcastChannel", "Worker", "SharedWorker", "webkitRequestFileSystem", "webkitRequestFileSystemSync", "webkitResolveLocalFileSystemURL"];
 
 function sealWorkerGlobals(scope: object, sealedNavigator: object | undefined): void {
   const remove = (target: object, name: string) => {
