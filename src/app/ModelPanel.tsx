@@ -1,7 +1,7 @@
+import { DTYPES } from "../policy/llm/model-source.js";
 import { useLab } from "./store.js";
 
 const DEVICES = ["auto", "wasm", "webgpu"] as const;
-const DTYPES = ["fp32", "fp16", "q8", "q4", "q4f16"] as const;
 
 /**
  * Where a model policy comes from and how it runs: the built-in models, a hub id (with an optional hub address),

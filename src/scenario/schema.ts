@@ -8,6 +8,7 @@ import { z } from "zod";
 import { describeJsonValueProblem, findJsonValueProblem, MAX_TIMEOUT_MS } from "../core/index.js";
 import { parseJsonText } from "./json-text.js";
 import { unknownKeyProblem } from "./allowed-keys.js";
+import { DTYPES } from "../policy/llm/model-source.js";
 
 const int = (what: string) => z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` });
 const positiveInt = int("a positive integer").positive({ error: "expected a positive integer" });
@@ -101,7 +102,7 @@ const policy = z.discriminatedUnion(
       kind: z.literal("model"),
       model: z.string({ error: "expected builtin:trained, builtin:tiny, builtin:small, builtin:tiny-qwen3, a hub id or a local folder" }),
       device: z.enum(["auto", "cpu", "wasm", "webgpu"], { error: "expected auto, cpu, wasm or webgpu" }).optional(),
-      dtype: z.enum(["fp32", "fp16", "q8", "q4", "q4f16"], { error: "expected fp32, fp16, q8, q4 or q4f16" }).optional(),
+      dtype: z.enum(DTYPES, { error: `expected ${DTYPES.slice(0, -1).join(", ")} or ${DTYPES.at(-1)}` }).optional(),
       ...samplingFields,
     }),
     // A lab extension (docs/scenarios.md): an OpenAI-compatible inference server (docs/model-policy.md, "Inference servers").

@@ -1,4 +1,4 @@
-import { cpSync, createReadStream, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { cpSync, createReadStream, existsSync, mkdtempSync, renameSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -246,6 +246,20 @@ describe("the model policy on the built-in tiny model (Node, onnxruntime-node)",
     await local.dispose();
     rmSync(join(folder, "tokenizer_config.json"));
     await expect(loadNodeModelPolicy({ model: folder })).rejects.toThrow(`could not load model '${folder}' (file tokenizer_config.json): missing from ${folder}`);
+  });
+
+  it("loads a folder's graph for each dtype transformers.js names a file for (int8, uint8, bnb4 as well as q8, q4, …)", async () => {
+    // The tiny model's fp32 graph under each dtype's file name: what is checked is which file the dtype loads.
+    for (const [dtype, file] of [["int8", "model_int8.onnx"], ["uint8", "model_uint8.onnx"], ["bnb4", "model_bnb4.onnx"]] as const) {
+      const folder = join(modelsRoot, "dtypes", dtype);
+      cpSync(join(modelsRoot, "builtin", "tiny"), folder, { recursive: true });
+      renameSync(join(folder, "onnx", "model.onnx"), join(folder, "onnx", file));
+      const local = await loadNodeModelPolicy({ model: folder, dtype });
+      const data = input([chat(dtype)], { maxNew: 4 });
+      expect(generated(await local.generate(data, true), data)).toEqual(generated(await policy.generate(data, true), data));
+      await local.dispose();
+      await expect(loadNodeModelPolicy({ model: folder, dtype: "q8" })).rejects.toThrow(`(file onnx/model_quantized.onnx): missing from ${folder}`);
+    }
   });
 
   it("loads a hub id from a stand-in hub (env.remoteHost)", async () => {

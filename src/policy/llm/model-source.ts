@@ -9,8 +9,9 @@ import { BUILTIN_MODEL_NAMES, isBuiltinModelName, type BuiltinModelName } from "
  */
 export const DEFAULT_HUB_HOST = "https://huggingface.co/";
 
-export type Dtype = "fp32" | "fp16" | "q8" | "q4" | "q4f16";
-export const DTYPES: readonly Dtype[] = ["fp32", "fp16", "q8", "q4", "q4f16"];
+/** transformers.js's dtypes that name a graph file (its `auto` does not: it picks one per device). */
+export type Dtype = "fp32" | "fp16" | "q8" | "int8" | "uint8" | "q4" | "bnb4" | "q4f16";
+export const DTYPES: readonly Dtype[] = ["fp32", "fp16", "q8", "int8", "uint8", "q4", "bnb4", "q4f16"];
 
 export type ModelSource =
   | { kind: "builtin"; id: string; preset: BuiltinModelName; spec: string }
@@ -95,7 +96,8 @@ export function describeLoadError(source: ModelSource, error: unknown, context: 
   return fail(undefined, message);
 }
 
-const DTYPE_SUFFIX: Record<Dtype, string> = { fp32: "", fp16: "_fp16", q8: "_quantized", q4: "_q4", q4f16: "_q4f16" };
+// transformers.js's file suffixes (its DEFAULT_DTYPE_SUFFIX_MAPPING).
+const DTYPE_SUFFIX: Record<Dtype, string> = { fp32: "", fp16: "_fp16", q8: "_quantized", int8: "_int8", uint8: "_uint8", q4: "_q4", bnb4: "_bnb4", q4f16: "_q4f16" };
 
 /** The decoder's ONNX graph for this dtype, relative to the model folder. */
 export const modelGraphFile = (dtype: Dtype) => `onnx/model${DTYPE_SUFFIX[dtype]}.onnx`;
