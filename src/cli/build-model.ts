@@ -167,9 +167,15 @@ export function main(argv: string[]): number {
     buildModelAssets(options);
   } catch (error) {
     // A bad weights file is the user's input: its message names the file and the tensor; no stack.
-    if (!(error instanceof WeightsFileError)) throw error;
-    console.error(error.message);
-    return 1;
+    if (error instanceof WeightsFileError) {
+      console.error(error.message);
+      return 1;
+    }
+    // A folder that cannot be written (--out or --ort-out below a file, no permission, a full disk): named, no stack.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (typeof code !== "string") throw error;
+    console.error(`error: cannot write the model files: ${(error as Error).message}`);
+    return 2;
   }
   return 0;
 }
