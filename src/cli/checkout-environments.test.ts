@@ -1,5 +1,6 @@
 /** The Node commands' user environments (./checkout-environments.ts): what a folder of modules gives, and what it leaves out. */
 
+import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -47,10 +48,12 @@ describe("a module in its own thread", () => {
       `export default {
   name: "stubborn",
   create() {
-    return { step(logs) {
+    return { globalPostProcessAndMetrics(batch) { return [batch, { samples: batch.total_reward.length }]; }, step(logs) {
       const last = logs[0].at(-1).content;
       if (last === "loop") for (;;) {}
       if (last === "exit") process.exit(3);
+      if (last === "hang") return new Promise(() => {});
+      if (last === "loop, then exit") { const until = Date.now() + 2300; while (Date.now() < until) {} process.exit(4); }
       return { observations: logs.map(() => ({ role: "environment", content: "ok " + last })), metadata: logs.map(() => null),
         next_stop_strings: null, rewards: logs.map(() => 1), terminateds: logs.map(() => true), answers: null };
     } };
@@ -83,6 +86,20 @@ describe("a module in its own thread", () => {
     const observation = (sample: { message_log: { role: string; content: string }[] }) => sample.message_log.at(-1)!.content;
 
     expect(observation(await run("fine"))).toBe("ok fine");
+    // Its instance's global_post_process_and_metrics crosses the thread too (npm run rollout -- --env-metrics).
+    const reports: unknown[] = [];
+    await runScenario(
+      parseScenario({
+        mode: "sync",
+        max_seq_len: 512,
+        max_rollout_turns: 1,
+        envs: { stubborn: { env: "stubborn" } },
+        samples: [{ task_name: "stubborn", message_log: [{ role: "user", content: "go" }], extra_env_info: {} }],
+        policy: { kind: "scripted", responses: [["fine"]] },
+      }),
+      { environments, onEnvironmentMetrics: (r) => reports.push(...r) },
+    );
+    expect(reports).toEqual([{ task: "stubborn", metrics: { samples: 1 } }]);
     const looped = await run("loop");
     expect(looped.termination).toBe("error");
     expect(looped.error).toBe("environment 'stubborn' step timed out after 1000 ms");
@@ -94,5 +111,34 @@ describe("a module in its own thread", () => {
     expect(exited.termination).toBe("error");
     expect(exited.error).toMatch(/ended its thread \(exit code 3\)/);
     expect(observation(await run("after"))).toBe("ok after");
-  });
+
+    // Busy past its deadline, then gone while its ping is unanswered: started again once, and it works after.
+    expect((await run("loop, then exit")).termination).toBe("error");
+    await expect.poll(() => warnings.some((w) => w.includes("exit code 4")), { timeout: 10_000 }).toBe(true);
+    expect(observation(await run("after both"))).toBe("ok after both");
+    expect(warnings.filter((w) => w.includes("could not be started again"))).toEqual([]);
+  }, 60_000);
+
+  it("a step whose promise never settles ends its sample at the deadline, and the command still exits", async () => {
+    const scenario = join(own, "hang.json");
+    await writeFile(
+      scenario,
+      JSON.stringify({
+        mode: "sync",
+        max_seq_len: 512,
+        max_rollout_turns: 1,
+        env_step_timeout_ms: 500,
+        envs: { stubborn: { env: "stubborn" } },
+        samples: [{ task_name: "stubborn", message_log: [{ role: "user", content: "go" }], extra_env_info: {} }],
+        policy: { kind: "scripted", responses: [["hang"]] },
+      }),
+    );
+    const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((done) => {
+      execFile("npx", ["tsx", "src/cli/rollout.ts", scenario, "--environments", own], { cwd: root, timeout: 60_000 }, (error, out) =>
+        done({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout: out }),
+      );
+    });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).samples[0].error).toBe("environment 'stubborn' step timed out after 500 ms");
+  }, 90_000);
 });

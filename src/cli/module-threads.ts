@@ -45,6 +45,8 @@ class ModuleThread {
   private connection: PortConnection | null = null;
   private name = "";
   private checking: Promise<void> | null = null;
+  /** The restart under way (one at a time: a thread that exits while it is pinged is restarted once). */
+  private restarting: Promise<void> | null = null;
   private readonly pings = new Map<number, () => void>();
   private nextPing = 0;
 
@@ -112,7 +114,11 @@ class ModuleThread {
   /** Whether the thread still answers; one that does not is started again. One check at a time. */
   private check(): Promise<void> {
     this.checking ??= (async () => {
-      if (await this.answers()) this.connection?.resume();
+      const pinged = this.worker;
+      const answered = await this.answers();
+      // The thread ended meanwhile (its exit restarted it, and that restart answers the connection).
+      if (this.worker !== pinged || this.restarting) return;
+      if (answered) this.connection?.resume();
       else await this.restart(`environment '${this.name}' (${this.path}) stopped answering after a step ran past its deadline (busy in a synchronous loop?): its module was started again, and the steps that were under way in it failed`);
     })().finally(() => (this.checking = null));
     return this.checking;
@@ -129,11 +135,16 @@ class ModuleThread {
         clearTimeout(timer);
         resolve(true);
       });
-      this.worker!.postMessage({ type: "ping", id } satisfies ThreadRequest);
+      this.worker?.postMessage({ type: "ping", id } satisfies ThreadRequest);
     });
   }
 
-  private async restart(why: string): Promise<void> {
+  private restart(why: string): Promise<void> {
+    this.restarting ??= this.startAgain(why).finally(() => (this.restarting = null));
+    return this.restarting;
+  }
+
+  private async startAgain(why: string): Promise<void> {
     void this.worker?.terminate();
     this.report(`warning: ${why}`);
     const reply = await this.spawn();
@@ -141,6 +152,10 @@ class ModuleThread {
       this.connection?.replacePort(this.newPort(), why);
       return;
     }
+    // Not started again after all: its thread goes too, and every call of the module fails from now on.
+    const worker = this.worker;
+    this.worker = null;
+    void worker?.terminate();
     const failed = `environment '${this.name}' (${this.path}) could not be started again: ${reply.type === "failed" ? reply.message : `it now names itself '${reply.description.name}'`}`;
     this.report(`warning: ${failed}`);
     this.connection?.fail(failed);
@@ -149,19 +164,24 @@ class ModuleThread {
 
 /**
  * `port` as the port client sees it, referenced (keeping the process alive) only while a call waits for its
- * answer: every request but an abort gets exactly one answer.
+ * answer: from its request until its answer, or until its caller gives up on it (its abort: a step past its deadline
+ * whose promise never settles must not hold the process after the run).
  */
 function refWhileWaiting(port: NodeMessagePort): PortLike {
-  let waiting = 0;
+  const waiting = new Set<number>();
   let handler: ((event: { data: unknown }) => void) | null = null;
+  const update = () => (waiting.size > 0 ? port.ref() : port.unref());
   const listen = (event: { data: unknown }) => {
-    waiting = Math.max(0, waiting - 1);
-    if (waiting === 0) port.unref();
+    waiting.delete((event.data as { id: number }).id);
+    update();
     handler?.(event);
   };
   return {
     postMessage(message) {
-      if ((message as { method?: string }).method !== "abort" && waiting++ === 0) port.ref();
+      const { id, method } = message as { id: number; method: string };
+      if (method === "abort") waiting.delete(id);
+      else waiting.add(id);
+      update();
       port.postMessage(message);
     },
     get onmessage() {
@@ -170,7 +190,7 @@ function refWhileWaiting(port: NodeMessagePort): PortLike {
     set onmessage(next) {
       handler = next;
       (port as unknown as { onmessage: typeof listen | null }).onmessage = next ? listen : null;
-      if (waiting === 0) port.unref();
+      update();
     },
     close() {
       port.close();

@@ -14,6 +14,9 @@ export function pyGet(d: object | null | undefined, key: string, fallback: unkno
 const pyTypeName = (value: unknown): string =>
   value === null || value === undefined ? "NoneType" : Array.isArray(value) ? "list" : typeof value === "object" ? "dict" : typeof value;
 
+const DIGITS = String.raw`\d(?:_?\d)*`;
+const FLOAT_TEXT = new RegExp(String.raw`^[+-]?(?:${DIGITS}(?:\.(?:${DIGITS})?)?|\.${DIGITS})(?:e[+-]?${DIGITS})?$`);
+
 /** Python's `float(value)` for a config value. */
 export function pyFloat(value: unknown): number {
   if (typeof value === "number") return value;
@@ -22,9 +25,9 @@ export function pyFloat(value: unknown): number {
     const text = value.trim().toLowerCase();
     const special: Record<string, number> = { nan: NaN, "+nan": NaN, "-nan": NaN, inf: Infinity, "+inf": Infinity, "-inf": -Infinity, infinity: Infinity, "+infinity": Infinity, "-infinity": -Infinity };
     if (Object.hasOwn(special, text)) return special[text]!;
-    const n = text === "" ? NaN : Number(text.replaceAll("_", ""));
-    if (Number.isNaN(n) || /^[+-]?0[xob]/.test(text)) throw new Error(`ValueError: could not convert string to float: ${JSON.stringify(value)}`);
-    return n;
+    // Python's float literal: an underscore only between two digits.
+    if (!FLOAT_TEXT.test(text)) throw new Error(`ValueError: could not convert string to float: ${JSON.stringify(value)}`);
+    return Number(text.replaceAll("_", ""));
   }
   throw new Error(`TypeError: float() argument must be a string or a real number, not '${pyTypeName(value)}'`);
 }

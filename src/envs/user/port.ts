@@ -36,8 +36,12 @@ export interface EnvironmentDescription {
 type Call =
   | { method: "create"; config: Record<string, unknown> }
   | { method: "step"; instance: number; messageLogBatch: EnvMessage[][]; metadata: Metadata[]; timeoutMs?: number }
+  | { method: "post_process"; instance: number; batch: Record<string, unknown[]> }
   | { method: "dataset"; request: DatasetRequest }
   | { method: "view"; metadata: Metadata };
+
+/** A created instance: its id on the host, and whether it has `globalPostProcessAndMetrics`. */
+type Created = { id: number; postProcess: boolean };
 
 type Request = ({ id: number } & Call) | { id: number; method: "abort"; reason: string };
 type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: WireError };
@@ -60,8 +64,15 @@ export function serveEnvironment(env: EnvironmentDefinition, port: PortLike, rew
     switch (call.method) {
       case "create": {
         const id = nextInstance++;
-        instances.set(id, await env.create(call.config));
-        return id;
+        const instance = await env.create(call.config);
+        instances.set(id, instance);
+        // Whether it has the reference's global_post_process_and_metrics: its client offers it then.
+        return { id, postProcess: typeof instance.globalPostProcessAndMetrics === "function" } satisfies Created;
+      }
+      case "post_process": {
+        const instance = instances.get(call.instance);
+        if (!instance?.globalPostProcessAndMetrics) throw new Error(`no environment instance ${call.instance} with globalPostProcessAndMetrics`);
+        return await instance.globalPostProcessAndMetrics(call.batch);
       }
       case "step": {
         const instance = instances.get(call.instance);
@@ -241,14 +252,29 @@ export function connectEnvironment(initial: PortLike, described: EnvironmentDesc
     description: described.description,
     defaultTaskName: described.defaultTaskName,
     async create(config) {
-      let made = { epoch, id: call<number>(() => ({ method: "create", config })) };
-      await made.id;
+      // The epoch of the host the create is sent to (read when it is sent: a check may hold it across a restart).
+      const made: { epoch: number; id: Promise<number> } = { epoch, id: Promise.resolve(0) };
+      const first = call<Created>(() => {
+        made.epoch = epoch;
+        return { method: "create", config };
+      });
+      const { id, postProcess } = await first;
+      made.id = Promise.resolve(id);
       /** The instance on the current host (made again there, from the same config, after a restart). */
       const instance = (): Promise<number> => {
-        if (made.epoch !== epoch) made = { epoch, id: send<number>({ method: "create", config }) };
+        if (made.epoch !== epoch) {
+          made.epoch = epoch;
+          made.id = send<Created>({ method: "create", config }).then((c) => c.id);
+        }
         return made.id;
       };
       return {
+        ...(postProcess
+          ? {
+              globalPostProcessAndMetrics: (batch: Record<string, unknown[]>) =>
+                call<[Record<string, unknown[]>, Record<string, number>]>(async () => ({ method: "post_process", instance: await instance(), batch })),
+            }
+          : {}),
         step: (messageLogBatch, metadata, context) =>
           call<EnvironmentReturn>(
             async () => ({

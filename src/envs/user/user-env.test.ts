@@ -200,6 +200,29 @@ describe("an environment served over a message port", () => {
       }
     });
 
+    it("a create held while the host is checked is made once, on the host it was sent to", async () => {
+      creates.length = 0;
+      const first = served();
+      const fresh = served();
+      const connection = connectEnvironment(first.port, describeEnvironment(echo), { onOverdue: () => {} });
+      try {
+        const env = await connection.environment.create({ n: 1 });
+        const deadline = new AbortController();
+        void Promise.resolve(env.step(log("hang"), [null], { timeoutMs: 50, signal: deadline.signal })).catch(() => {});
+        await expect.poll(() => seen.at(-1)).toBe("hang");
+        deadline.abort(new Error("late"));
+        const second = connection.environment.create({ n: 2 }); // held: the host is being checked
+        connection.replacePort(fresh.port, "restarted");
+        const other = await second;
+        expect(await other.step(log("b"), [null])).toMatchObject({ observations: [{ content: "saw b" }] });
+        // {n: 1} on the first host, {n: 2} once on the new one (not made again at its first step).
+        expect(creates).toEqual([{ n: 1 }, { n: 2 }]);
+      } finally {
+        first.close();
+        fresh.close();
+      }
+    });
+
     it("sends the held calls to the same host when it answered after all; a deadline passed after the answer asks nothing", async () => {
       let release = () => {};
       const slowStep: EnvironmentDefinition = {
@@ -255,6 +278,24 @@ describe("an environment served over a message port", () => {
       expect(stuck.sent).toHaveLength(1);
       stuck.close();
     });
+  });
+
+  it("offers an instance's globalPostProcessAndMetrics over the port, only where the module's instance has one", async () => {
+    const withMetrics: EnvironmentDefinition = {
+      ...starter,
+      create: (config) => ({
+        step: () => ({ observations: [], metadata: [], next_stop_strings: null, rewards: [], terminateds: [], answers: null }),
+        ...(config.metrics ? { globalPostProcessAndMetrics: (batch: Record<string, unknown[]>) => [batch, { solved: (batch.rewards ?? []).length }] as [Record<string, unknown[]>, Record<string, number>] } : {}),
+      }),
+    };
+    const { client, close } = serve(withMetrics);
+    try {
+      const measured = await client.create({ metrics: true });
+      expect(await measured.globalPostProcessAndMetrics!({ rewards: [1, 0] })).toEqual([{ rewards: [1, 0] }, { solved: 2 }]);
+      expect((await client.create({})).globalPostProcessAndMetrics).toBeUndefined();
+    } finally {
+      close();
+    }
   });
 
   it("an answer that cannot cross the port names where: the metadata entry and field that cannot be copied", async () => {
