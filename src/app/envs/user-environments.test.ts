@@ -246,6 +246,28 @@ describe("hosts under a run", () => {
     expect(FakeHostWorker.started[0]!.terminated).toBe(false);
   });
 
+  it("a host ended while its ping waits (the module loaded again after its run) is not started again", async () => {
+    const store = await page();
+    const { connectRun, HOST_ANSWER_GRACE_MS } = await import("./user-environments.js");
+    FakeHostWorker.nextStuck = true;
+    await store.getState().load(A, "echo_env.js", "file");
+    const hold = connectRun(["echo_env"], listener().news);
+    vi.useFakeTimers();
+    try {
+      hold.overdue("echo_env");
+      hold.release();
+      const reloaded = store.getState().load(B, "echo_env.js", "file");
+      await vi.advanceTimersByTimeAsync(HOST_ANSWER_GRACE_MS + 10);
+      vi.useRealTimers();
+      await reloaded;
+    } finally {
+      vi.useRealTimers();
+    }
+    // Before, the stuck host's missed ping started version A again, in a Worker nothing ever ended.
+    expect(FakeHostWorker.loads).toEqual([A, B]);
+    expect(FakeHostWorker.started.map((w) => w.terminated)).toEqual([true, false]);
+  });
+
   it("a module loaded again or removed while a run steps it keeps its old host until the run ends", async () => {
     const store = await page();
     const { connectRun } = await import("./user-environments.js");

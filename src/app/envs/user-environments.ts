@@ -66,6 +66,8 @@ interface Hosted {
   runs: Set<HostNews>;
   /** Loaded again or removed: no new run gets it, and its Worker ends once the runs stepping it have. */
   retired: boolean;
+  /** Its Worker was ended for good (retired, and its last run over): never started again. */
+  ended: boolean;
   /** The check under way of whether it still answers. */
   check: Promise<void> | null;
   pings: Map<number, () => void>;
@@ -113,7 +115,7 @@ export const useUserEnvironments = create<UserEnvironmentsState>((set, get) => {
       const before = hosts.get(origin);
       if (before) retire(before);
       const worker = startHostWorker(source, origin);
-      const hosted: Hosted = { origin, source, worker, connection: null, runs: new Set(), retired: false, check: null, pings: new Map() };
+      const hosted: Hosted = { origin, source, worker, connection: null, runs: new Set(), retired: false, ended: false, check: null, pings: new Map() };
       hosts.set(origin, hosted);
       const entry: UserEnvironment = { origin, source: kind, status: "loading", description: null, error: null, generation: ++generation, version: null, restarts: null };
       put(entry);
@@ -356,8 +358,12 @@ function answers(hosted: Hosted, graceMs: number): Promise<boolean> {
 
 /** Finds out whether the host still answers (one check at a time); one that does not is restarted. */
 function checkHost(hosted: Hosted): Promise<void> {
+  if (hosted.ended) return Promise.resolve();
   hosted.check ??= (async () => {
-    if (await answers(hosted, HOST_ANSWER_GRACE_MS)) {
+    const answered = await answers(hosted, HOST_ANSWER_GRACE_MS);
+    // Ended meanwhile (the module was loaded again or removed, and its last run is over): nothing to restart.
+    if (hosted.ended) return;
+    if (answered) {
       for (const run of hosted.runs) run.answering();
       return;
     }
@@ -392,6 +398,11 @@ async function restartHost(hosted: Hosted): Promise<void> {
       started = true;
     };
   });
+  // Ended while it started again: the new Worker goes too.
+  if (hosted.ended) {
+    worker.terminate();
+    return;
+  }
   if (!loaded.ok) {
     const gone = `${why.split(":")[0]}: starting it again failed: ${loaded.message}`;
     endHost(hosted, gone);
@@ -413,6 +424,7 @@ function retire(hosted: Hosted): void {
 }
 
 function endHost(hosted: Hosted, why: string): void {
+  hosted.ended = true;
   hosted.worker.terminate();
   hosted.connection?.fail(why);
   for (const run of hosted.runs) run.gone(why);

@@ -140,6 +140,28 @@ describe("the watchdog of a stopped run", () => {
     expect(FakeWorker.all).toHaveLength(1);
   });
 
+  it("a run waiting to start hears that an environment's host was restarted: the new port goes right after the run", async () => {
+    const client = new RolloutWorkerClient({ stopGraceMs: GRACE });
+    const old = client.run({});
+    old.stop();
+    const next = client.run({});
+    const first = new MessageChannel();
+    const second = new MessageChannel();
+    // Two restarts while it waits: the last port goes, the one it replaces is closed.
+    next.environmentHost("echo_env", { outcome: "replaced", port: first.port2, why: "restarted" });
+    next.environmentHost("echo_env", { outcome: "replaced", port: second.port2, why: "restarted again" });
+    const worker = FakeWorker.all[0]!;
+    worker.answer(emptyResult(1));
+    await old.result;
+    const sent = worker.sent.filter((m) => "runId" in m && m.runId === 2);
+    expect(sent.map((m) => m.type)).toEqual(["run", "environment_host"]);
+    expect(sent[1]).toMatchObject({ name: "echo_env", news: { outcome: "replaced", port: second.port2, why: "restarted again" } });
+    for (const c of [first, second]) {
+      c.port1.close();
+      c.port2.close();
+    }
+  });
+
   it("... and on a fresh worker when the stuck one was terminated; other runs of the stuck worker fail with why", async () => {
     const client = new RolloutWorkerClient({ stopGraceMs: GRACE });
     const stuck = client.run({});

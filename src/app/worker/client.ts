@@ -53,6 +53,11 @@ export interface RunHandle {
   environmentHost(name: string, news: EnvironmentHostNews): void;
 }
 
+/** What became of a user environment's host, to the run's worker (a new port goes with the message). */
+function postHostNews(connection: Connection, runId: number, name: string, news: EnvironmentHostNews): void {
+  connection.post({ type: "environment_host", runId, name, news }, news.outcome === "replaced" ? [news.port] : []);
+}
+
 /** How long a stopped run may take to end before its worker is terminated (`RolloutWorkerClient`'s default). */
 export const DEFAULT_STOP_GRACE_MS = 3000;
 
@@ -111,6 +116,8 @@ interface Run {
   stopTimer: ReturnType<typeof setTimeout> | null;
   /** The worker said it read the Stop (it is not stuck in a synchronous call). */
   stopRead: boolean;
+  /** What became of its environments' hosts before it was posted (the last news of each, sent after the run). */
+  hostNews: Map<string, EnvironmentHostNews>;
 }
 
 /** One rollout worker, and what waits on it: its runs (answered by their result), and the page's other calls. */
@@ -227,7 +234,7 @@ export class RolloutWorkerClient {
   }
 
   run(scenario: unknown, handlers: RunHandlers = {}, modelSettings: ModelSettings = {}, environments: UserEnvironmentPort[] = []): RunHandle {
-    const run: Run = { handlers, connection: null, id: 0, queued: [], stopAsked: false, stopTimer: null, stopRead: false };
+    const run: Run = { handlers, connection: null, id: 0, queued: [], stopAsked: false, stopTimer: null, stopRead: false, hostNews: new Map() };
     this.live.add(run);
     // Until the run is posted (it waits while a stopped run of the current worker has not ended), its controls queue.
     const send = (control: Control) => (run.connection ? run.connection.post(control(run.id)) : run.queued.push(control));
@@ -268,6 +275,9 @@ export class RolloutWorkerClient {
         return;
       }
       posted = true;
+      // A host restarted while the run waited to start: its port to the old one is replaced at once.
+      for (const [name, news] of run.hostNews) postHostNews(connection, id, name, news);
+      run.hostNews.clear();
       for (const control of run.queued.splice(0)) connection.post(control(id));
       if (run.stopAsked) this.watchStop(run);
     };
@@ -288,8 +298,15 @@ export class RolloutWorkerClient {
       },
       answer: (requestId, text) => send((runId) => ({ type: "human_response", runId, requestId, text })),
       environmentHost: (name, news) => {
-        // Only a run under way hears of its hosts (it reported one overdue); a new port goes with the message.
-        if (run.connection && this.live.has(run)) run.connection.post({ type: "environment_host", runId: run.id, name, news }, news.outcome === "replaced" ? [news.port] : []);
+        if (!this.live.has(run)) {
+          if (news.outcome === "replaced") news.port.close();
+        } else if (run.connection) postHostNews(run.connection, run.id, name, news);
+        else {
+          // Not posted yet (it waits for a stopped run to end): the news goes with it. A port it replaces is closed.
+          const before = run.hostNews.get(name);
+          if (before?.outcome === "replaced") before.port.close();
+          run.hostNews.set(name, news);
+        }
       },
     };
   }

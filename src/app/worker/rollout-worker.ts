@@ -131,7 +131,11 @@ self.onmessage = (e: MessageEvent<PageMessage>) => {
     return;
   }
   const active = runs.get(message.runId);
-  if (!active) return;
+  if (!active) {
+    // A host restarted as its run ended: the port to the new one is not needed.
+    if (message.type === "environment_host" && message.news.outcome === "replaced") message.news.port.close();
+    return;
+  }
   if (message.type === "human_response") {
     active.waiting.resolve(message.requestId, message.text);
     return;
