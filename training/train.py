@@ -212,17 +212,25 @@ def main(argv: list[str]) -> int:
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
     step, seconds, tokens_read, tokens_learned = 0, 0.0, 0, 0
+    history: list[dict] = []
     checkpoint_path = out / "checkpoint.pt"
-    if args.resume and checkpoint_path.exists():
+    init_sha256 = hashlib.sha256(Path(args.init).read_bytes()).hexdigest() if args.init else None
+    if args.resume and checkpoint_path.exists() and not args.export_only:
         state = torch.load(checkpoint_path, map_location=device)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        step, seconds, tokens_read, tokens_learned = state["step"], state["seconds"], state["tokens_read"], state["tokens_learned"]
-        # The CPU generator's state: map_location put it on the training device, and set_rng_state takes a CPU tensor.
-        torch.set_rng_state(state["torch_rng"].cpu())
+        if state.get("init_sha256", init_sha256) != init_sha256:
+            # Trained from other starting weights (a first stage run again since): resuming would continue the old run
+            # under the new one's name. It starts afresh from --init.
+            print(f"--resume: {checkpoint_path} was trained from other starting weights than --init {args.init}; starting this stage afresh", file=sys.stderr)
+        else:
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            step, seconds, tokens_read, tokens_learned = state["step"], state["seconds"], state["tokens_read"], state["tokens_learned"]
+            history = list(state.get("history", []))
+            # The CPU generator's state: map_location put it on the training device, and set_rng_state takes a CPU tensor.
+            torch.set_rng_state(state["torch_rng"].cpu())
 
     def save_checkpoint() -> None:
-        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step, "seconds": seconds, "tokens_read": tokens_read, "tokens_learned": tokens_learned, "torch_rng": torch.get_rng_state(), "args": vars(args)}
+        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step, "seconds": seconds, "tokens_read": tokens_read, "tokens_learned": tokens_learned, "torch_rng": torch.get_rng_state(), "args": vars(args), "init_sha256": init_sha256, "history": history}
         torch.save(state, out / "checkpoint.pt.tmp")
         (out / "checkpoint.pt.tmp").replace(checkpoint_path)
 
@@ -231,8 +239,12 @@ def main(argv: list[str]) -> int:
             print(f"{checkpoint_path}: no checkpoint to export", file=sys.stderr)
             return 1
         state = torch.load(checkpoint_path, map_location=device)
+        # The checkpoint's own size and seed (the run's settings are kept in it), not this command's defaults.
+        size, seed = state.get("args", {}).get("size", args.size), state.get("args", {}).get("seed", args.seed)
+        if size != args.size:
+            model = Decoder(replace(SIZES[size], vocab_size=vocabulary.size), vocabulary).to(device)
         model.load_state_dict(state["model"])
-        weights_file.save(Path(args.export_only), model, {"size": args.size, "seed": args.seed, "steps": state["step"], "checkpoint": True})
+        weights_file.save(Path(args.export_only), model, {"size": size, "seed": seed, "steps": state["step"], "checkpoint": True})
         emit({"event": "exported", "weights": args.export_only, "step": state["step"]})
         return 0
 
@@ -241,7 +253,7 @@ def main(argv: list[str]) -> int:
     # found by counting each epoch's batches from the first.
     epoch, epoch_start = locate_step(step, lambda e: epoch_batch_count(train, args.batch_size, int(args.attention_budget), args.seed, e))
     batches = epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, epoch, args.slip_rate, allowed, args.copy_weight)
-    history, last_eval = [], None
+    last_eval = None
     window_start, window_tokens, window_learned, window_loss = time.perf_counter(), 0, 0, []
     stopped_early = False
     while step < args.steps:
@@ -299,7 +311,7 @@ def main(argv: list[str]) -> int:
         "negative_weight": args.negative_weight,
         "negative_floor": args.negative_floor,
         "init": portable_name(args.init) if args.init else None,
-        "init_sha256": hashlib.sha256(Path(args.init).read_bytes()).hexdigest() if args.init else None,
+        "init_sha256": init_sha256,
         "threads": args.threads,
         "device": device.type,
         "held_out": last_eval,

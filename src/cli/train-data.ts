@@ -25,10 +25,10 @@
  * Exit status 2 on bad usage.
  */
 
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
-import { finished } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import type { GenerationInterface } from "../core/index.js";
 import { STAMP_FILE } from "../policy/builtin-model/build.js";
@@ -41,6 +41,7 @@ import { ENVIRONMENT_PLANS, HELD_OUT_SEED_BASE, type EnvironmentPlan, type Split
 import { checkoutEnvironmentLookup } from "./checkout-environments.js";
 import { folderVocabulary, readVocabulary, vocabularyManifest, vocabularyOf, vocabularyTokenizer, type Vocabulary } from "./training-vocabulary.js";
 import { isEntryPoint } from "./entry.js";
+import { pendingFile } from "./output-file.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 export const TRAINING_DATA_DIR = join(ROOT, "training", "data");
@@ -248,11 +249,16 @@ function checkLearnerVocabulary(learnerModel: string, vocabulary: Vocabulary, mo
 /** A learner given as a trained weights file (an earlier `weights.safetensors`), not a model folder or id. */
 const isWeightsFile = (model: string) => model.endsWith(".safetensors");
 
+/** The episodes as JSON lines, in a file beside `path` that takes its place only once whole (./output-file.ts). */
 async function writeJsonl(path: string, episodes: Iterable<TrainingEpisode>): Promise<void> {
-  const stream = createWriteStream(path);
-  for (const e of episodes) if (!stream.write(`${JSON.stringify(e)}\n`)) await new Promise<void>((r) => stream.once("drain", () => r()));
-  stream.end();
-  await finished(stream);
+  const file = pendingFile(path);
+  try {
+    for (const e of episodes) if (!file.stream.write(`${JSON.stringify(e)}\n`)) await once(file.stream, "drain");
+    await file.commit();
+  } catch (error) {
+    await file.abandon();
+    throw error;
+  }
 }
 
 const summary = (c: Collected) => ({
@@ -331,6 +337,8 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     await model?.dispose();
     if (built) rmSync(built, { recursive: true, force: true });
   }
+  // Whole files only: a run stopped while it writes leaves each file as it was (data.json, written last, still
+  // describes the earlier data only if it is stopped between the renames, a moment).
   for (const split of ["train", "held_out"] as const) {
     await writeJsonl(join(options.out, `${split}.jsonl`), [...collected[split].values()].flatMap((c) => c.episodes));
   }
@@ -360,7 +368,9 @@ export async function writeTrainingData(options: TrainDataOptions, log: (line: s
     })),
     seconds: Math.round((performance.now() - started) / 100) / 10,
   };
-  writeFileSync(join(options.out, "data.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  const manifestFile = pendingFile(join(options.out, "data.json"));
+  manifestFile.stream.write(`${JSON.stringify(manifest, null, 2)}\n`);
+  await manifestFile.commit();
   log(`wrote ${join(options.out, "train.jsonl")}, held_out.jsonl and data.json in ${manifest.seconds} s`);
 }
 

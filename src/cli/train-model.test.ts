@@ -5,13 +5,13 @@
  */
 
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { learnerOption, main as trainData, parseOptions, parseScales, portableName, writeTrainingData } from "./train-data.js";
 import { TRAINED_SUMMARY_FILE, TRAINED_WEIGHTS_FILE } from "../policy/builtin-model/write-folder.js";
-import { main as trainVocab } from "./train-vocab.js";
+import { main as trainVocab, VOCABULARY_RECIPE_SCALE } from "./train-vocab.js";
 import { readVocabulary, VOCABULARY_FORMAT } from "./training-vocabulary.js";
 import { dataMadeBy, inductionStepsFor, inductionWarmUp, main, RECIPE, recipeLearner, runSummary, SECOND_STAGE, secondStageLearner, trainingEnv } from "./train-model.js";
 
@@ -47,6 +47,10 @@ describe("trainingEnv", () => {
 });
 
 describe("--scale (train:data, train:model)", () => {
+  it("train:vocab's default is the recipe's, so the command alone gives builtin:trained's vocabulary", () => {
+    expect(VOCABULARY_RECIPE_SCALE).toBe(RECIPE.scale);
+  });
+
   it("reads plan names and whole multiples", () => {
     expect(parseScales("calculator=4, workspace=2")).toEqual({ calculator: 4, workspace: 2 });
     expect(parseScales(undefined)).toEqual({});
@@ -163,6 +167,22 @@ describe("the two stages", () => {
       expect(errors.mock.calls.at(-1)![0]).toContain("--induction-steps: expected a whole number ≥ 0, got 2.5");
       expect(await main(["--work", work, "--first-stage", join(work, "first.safetensors"), "--induction-steps", "800"])).toBe(2);
       expect(errors.mock.calls.at(-1)![0]).toContain("--induction-steps: warms up the first stage's decoder, and --first-stage skips that stage");
+      // Numbers and the second stage's learner options, all before anything runs (they were found after the first
+      // stage's hour, or never: --time-limit abc meant no limit).
+      for (const [option, value, why] of [
+        ["--steps", "abc", "--steps: expected a whole number ≥ 1, got abc"],
+        ["--episodes", "0", "--episodes: expected a whole number ≥ 1, got 0"],
+        ["--held-out", "abc", "--held-out: expected a whole number ≥ 0, got abc"],
+        ["--seed", "1.5", "--seed: expected a whole number ≥ 0, got 1.5"],
+        ["--error-rate", "5", "--error-rate: expected a number in [0, 1], got 5"],
+        ["--time-limit", "abc", "--time-limit: expected seconds ≥ 0, got abc"],
+        ["--learner-rate", "2", "--learner-rate: expected a number in (0, 1], got 2"],
+        ["--learner-plans", "bogus", "--learner-plans: unknown plan 'bogus'"],
+      ]) {
+        expect(await main(["--work", join(work, "never"), option!, value!])).toBe(2);
+        expect(errors.mock.calls.at(-1)![0]).toContain(why);
+      }
+      expect(existsSync(join(work, "never"))).toBe(false);
     } finally {
       errors.mockRestore();
     }

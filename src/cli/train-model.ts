@@ -206,12 +206,34 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`--second-stage-time-limit: expected seconds ≥ 0, got ${values["second-stage-time-limit"]}\n${USAGE}`);
     return 2;
   }
+  // Every number is checked here, before anything runs (a stage takes an hour: a bad option must not wait for it).
+  const whole = (name: string, min: number) => {
+    const text = (values as Record<string, string | boolean | undefined>)[name] as string;
+    const n = Number(text);
+    if (text.trim() === "" || !Number.isInteger(n) || n < min) return `--${name}: expected a whole number ≥ ${min}, got ${text}`;
+    return null;
+  };
+  const errorRate = Number(values["error-rate"]);
+  const timeLimit = Number(values["time-limit"]);
+  const badNumber =
+    whole("steps", 1) ??
+    whole("episodes", 1) ??
+    whole("held-out", 0) ??
+    whole("seed", 0) ??
+    (values["error-rate"].trim() === "" || !(errorRate >= 0 && errorRate <= 1) ? `--error-rate: expected a number in [0, 1], got ${values["error-rate"]}` : null) ??
+    (values["time-limit"].trim() === "" || !(timeLimit >= 0) ? `--time-limit: expected seconds ≥ 0, got ${values["time-limit"]}` : null);
+  if (badNumber) {
+    console.error(`${badNumber}\n${USAGE}`);
+    return 2;
+  }
   let learner: TrainDataOptions["learner"];
   let renameRate: number;
   let secondStageLookAlikeWeight: number;
   let pathOnlyWriteWeight: number;
   try {
     learner = recipeLearner(values);
+    // The second stage's learner options too, now (its learner is the first stage's weights, named later).
+    if (secondStageSeconds > 0) secondStageLearner("the first stage's weights", values);
     renameRate = parseRenameRate(values["rename-rate"]);
     secondStageLookAlikeWeight = parseLookAlikeWeight(values["second-stage-look-alike-weight"], "--second-stage-look-alike-weight");
     pathOnlyWriteWeight = parsePathOnlyWriteWeight(values["path-only-write-weight"]);
@@ -327,7 +349,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (secondStageSeconds > 0) {
     const stageData = join(stage2, "data");
-    const stageLearner = secondStageLearner(weights, values);
+    const stageLearner = secondStageLearner(weights, values); // checked before anything ran
     const dataFailed = await writeData(stageData, SECOND_STAGE.scale, stageLearner, values["skip-data"] && dataMadeBy(stageData, stageLearner ? weights : null), secondStageLookAlikeWeight);
     if (dataFailed) return dataFailed;
     console.log(`== training, second stage (from ${weights}, ${secondStageSeconds} s) at ${elapsed()}`);

@@ -19,6 +19,9 @@ import { learnMerges } from "../training/vocabulary.js";
 import { checkoutEnvironmentLookup } from "./checkout-environments.js";
 import { isEntryPoint } from "./entry.js";
 import { parseScales } from "./train-data.js";
+
+/** The plans' scales of the recipe's vocabulary (train-model's `RECIPE.scale`; a test keeps the two equal). */
+export const VOCABULARY_RECIPE_SCALE = "calculator=2,workspace=2";
 import { VOCABULARY_FORMAT } from "./training-vocabulary.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -72,7 +75,8 @@ export async function main(argv: string[]): Promise<number> {
         episodes: { type: "string", default: "1200" },
         "error-rate": { type: "string", default: "0.2" },
         seed: { type: "string", default: "0" },
-        scale: { type: "string", default: "calculator=2" },
+        // The recipe's (train-model's RECIPE.scale): the command alone gives builtin:trained's vocabulary.
+        scale: { type: "string", default: VOCABULARY_RECIPE_SCALE },
       },
     }));
   } catch (error) {

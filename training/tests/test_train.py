@@ -282,11 +282,14 @@ class TrainTest(unittest.TestCase):
             self.assertEqual(summary["device"], "cuda" if torch.cuda.is_available() else "cpu")
             model, metadata = weights_file.load(out / "weights.safetensors")
             self.assertEqual(json.loads(metadata["training"])["steps"], 40)
-            # A resumed run continues from the checkpoint's step.
+            # A resumed run continues from the checkpoint's step, its loss history kept.
             code = train.main(["--data", str(data), "--out", str(out), "--size", "tiny", "--steps", "45", "--resume", "--log-every", "5", "--eval-every", "100"])
-            self.assertEqual(json.loads((out / "train.json").read_text())["steps"], 45)
-            # --export-only writes the checkpoint's weights (a look at a run under way), the same as the run's own.
-            self.assertEqual(train.main(["--data", str(data), "--out", str(out), "--size", "tiny", "--export-only", str(Path(tmp) / "look.safetensors")]), 0)
+            resumed = json.loads((out / "train.json").read_text())
+            self.assertEqual(resumed["steps"], 45)
+            self.assertEqual([h["step"] for h in resumed["history"]], [10, 20, 30, 40, 45])
+            # --export-only writes the checkpoint's weights (a look at a run under way), the same as the run's own; the
+            # checkpoint knows its size (no --size needed).
+            self.assertEqual(train.main(["--data", str(data), "--out", str(out), "--export-only", str(Path(tmp) / "look.safetensors")]), 0)
             look, _ = weights_file.load(Path(tmp) / "look.safetensors")
             final, _ = weights_file.load(out / "weights.safetensors")
             for (name, a), (_, b) in zip(look.state_dict().items(), final.state_dict().items()):
@@ -324,7 +327,8 @@ class TrainTest(unittest.TestCase):
             self.assertEqual(train.main([*common, "--out", str(parts), "--steps", str(counts[0] + 3)]), 0)
             self.assertEqual(train.main([*common, "--out", str(parts), "--steps", str(steps), "--resume"]), 0)
             resumed = json.loads((parts / "train.json").read_text())["history"]
-            self.assertEqual([h["loss"] for h in resumed], [h["loss"] for h in history if h["step"] > counts[0] + 3])
+            # The whole history: the first part's steps come from the checkpoint.
+            self.assertEqual([h["loss"] for h in resumed], [h["loss"] for h in history])
 
     def test_a_second_stage_starts_from_the_first_stages_weights(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -348,6 +352,13 @@ class TrainTest(unittest.TestCase):
             self.assertEqual(json.loads(second_metadata["training"])["first_stage"], json.loads(first_metadata["training"]))
             for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items()):
                 self.assertTrue(torch.equal(x, y), name)
+            # Resuming a second stage whose starting weights changed since (its first stage run again) starts it afresh:
+            # its checkpoint came from the old weights.
+            self.assertEqual(train.main([*common, "--out", str(first), "--steps", "45", "--lr", "1e-2", "--warmup", "5", "--resume"]), 0)
+            self.assertEqual(train.main([*common, "--out", str(second), "--steps", "5", "--lr", "0", "--init", str(first / "weights.safetensors"), "--resume"]), 0)
+            again = json.loads((second / "train.json").read_text())
+            self.assertEqual([h["step"] for h in again["history"]], [5])
+            self.assertEqual(again["init_sha256"], hashlib.sha256((first / "weights.safetensors").read_bytes()).hexdigest())
             # Weights of another architecture are refused, naming the file.
             self.assertEqual(train.main([*common, "--out", str(second), "--steps", "5", "--size", "trained", "--init", str(first / "weights.safetensors")]), 2)
             self.assertEqual(train.main([*common, "--out", str(second), "--steps", "5", "--init", str(Path(tmp) / "missing.safetensors")]), 2)
