@@ -257,6 +257,11 @@ def main(argv: list[str]) -> int:
     window_start, window_tokens, window_learned, window_loss = time.perf_counter(), 0, 0, []
     stopped_early = False
     while step < args.steps:
+        # A resumed run that had already reached its time limit trains no further (its weights stay the same, so a
+        # second stage started from them resumes too).
+        if args.time_limit and seconds >= args.time_limit:
+            stopped_early = True
+            break
         if step - epoch_start >= len(batches):
             epoch, epoch_start = epoch + 1, epoch_start + len(batches)
             batches = epoch_batches(train, args.batch_size, int(args.attention_budget), args.seed, epoch, args.slip_rate, allowed, args.copy_weight)

@@ -1,7 +1,7 @@
 /** Output files written whole or not at all (./output-file.ts): what was there survives a failure or a kill. */
 
-import { execFile } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { execFile, execFileSync } from "node:child_process";
+import { lstat, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -31,6 +31,33 @@ describe("pendingFile", () => {
     await kept.commit();
     expect(await readFile(target, "utf8")).toBe('{"new": true}');
     expect(await readdir(dir)).toEqual(["result.json"]);
+  });
+
+  it("writes through what is not a plain file, as a plain write does: a link's file, a pipe, /dev/null", async () => {
+    const file = join(dir, "target.json");
+    await writeFile(file, "EARLIER");
+    const link = join(dir, "link.json");
+    await symlink(file, link);
+    const viaLink = pendingFile(link);
+    viaLink.stream.write("NEW");
+    await viaLink.commit();
+    expect(await readFile(file, "utf8")).toBe("NEW");
+    expect((await lstat(link)).isSymbolicLink()).toBe(true);
+
+    const pipe = join(dir, "pipe");
+    execFileSync("mkfifo", [pipe]);
+    const read = readFile(pipe, "utf8");
+    const viaPipe = pendingFile(pipe);
+    viaPipe.stream.write("through the pipe");
+    await viaPipe.commit();
+    expect(await read).toBe("through the pipe");
+    expect((await lstat(pipe)).isFIFO()).toBe(true);
+
+    const devNull = pendingFile("/dev/null");
+    devNull.stream.write("gone");
+    await devNull.commit();
+    expect((await lstat("/dev/null")).isCharacterDevice()).toBe(true);
+    expect((await readdir(dir)).sort()).toEqual(["link.json", "pipe", "target.json"]);
   });
 
   it("a commit that cannot put the file in place fails, and removes what it wrote", async () => {

@@ -5,7 +5,7 @@
  * reading standard output (`| head -1`) ends the command's printing only; any other failure of it is reported.
  */
 
-import { createWriteStream, rmSync, type WriteStream } from "node:fs";
+import { createWriteStream, realpathSync, rmSync, statSync, type WriteStream } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { finished } from "node:stream/promises";
@@ -19,9 +19,17 @@ export interface PendingFile {
   abandon(): Promise<void>;
 }
 
-/** A file to write at `path`, in place only once committed. */
+/**
+ * A file to write at `path`, in place only once committed. Only a regular file (or nothing yet) is replaced that way,
+ * through a symbolic link to the file it names; anything else at `path` (a pipe, `/dev/null`, `/dev/fd/N`, a device)
+ * is written into as it is, as before.
+ */
 export function pendingFile(path: string): PendingFile {
-  const temporary = join(dirname(path), `.${basename(path)}.partial-${process.pid}`);
+  const target = statSync(path, { throwIfNoEntry: false });
+  if (target && !target.isFile()) return directFile(path);
+  // The file a link names is the one replaced (the link stays a link).
+  const real = target ? realpathSync(path) : path;
+  const temporary = join(dirname(real), `.${basename(real)}.partial-${process.pid}`);
   const stream = createWriteStream(temporary);
   // An error (a missing folder, a full disk) ends the stream; `commit` reports it (finished() rejects with it).
   stream.on("error", () => {});
@@ -41,7 +49,7 @@ export function pendingFile(path: string): PendingFile {
       try {
         stream.end();
         await finished(stream);
-        await rename(temporary, path);
+        await rename(temporary, real);
       } catch (e) {
         await rm(temporary, { force: true });
         throw e;
@@ -53,6 +61,22 @@ export function pendingFile(path: string): PendingFile {
       release();
       stream.destroy();
       await rm(temporary, { force: true });
+    },
+  };
+}
+
+/** Written into as it is: what is at `path` is not a file that can be replaced (a pipe, a device). */
+function directFile(path: string): PendingFile {
+  const stream = createWriteStream(path);
+  stream.on("error", () => {});
+  return {
+    stream,
+    async commit() {
+      stream.end();
+      await finished(stream);
+    },
+    async abandon() {
+      stream.destroy();
     },
   };
 }

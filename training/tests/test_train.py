@@ -295,6 +295,22 @@ class TrainTest(unittest.TestCase):
             for (name, a), (_, b) in zip(look.state_dict().items(), final.state_dict().items()):
                 self.assertTrue(torch.equal(a, b), name)
 
+    def test_a_run_stopped_by_its_time_limit_resumes_to_the_same_weights(self):
+        # A second stage resumes only from the weights it started from: a first stage resumed after its time limit
+        # must not train a step more (it did, and every --resume then started the second stage afresh).
+        with tempfile.TemporaryDirectory() as tmp:
+            data, out = Path(tmp) / "data", Path(tmp) / "out"
+            data.mkdir()
+            write_episodes(data / "train.jsonl", 40)
+            common = ["--data", str(data), "--out", str(out), "--size", "tiny", "--steps", "100000", "--time-limit", "0.3", "--batch-size", "8", "--log-every", "5", "--eval-every", "100000"]
+            self.assertEqual(train.main(common), 0)
+            before = json.loads((out / "train.json").read_text())
+            self.assertTrue(before["stopped_early"])
+            first = (out / "weights.safetensors").read_bytes()
+            self.assertEqual(train.main([*common, "--resume"]), 0)
+            self.assertEqual(json.loads((out / "train.json").read_text())["steps"], before["steps"])
+            self.assertEqual((out / "weights.safetensors").read_bytes(), first)
+
     def test_epochs_of_different_lengths_follow_one_another_and_a_resumed_step_finds_its_epoch(self):
         # Episodes of many lengths under a small attention budget: where the shuffle puts the long ones decides
         # where batches are cut, so epochs have different batch counts (a run once indexed epoch 1 by epoch 0's count

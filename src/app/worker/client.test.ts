@@ -150,6 +150,8 @@ describe("the watchdog of a stopped run", () => {
     // Two restarts while it waits: the last port goes, the one it replaces is closed.
     next.environmentHost("echo_env", { outcome: "replaced", port: first.port2, why: "restarted" });
     next.environmentHost("echo_env", { outcome: "replaced", port: second.port2, why: "restarted again" });
+    // The restarted host answering a later check changes nothing: the run still needs its port to it.
+    next.environmentHost("echo_env", { outcome: "answering" });
     const worker = FakeWorker.all[0]!;
     worker.answer(emptyResult(1));
     await old.result;

@@ -302,8 +302,10 @@ export class RolloutWorkerClient {
           if (news.outcome === "replaced") news.port.close();
         } else if (run.connection) postHostNews(run.connection, run.id, name, news);
         else {
-          // Not posted yet (it waits for a stopped run to end): the news goes with it. A port it replaces is closed.
+          // Not posted yet (it waits for a stopped run to end): the news goes with it. A port it replaces is closed;
+          // "answering" after a restart means the new host answers, and the run still needs its port to it.
           const before = run.hostNews.get(name);
+          if (before?.outcome === "replaced" && news.outcome === "answering") return;
           if (before?.outcome === "replaced") before.port.close();
           run.hostNews.set(name, news);
         }
