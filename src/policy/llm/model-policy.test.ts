@@ -250,7 +250,7 @@ describe("the model policy on the built-in tiny model (Node, onnxruntime-node)",
 
   it("loads a folder's graph for each dtype transformers.js names a file for (int8, uint8, bnb4 as well as q8, q4, …)", async () => {
     // The tiny model's fp32 graph under each dtype's file name: what is checked is which file the dtype loads.
-    for (const [dtype, file] of [["int8", "model_int8.onnx"], ["uint8", "model_uint8.onnx"], ["bnb4", "model_bnb4.onnx"]] as const) {
+    for (const [dtype, file] of [["int8", "model_int8.onnx"], ["uint8", "model_uint8.onnx"], ["bnb4", "model_bnb4.onnx"], ["q2", "model_q2.onnx"]] as const) {
       const folder = join(modelsRoot, "dtypes", dtype);
       cpSync(join(modelsRoot, "builtin", "tiny"), folder, { recursive: true });
       renameSync(join(folder, "onnx", "model.onnx"), join(folder, "onnx", file));

@@ -10,8 +10,11 @@ import { BUILTIN_MODEL_NAMES, isBuiltinModelName, type BuiltinModelName } from "
 export const DEFAULT_HUB_HOST = "https://huggingface.co/";
 
 /** transformers.js's dtypes that name a graph file (its `auto` does not: it picks one per device). */
-export type Dtype = "fp32" | "fp16" | "q8" | "int8" | "uint8" | "q4" | "bnb4" | "q4f16";
-export const DTYPES: readonly Dtype[] = ["fp32", "fp16", "q8", "int8", "uint8", "q4", "bnb4", "q4f16"];
+export type Dtype = "fp32" | "fp16" | "q8" | "int8" | "uint8" | "q4" | "bnb4" | "q4f16" | "q2" | "q2f16" | "q1" | "q1f16";
+export const DTYPES: readonly Dtype[] = ["fp32", "fp16", "q8", "int8", "uint8", "q4", "bnb4", "q4f16", "q2", "q2f16", "q1", "q1f16"];
+
+/** fp16 and the q…f16 dtypes compute in half precision: on WebGPU they need the adapter's `shader-f16`. */
+export const needsShaderF16 = (dtype: Dtype): boolean => dtype === "fp16" || /^q\df16$/.test(dtype);
 
 export type ModelSource =
   | { kind: "builtin"; id: string; preset: BuiltinModelName; spec: string }
@@ -50,7 +53,7 @@ export function checkDtype(source: ModelSource, dtype: Dtype, device: { device: 
   if (source.kind === "builtin" && dtype !== "fp32") {
     throw new Error(`the built-in models ship fp32 weights only; '${dtype}' is not available for ${source.spec}`);
   }
-  if (device.device === "webgpu" && (dtype === "fp16" || dtype === "q4f16") && !device.shaderF16) {
+  if (device.device === "webgpu" && needsShaderF16(dtype) && !device.shaderF16) {
     throw new Error(`dtype '${dtype}' needs the WebGPU feature 'shader-f16', which this adapter does not have; use fp32, q4 or WASM`);
   }
 }
@@ -97,7 +100,20 @@ export function describeLoadError(source: ModelSource, error: unknown, context: 
 }
 
 // transformers.js's file suffixes (its DEFAULT_DTYPE_SUFFIX_MAPPING).
-const DTYPE_SUFFIX: Record<Dtype, string> = { fp32: "", fp16: "_fp16", q8: "_quantized", int8: "_int8", uint8: "_uint8", q4: "_q4", bnb4: "_bnb4", q4f16: "_q4f16" };
+const DTYPE_SUFFIX: Record<Dtype, string> = {
+  fp32: "",
+  fp16: "_fp16",
+  q8: "_quantized",
+  int8: "_int8",
+  uint8: "_uint8",
+  q4: "_q4",
+  bnb4: "_bnb4",
+  q4f16: "_q4f16",
+  q2: "_q2",
+  q2f16: "_q2f16",
+  q1: "_q1",
+  q1f16: "_q1f16",
+};
 
 /** The decoder's ONNX graph for this dtype, relative to the model folder. */
 export const modelGraphFile = (dtype: Dtype) => `onnx/model${DTYPE_SUFFIX[dtype]}.onnx`;

@@ -25,6 +25,7 @@ import {
   checkModelFiles,
   describeLoadError,
   DTYPES,
+  needsShaderF16,
   jsonProblem,
   requiredModelFiles,
   resolveModelSource,
@@ -103,7 +104,7 @@ let loaded: LoadedModel | null = null;
 
 /** `auto` with a dtype that needs shader-f16 on an adapter without it: WASM, rather than a load that must fail. */
 function fitDtype(choice: DeviceChoice, requested: DeviceRequest, dtype: Dtype): DeviceChoice {
-  if (requested !== "auto" || choice.device !== "webgpu" || choice.shaderF16 || (dtype !== "fp16" && dtype !== "q4f16")) return choice;
+  if (requested !== "auto" || choice.device !== "webgpu" || choice.shaderF16 || !needsShaderF16(dtype)) return choice;
   return { ...choice, device: "wasm", reason: `WASM: dtype '${dtype}' needs the WebGPU feature 'shader-f16', which this adapter does not have` };
 }
 
