@@ -10,6 +10,7 @@
 import { Worker, type MessagePort as NodeMessagePort } from "node:worker_threads";
 import { pathToFileURL } from "node:url";
 import type { EnvironmentDefinition } from "../envs/index.js";
+import { HOST_ANSWER_GRACE_MS, HostPings } from "../envs/user/host-ping.js";
 import { connectEnvironment, type EnvironmentDescription, type PortConnection, type PortLike } from "../envs/user/port.js";
 
 export type ThreadRequest =
@@ -25,8 +26,8 @@ export type ThreadReply =
   | { type: "failed"; message: string; stack: string }
   | { type: "pong"; id: number };
 
-/** How long a thread has to answer a ping once a step passed its deadline (a free event loop answers at once). */
-export const THREAD_ANSWER_GRACE_MS = 2000;
+/** How long a thread has to answer a ping once a step passed its deadline (as long as a page's Worker). */
+export const THREAD_ANSWER_GRACE_MS = HOST_ANSWER_GRACE_MS;
 
 const BOOT = new URL("./module-thread.mjs", import.meta.url);
 
@@ -47,8 +48,7 @@ class ModuleThread {
   private checking: Promise<void> | null = null;
   /** The restart under way (one at a time: a thread that exits while it is pinged is restarted once). */
   private restarting: Promise<void> | null = null;
-  private readonly pings = new Map<number, () => void>();
-  private nextPing = 0;
+  private readonly pings = new HostPings();
 
   constructor(
     private readonly path: string,
@@ -86,8 +86,7 @@ class ModuleThread {
       worker.on("message", (reply: ThreadReply) => {
         if (!current()) return;
         if (reply.type === "pong") {
-          this.pings.get(reply.id)?.();
-          this.pings.delete(reply.id);
+          this.pings.pong(reply.id);
         } else if (!settle(reply) && reply.type === "failed") this.report(`warning: ${this.path}: ${reply.stack || reply.message}`);
       });
       worker.on("error", (e) => {
@@ -115,28 +114,13 @@ class ModuleThread {
   private check(): Promise<void> {
     this.checking ??= (async () => {
       const pinged = this.worker;
-      const answered = await this.answers();
+      const answered = await this.pings.answers((id) => this.worker?.postMessage({ type: "ping", id } satisfies ThreadRequest), THREAD_ANSWER_GRACE_MS);
       // The thread ended meanwhile (its exit restarted it, and that restart answers the connection).
       if (this.worker !== pinged || this.restarting) return;
       if (answered) this.connection?.resume();
       else await this.restart(`environment '${this.name}' (${this.path}) stopped answering after a step ran past its deadline (busy in a synchronous loop?): its module was started again, and the steps that were under way in it failed`);
     })().finally(() => (this.checking = null));
     return this.checking;
-  }
-
-  private answers(): Promise<boolean> {
-    const id = ++this.nextPing;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.pings.delete(id);
-        resolve(false);
-      }, THREAD_ANSWER_GRACE_MS);
-      this.pings.set(id, () => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-      this.worker?.postMessage({ type: "ping", id } satisfies ThreadRequest);
-    });
   }
 
   private restart(why: string): Promise<void> {

@@ -7,6 +7,7 @@
 
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { FakeIndexedDB } from "../run/fake-idb.fixture.js";
+import { HOST_ANSWER_GRACE_MS } from "../../envs/user/host-ping.js";
 import type { HostReply, HostRequest } from "./host-protocol.js";
 
 /** The host Worker: a text with `SYNTAX` fails as a syntax error would; any other loads as `name_env` (from `// name: x`). */
@@ -210,7 +211,7 @@ describe("hosts under a run", () => {
 
   it("a host that answers no ping after a run's step overran is started again from the same text, and the run hears of its new port", async () => {
     const store = await page();
-    const { connectRun, HOST_ANSWER_GRACE_MS } = await import("./user-environments.js");
+    const { connectRun } = await import("./user-environments.js");
     FakeHostWorker.nextStuck = true;
     await store.getState().load(A, "echo_env.js", "file");
     const run = listener();
@@ -248,7 +249,7 @@ describe("hosts under a run", () => {
 
   it("a host ended while its ping waits (the module loaded again after its run) is not started again", async () => {
     const store = await page();
-    const { connectRun, HOST_ANSWER_GRACE_MS } = await import("./user-environments.js");
+    const { connectRun } = await import("./user-environments.js");
     FakeHostWorker.nextStuck = true;
     await store.getState().load(A, "echo_env.js", "file");
     const hold = connectRun(["echo_env"], listener().news);

@@ -12,6 +12,7 @@
 import { create } from "zustand";
 import { environmentLookup, findEnvironment, type EnvironmentLookup } from "../../envs/index.js";
 import { connectEnvironment, type EnvironmentDescription, type PortConnection, type PortLike } from "../../envs/user/port.js";
+import { HostPings } from "../../envs/user/host-ping.js";
 import type { UserEnvironmentPort } from "../worker/protocol.js";
 import type { HostReply, HostRequest } from "./host-protocol.js";
 import { forgetModule, keepModule, listKeptModules, type KeptModule } from "./module-store.js";
@@ -70,7 +71,7 @@ interface Hosted {
   ended: boolean;
   /** The check under way of whether it still answers. */
   check: Promise<void> | null;
-  pings: Map<number, () => void>;
+  pings: HostPings;
 }
 
 interface UserEnvironmentsState {
@@ -115,7 +116,7 @@ export const useUserEnvironments = create<UserEnvironmentsState>((set, get) => {
       const before = hosts.get(origin);
       if (before) retire(before);
       const worker = startHostWorker(source, origin);
-      const hosted: Hosted = { origin, source, worker, connection: null, runs: new Set(), retired: false, ended: false, check: null, pings: new Map() };
+      const hosted: Hosted = { origin, source, worker, connection: null, runs: new Set(), retired: false, ended: false, check: null, pings: new HostPings() };
       hosts.set(origin, hosted);
       const entry: UserEnvironment = { origin, source: kind, status: "loading", description: null, error: null, generation: ++generation, version: null, restarts: null };
       put(entry);
@@ -308,12 +309,6 @@ export function connectRun(envNames: Iterable<string>, news: (name: string) => H
   };
 }
 
-/**
- * How long a host has to answer a ping once a step ran past its deadline: a host whose event loop is free answers
- * within milliseconds; one that does not in this long is busy in one synchronous call past the step's deadline.
- */
-export const HOST_ANSWER_GRACE_MS = 2000;
-
 function startHostWorker(source: string, origin: string): Worker {
   const worker = new Worker(new URL("./env-host-worker.ts", import.meta.url), { type: "module" });
   worker.postMessage({ type: "load", source, origin } satisfies HostRequest);
@@ -326,8 +321,7 @@ function listenToHost(hosted: Hosted, worker: Worker, onReply: (reply: Exclude<H
     if (hosted.worker !== worker) return;
     const reply = e.data;
     if (reply.type === "pong") {
-      hosted.pings.get(reply.id)?.();
-      hosted.pings.delete(reply.id);
+      hosted.pings.pong(reply.id);
     } else onReply(reply);
   };
 }
@@ -339,28 +333,12 @@ function portTo(worker: Worker): MessagePort {
   return channel.port2;
 }
 
-let pingIds = 0;
-/** Whether the host answers a ping within `graceMs`. */
-function answers(hosted: Hosted, graceMs: number): Promise<boolean> {
-  const id = ++pingIds;
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      hosted.pings.delete(id);
-      resolve(false);
-    }, graceMs);
-    hosted.pings.set(id, () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-    hosted.worker.postMessage({ type: "ping", id } satisfies HostRequest);
-  });
-}
 
 /** Finds out whether the host still answers (one check at a time); one that does not is restarted. */
 function checkHost(hosted: Hosted): Promise<void> {
   if (hosted.ended) return Promise.resolve();
   hosted.check ??= (async () => {
-    const answered = await answers(hosted, HOST_ANSWER_GRACE_MS);
+    const answered = await hosted.pings.answers((id) => hosted.worker.postMessage({ type: "ping", id } satisfies HostRequest));
     // Ended meanwhile (the module was loaded again or removed, and its last run is over): nothing to restart.
     if (hosted.ended) return;
     if (answered) {
