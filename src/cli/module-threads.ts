@@ -2,7 +2,7 @@
  * The Node commands' user environment modules, each in a thread of its own (./module-thread-host.ts), served to
  * this one over a message port as the page serves each from a Worker (src/envs/user/port.ts). When a step passes
  * the scenario's `env_step_timeout_ms` unanswered, the thread is pinged; one that does not answer within
- * `THREAD_ANSWER_GRACE_MS` (busy in a synchronous loop) is terminated and started again from the same file, and the
+ * `HOST_ANSWER_GRACE_MS` (src/envs/user/host-ping.ts; busy in a synchronous loop) is terminated and started again from the same file, and the
  * run goes on with it: only the steps under way in the stuck thread fail. A thread that ends on its own (a module
  * calling `process.exit`) is started again the same way.
  */
@@ -10,7 +10,7 @@
 import { Worker, type MessagePort as NodeMessagePort } from "node:worker_threads";
 import { pathToFileURL } from "node:url";
 import type { EnvironmentDefinition } from "../envs/index.js";
-import { HOST_ANSWER_GRACE_MS, HostPings } from "../envs/user/host-ping.js";
+import { HostPings } from "../envs/user/host-ping.js";
 import { connectEnvironment, type EnvironmentDescription, type PortConnection, type PortLike } from "../envs/user/port.js";
 
 export type ThreadRequest =
@@ -25,9 +25,6 @@ export type ThreadReply =
   | { type: "loaded"; description: EnvironmentDescription }
   | { type: "failed"; message: string; stack: string }
   | { type: "pong"; id: number };
-
-/** How long a thread has to answer a ping once a step passed its deadline (as long as a page's Worker). */
-export const THREAD_ANSWER_GRACE_MS = HOST_ANSWER_GRACE_MS;
 
 const BOOT = new URL("./module-thread.mjs", import.meta.url);
 
@@ -114,7 +111,7 @@ class ModuleThread {
   private check(): Promise<void> {
     this.checking ??= (async () => {
       const pinged = this.worker;
-      const answered = await this.pings.answers((id) => this.worker?.postMessage({ type: "ping", id } satisfies ThreadRequest), THREAD_ANSWER_GRACE_MS);
+      const answered = await this.pings.answers((id) => this.worker?.postMessage({ type: "ping", id } satisfies ThreadRequest));
       // The thread ended meanwhile (its exit restarted it, and that restart answers the connection).
       if (this.worker !== pinged || this.restarting) return;
       if (answered) this.connection?.resume();

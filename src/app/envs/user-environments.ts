@@ -382,7 +382,8 @@ async function restartHost(hosted: Hosted): Promise<void> {
     return;
   }
   if (!loaded.ok) {
-    const gone = `${why.split(":")[0]}: starting it again failed: ${loaded.message}`;
+    // Named as Node names it (src/cli/module-threads.ts); an origin that is a URL has colons of its own.
+    const gone = `environment '${name}' (${hosted.origin}) could not be started again: ${loaded.message}`;
     endHost(hosted, gone);
     if (isCurrent()) patchEntry(hosted.origin, { status: "failed", error: { message: gone, stack: "" } });
     return;
