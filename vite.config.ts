@@ -1,8 +1,10 @@
+import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import react from "@vitejs/plugin-react";
 import type { Plugin } from "vite";
 import { defineConfig } from "vite";
+import { SANDBOX_RELAY } from "./src/app/envs/sandbox-relay.js";
 import { connectSourcesFromEnv, contentSecurityPolicy } from "./src/app/security/csp.js";
 
 // Cross-origin isolation lets onnxruntime-web use threads (SharedArrayBuffer); the static build documents the
@@ -14,7 +16,7 @@ const isolation = {
 
 // The built lab runs under a strict CSP (src/app/security/csp.ts); the dev server does not (React's refresh
 // preamble is an inline script).
-const csp = contentSecurityPolicy(connectSourcesFromEnv(process.env.LAB_CONNECT_SRC));
+const csp = contentSecurityPolicy(connectSourcesFromEnv(process.env.LAB_CONNECT_SRC), [createHash("sha256").update(SANDBOX_RELAY).digest("base64")]);
 
 /** The CSP as a <meta> in the built pages, and every header in dist/_headers (Netlify / Cloudflare Pages format). */
 function securityHeaders(): Plugin {

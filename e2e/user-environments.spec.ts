@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import type { Page } from "@playwright/test";
+import type { Page, Worker } from "@playwright/test";
 import { expect, test } from "./fixtures.js";
 
 const root = join(import.meta.dirname, "..");
@@ -136,14 +136,18 @@ test("a picked module with a syntax error names its line and column, with the li
   await expect(typo.getByTestId("env-module-error")).toContainText("create() { return { step( } }; },");
 });
 
-test("a picked module finds none of the page's storage, no channel to the page and no way to start a fresh Worker", async ({ page }) => {
+test("a picked module runs in an opaque origin: none of the page's storage, no channel to the page, none of the lab's files", async ({ page }) => {
   await page.goto("/");
+  const lab = new URL(page.url()).origin;
   // The page keeps runs and modules in IndexedDB: make sure there is something to find.
   await expect.poll(() => page.evaluate(async () => (await indexedDB.databases()).length)).toBeGreaterThan(0);
   const nosy = `
 const reachable = (name) => { for (let o = globalThis; o; o = Object.getPrototypeOf(o)) if (Object.getOwnPropertyDescriptor(o, name)) return true; return false; };
 const found = ["indexedDB", "caches", "BroadcastChannel", "Worker", "SharedWorker", "postMessage", "close"].filter(reachable);
 for (const name of ["storage", "locks", "serviceWorker"]) if (name in navigator) found.push("navigator." + name);
+// The wall behind those seals: the Worker's origin is opaque, so the lab's own files are another site's.
+if (self.origin !== "null") found.push("origin " + self.origin);
+try { await fetch(${JSON.stringify(lab + "/index.html")}); found.push("the lab's index.html"); } catch {}
 // Passing itself off as another module: a forged "loaded" to the page, or a forged "load" of other code to the host.
 const forged = { name: "forged_env", title: "Forged", description: "", defaultTaskName: "forged_env", hasView: false };
 try { self.postMessage({ type: "loaded", description: forged }); } catch {}
@@ -174,6 +178,29 @@ export default {
   await expect(page.getByLabel("Environment", { exact: true }).locator('option[value="forged_env"]')).toHaveCount(0);
 });
 
+test("served under a Content-Security-Policy without the sandbox relay's hash (an older build's headers), a module fails saying so", async ({ page, guard }) => {
+  // The lab's page as a host with stale headers would serve it: its policy, header and <meta> alike, lacks the hash.
+  const stale = (csp: string) => csp.replace(/ (&#39;|')sha256-[^&']+(&#39;|')/g, "");
+  await page.route((url) => url.pathname === "/" || url.pathname === "/index.html", async (route) => {
+    const response = await route.fetch();
+    const headers = { ...response.headers(), "content-security-policy": stale(response.headers()["content-security-policy"]!) };
+    const body = stale(await response.text());
+    expect(body).not.toContain("sha256");
+    await route.fulfill({ response, headers, body });
+  });
+  await page.goto("/");
+  const starter = page.locator('[data-testid="user-environment"][data-name="number_guess"]');
+  const failed = page.locator('[data-testid="user-environment"][data-status="failed"]').filter({ hasText: "number_guess" });
+  // The relay never runs, so it never answers: the load fails once the relay's deadline (10 s) has passed.
+  await expect(failed).toContainText("did not answer in 10 s", { timeout: 30_000 });
+  await expect(failed).toContainText("dist/_headers");
+  await expect(starter).toHaveCount(0);
+  // The browser's own word on why (the page logs it): expected here, and nothing else may be.
+  const blocked = (m: string) => m.startsWith("Executing inline script violates the following Content Security Policy");
+  expect(guard.consoleErrors.filter(blocked).length).toBeGreaterThan(0);
+  guard.consoleErrors.splice(0, Infinity, ...guard.consoleErrors.filter((m) => !blocked(m)));
+});
+
 test("a step stuck in a synchronous loop past its deadline: the lab restarts the module's host, and the run goes on on the new one", async ({ page }) => {
   await page.goto("/");
   // Its step never returns when the reply says "loop": the host Worker is stuck, and answers nothing after.
@@ -193,9 +220,16 @@ export default {
     return Array.from({ length: size }, () => ({ task_name: taskName, message_log: [{ role: "user", content: "say something" }], extra_env_info: {}, stop_strings: null }));
   },
 };`;
+  await expect(page.locator('[data-testid="user-environment"][data-name="number_guess"]')).toHaveAttribute("data-status", "ready");
+  // The hosts started from here on (each in its sandboxed frame's opaque origin), and those that ended.
+  const hosts: Worker[] = [];
+  page.on("worker", (w) => w.url().startsWith("blob:null/") && hosts.push(w));
+  const ended = new Set<Worker>();
+  page.on("worker", (w) => w.on("close", () => ended.add(w)));
   await page.getByLabel("Environment module file").setInputFiles({ name: "loopy_env.js", mimeType: "text/javascript", buffer: Buffer.from(loopy) });
   const loaded = page.locator('[data-testid="user-environment"][data-name="loopy_env"]');
   await expect(loaded).toHaveAttribute("data-status", "ready");
+  expect(hosts).toHaveLength(1);
   await expect(page.getByLabel("Environment", { exact: true })).toHaveValue("loopy_env");
   await page.getByLabel("Samples").fill("2");
   await page.getByLabel("Mode", { exact: true }).selectOption("async");
@@ -214,6 +248,10 @@ export default {
   await expect(loaded.getByTestId("env-restarted")).toContainText("Restarted once", { timeout: 30_000 });
   await expect(loaded.getByTestId("env-restarted")).toContainText("stopped answering after a step ran past its deadline");
   await expect(loaded).toHaveAttribute("data-status", "ready");
+  // The stuck one is gone (its frame removed), not left spinning beside the new one.
+  await expect.poll(() => hosts.length).toBe(2);
+  await expect.poll(() => ended.has(hosts[0]!)).toBe(true);
+  expect(ended.has(hosts[1]!)).toBe(false);
   // Sample 1's turns are stepped by the new host, in the same run: before, they went to the stuck one.
   await reply(1, "fine");
   await expect(page.getByTestId("human-turn")).toHaveCount(1);

@@ -1,9 +1,9 @@
 /// <reference lib="webworker" />
 /**
  * The environment host: one Worker per user environment module, so a broken or hostile module cannot reach the
- * page (no DOM, no storage of the page's: see `sealWorkerGlobals`, no access to the model's worker). It imports the
- * module's text, checks its shape, and serves it on the message ports the page hands it (one for the page's views,
- * one per run).
+ * page (no DOM, no access to the model's worker), started in an opaque origin of its own (./sandbox.ts), so none of
+ * the page's storage either, and sealed besides (`sealWorkerGlobals`). It imports the module's text, checks its
+ * shape, and serves it on the message ports the page hands it (one for the page's views, one per run).
  */
 
 import { environmentFromModule, type EnvironmentDefinition } from "../../envs/index.js";
@@ -14,7 +14,8 @@ import { locateSyntaxError } from "./syntax-error.js";
 declare const self: DedicatedWorkerGlobalScope;
 
 /**
- * What of the page's origin a module could reach from this Worker, removed before any module runs: the page's
+ * What of an origin a module could reach from this Worker, removed before any module runs (the opaque origin owns
+ * none of the page's; in the dev server the host shares the page's origin, and this is all that guards it): the page's
  * storage (IndexedDB, where kept runs and kept modules live; the Cache API; the origin's private file system through
  * `navigator.storage`), the page's other contexts (`BroadcastChannel`, `navigator.locks`) and fresh Workers (whose globals would have
  * all of it again), and `postMessage` (only the host speaks to the page: a module cannot pass itself off as loaded under
@@ -36,8 +37,19 @@ function sealWorkerGlobals(scope: object, sealedNavigator: object | undefined): 
   if (sealedNavigator) for (const name of ["storage", "locks", "serviceWorker"]) remove(sealedNavigator, name);
 }
 
-/** The host's own line to the page, kept before the seal takes `postMessage` from the module's reach. */
-const toPage = self.postMessage.bind(self);
+/**
+ * The host's line to the page: the port a sandboxed frame's boot hands over (./sandbox.ts), or in the dev server,
+ * where the host is a plain Worker of the page's origin, the Worker's own. Taken before any module runs, and
+ * `postMessage` sealed after, so a module never holds it.
+ */
+interface PageLine {
+  postMessage(message: unknown): void;
+  addEventListener(type: "message", listener: (e: MessageEvent<HostRequest>) => void): void;
+}
+const handed = (globalThis as { rolloutLabHostPort?: MessagePort }).rolloutLabHostPort;
+delete (globalThis as { rolloutLabHostPort?: MessagePort }).rolloutLabHostPort;
+const page: PageLine = handed ?? self;
+const toPage = page.postMessage.bind(page);
 sealWorkerGlobals(self, self.navigator);
 
 let environment: EnvironmentDefinition | null = null;
@@ -46,7 +58,7 @@ let moduleName = (stack: string) => stack;
 const post = (reply: HostReply) => toPage(reply.type === "failed" ? { ...reply, stack: moduleName(reply.stack) } : reply);
 
 // A listener, not `onmessage`: a module that sets `self.onmessage` adds its own after this one, replacing nothing.
-self.addEventListener("message", async (e: MessageEvent<HostRequest>) => {
+page.addEventListener("message", async (e: MessageEvent<HostRequest>) => {
   // Only the page's messages: a module could dispatch one of its own (a second "load" of other code).
   if (!e.isTrusted) return;
   const request = e.data;
@@ -77,6 +89,8 @@ self.addEventListener("message", async (e: MessageEvent<HostRequest>) => {
     URL.revokeObjectURL(url);
   }
 });
+
+handed?.start();
 
 // An error the module throws outside any call (a timer, a stray promise) is reported, not lost.
 self.addEventListener("error", (e) => post({ type: "failed", message: e.message, stack: e.error?.stack ?? "" }));

@@ -17,6 +17,8 @@ import type { UserEnvironmentPort } from "../worker/protocol.js";
 import type { HostReply, HostRequest } from "./host-protocol.js";
 import { forgetModule, keepModule, listKeptModules, type KeptModule } from "./module-store.js";
 import { fingerprint, nextVersion, type ModuleVersion } from "./module-version.js";
+import { startSandboxedWorker, type HostWorker } from "./sandbox.js";
+import hostWorkerUrl from "./env-host-worker.ts?worker&url";
 
 export type ModuleSource = "checkout" | "file" | "url";
 
@@ -60,7 +62,7 @@ interface Hosted {
   origin: string;
   /** The module's text: a host that stops answering is started again from it. */
   source: string;
-  worker: Worker;
+  worker: HostWorker;
   /** The page's own connection to the environment (its views). */
   connection: PortConnection | null;
   /** The runs with a port to it, and how each hears that it was restarted. */
@@ -309,14 +311,41 @@ export function connectRun(envNames: Iterable<string>, news: (name: string) => H
   };
 }
 
-function startHostWorker(source: string, origin: string): Worker {
-  const worker = new Worker(new URL("./env-host-worker.ts", import.meta.url), { type: "module" });
+/** The built host's code, read once: each sandboxed host starts from it. */
+let hostCode: Promise<string> | null = null;
+
+/**
+ * A host for `source`: in an opaque origin of its own (./sandbox.ts). The dev server serves the host as a module
+ * that imports others by path, which a blob in an opaque origin cannot follow: there it is a plain Worker of the
+ * page's origin, guarded by the host's seals alone (docs/environments.md).
+ */
+function startHostWorker(source: string, origin: string): HostWorker {
+  let worker: HostWorker;
+  if (import.meta.env.DEV) worker = plainWorker(hostWorkerUrl);
+  else {
+    hostCode ??= fetch(hostWorkerUrl)
+      .then((r) => (r.ok ? r.text() : Promise.reject(new Error(`HTTP ${r.status} for ${hostWorkerUrl}`))))
+      // A failed read is tried again by the next host, not kept.
+      .catch((error: unknown) => {
+        hostCode = null;
+        throw error;
+      });
+    worker = startSandboxedWorker(hostCode);
+  }
   worker.postMessage({ type: "load", source, origin } satisfies HostRequest);
   return worker;
 }
 
+function plainWorker(url: string): HostWorker {
+  const worker = new Worker(url, { type: "module" });
+  const host: HostWorker = { postMessage: (m, transfer = []) => worker.postMessage(m, transfer), onmessage: null, onerror: null, terminate: () => worker.terminate() };
+  worker.onmessage = (e) => host.onmessage?.(e);
+  worker.onerror = (e) => host.onerror?.(e);
+  return host;
+}
+
 /** The host's replies but pongs (which answer `ping`), while `worker` is still the host's. */
-function listenToHost(hosted: Hosted, worker: Worker, onReply: (reply: Exclude<HostReply, { type: "pong" }>) => void): void {
+function listenToHost(hosted: Hosted, worker: HostWorker, onReply: (reply: Exclude<HostReply, { type: "pong" }>) => void): void {
   worker.onmessage = (e: MessageEvent<HostReply>) => {
     if (hosted.worker !== worker) return;
     const reply = e.data;
@@ -327,7 +356,7 @@ function listenToHost(hosted: Hosted, worker: Worker, onReply: (reply: Exclude<H
 }
 
 /** A new port served by the host in `worker`. */
-function portTo(worker: Worker): MessagePort {
+function portTo(worker: HostWorker): MessagePort {
   const channel = new MessageChannel();
   worker.postMessage({ type: "connect", port: channel.port1 } satisfies HostRequest, [channel.port1]);
   return channel.port2;
