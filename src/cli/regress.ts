@@ -162,11 +162,20 @@ async function readScenario(path: string): Promise<Scenario> {
   return parseScenarioText(await readFile(path), path);
 }
 
+/** The run a replay policy's `file` names, beside its scenario: one that cannot be read is the scenario's mistake. */
+async function readReplayRun(scenarioPath: string, file: string): Promise<string> {
+  try {
+    return decodeUtf8(await readFile(resolve(dirname(scenarioPath), file)));
+  } catch (e) {
+    throw new ScenarioError([`policy.file: cannot use '${file}': ${(e as Error).message}`]);
+  }
+}
+
 async function runOnce(scenario: Scenario, path: string, browser: BrowserRunner | null, tracePath: string | null, backend: Backend): Promise<RunOutcome> {
   if (browser) {
     const skip = browserSkipReason(scenario);
     if (skip) return { skipped: skip };
-    const replayRun = scenario.policy.kind === "replay" ? decodeUtf8(await readFile(resolve(dirname(path), scenario.policy.file))) : undefined;
+    const replayRun = scenario.policy.kind === "replay" ? await readReplayRun(path, scenario.policy.file) : undefined;
     const result = await browser.run(scenario, { replayRun, tracePath });
     return { samplesJsonl: toJsonl(result.samples), metrics: asStored(result.metrics) };
   }
@@ -418,6 +427,8 @@ async function runAndCompare(
       if ("skipped" in outcome) return skippedScenario(name, outcome.skipped);
       runs.push(outcome);
     } catch (e) {
+      // Found only once it ran (a replay's file, an environment's config, a model id), still the scenario's mistake.
+      if (e instanceof ScenarioError) return { name, kind: "input", detail: e.problems.join("; ") };
       const where = args.repeat > 1 ? ` (run ${k} of ${args.repeat})` : "";
       const trace = tracePath ? `; trace: ${tracePath}` : "";
       return { name, kind: "run", detail: `${(e as Error).message}${where}${trace}` };
