@@ -3,20 +3,21 @@
  * worker's answer with the loaded model's tokenizer (a transformers.js-shaped one over the byte-level vocabulary).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { byteLevelTokenizer, chatPrompt, renderChatTemplate } from "../../core/index.js";
+import { byteLevelTokenizer, chatPrompt } from "../../core/index.js";
+import { CHAT_TEMPLATE } from "../../policy/builtin-model/chat-template-jinja.js";
 import { checkSample, type CheckSample } from "../../scenario/token-check.js";
 import { byteLevelCheckTokenizer } from "../views/token-check-view.js";
 import { RolloutWorkerClient } from "./client.js";
 import type { PageMessage, WorkerMessage } from "./protocol.js";
 import { answerTokenCheck } from "./token-check-request.js";
 
-/** transformers.js's tokenizer calls, over the byte-level tokenizer and the lab's ChatML template. */
+/** transformers.js's tokenizer calls, over the byte-level tokenizer and the built-in models' Jinja ChatML template. */
 const fakeTransformers = {
   encode: (text: string, options: { add_special_tokens: boolean }) => (options.add_special_tokens ? [0, ...byteLevelTokenizer.encode(text)] : byteLevelTokenizer.encode(text)),
   decode: (ids: number[]) => byteLevelTokenizer.decode(ids),
-  apply_chat_template: (messages: { role: string; content: string }[], options: Record<string, unknown>) =>
-    renderChatTemplate(messages, { addGenerationPrompt: options.add_generation_prompt === true }),
-  chat_template: "{{ chatml }}",
+  get_chat_template: () => CHAT_TEMPLATE,
+  config: { eos_token: "<|im_end|>" },
+  chat_template: CHAT_TEMPLATE,
   eos_token: "<|im_end|>",
 };
 

@@ -1,7 +1,8 @@
 /**
  * The rollout worker's side of `check_tokens`: the token consistency check (src/scenario/token-check.ts) of one
- * sample with the loaded model's own tokenizer and chat template (transformers.js's `apply_chat_template`, `encode`
- * without special tokens, `decode` with nothing skipped), as the CLI checks with the same model's files.
+ * sample with the loaded model's own tokenizer and chat template (rendered as Python renders it,
+ * src/policy/llm/hf-chat-template.ts; `encode` without special tokens, `decode` with nothing skipped), as the CLI
+ * checks with the same model's files.
  */
 
 import { checkTokenizerOf, type TransformersTokenizerLike } from "../../policy/llm/check-tokenizer.js";

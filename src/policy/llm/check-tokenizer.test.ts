@@ -37,6 +37,6 @@ describe("checkTokenizerOf", () => {
   });
 
   it("refuses a tokenizer without a chat template", () => {
-    expect(() => checkTokenizerOf({ ...raw, encode: raw.encode, decode: raw.decode, apply_chat_template: raw.apply_chat_template, chat_template: null, eos_token: "<|im_end|>" }, "m")).toThrow(/no chat_template/);
+    expect(() => checkTokenizerOf({ encode: raw.encode, decode: raw.decode, get_chat_template: raw.get_chat_template, config: raw.config, chat_template: null, eos_token: "<|im_end|>" }, "m")).toThrow(/no chat_template/);
   });
 });

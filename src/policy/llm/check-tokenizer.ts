@@ -2,14 +2,15 @@
  * Browser-safe: the token consistency check's tokenizer (src/scenario/token-check.ts `CheckTokenizer`) over a loaded
  * transformers.js tokenizer, as the rollout worker holds one (./worker.ts). No import of transformers.js: the
  * tokenizer is typed by what is used of it, so any realm's instance fits. The same calls as the Node loader's
- * (./tokenizer-load.ts), so the page's check and the CLI's agree.
+ * (./tokenizer-load.ts), the template rendered by ./hf-chat-template.ts, so the page's check and the CLI's agree.
  */
 
+import { renderTokenizerChatTemplate, type ChatTemplateTokenizer } from "./hf-chat-template.js";
+
 /** What the check uses of a transformers.js `PreTrainedTokenizer`. */
-export interface TransformersTokenizerLike {
+export interface TransformersTokenizerLike extends ChatTemplateTokenizer {
   encode(text: string, options: { add_special_tokens: boolean }): number[];
   decode(ids: number[], options: { skip_special_tokens: boolean }): string;
-  apply_chat_template(messages: { role: string; content: string }[], options: Record<string, unknown>): unknown;
   chat_template?: unknown;
   eos_token?: unknown;
 }
@@ -33,11 +34,7 @@ export function checkTokenizerOf(tokenizer: TransformersTokenizerLike, name: str
     // transformers.js refuses an empty list; a message with no tokens (a turn cut to nothing) is empty text.
     decode: (ids) => (ids.length === 0 ? "" : tokenizer.decode([...ids], { skip_special_tokens: false })),
     tokenText: (id) => tokenizer.decode([id], { skip_special_tokens: false }),
-    applyChatTemplate: (messages, options) =>
-      tokenizer.apply_chat_template(
-        messages.map((m) => ({ ...m })),
-        { tokenize: false, add_generation_prompt: options.addGenerationPrompt, ...(options.tools ? { tools: options.tools } : {}) },
-      ) as string,
+    applyChatTemplate: (messages, options) => renderTokenizerChatTemplate(tokenizer, messages, options),
     eosText,
   };
 }

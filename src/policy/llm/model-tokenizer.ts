@@ -2,6 +2,7 @@
 
 import type * as Transformers from "@huggingface/transformers";
 import type { TokenizerInterface } from "../../core/index.js";
+import { renderTokenizerChatTemplate, type ChatTemplateOptions } from "./hf-chat-template.js";
 
 type HfTokenizer = Transformers.PreTrainedTokenizer;
 
@@ -40,19 +41,9 @@ export class ModelTokenizer implements TokenizerInterface {
     return this.hf.decode([...ids], { skip_special_tokens: options.skipSpecialTokens ?? false });
   }
 
-  /** The tokenizer's own chat template (its `tokenizer_config.json`'s), rendered by transformers.js. */
-  applyChatTemplate(
-    messages: readonly { role: string; content: string }[],
-    options: { tools?: readonly unknown[] | null; addGenerationPrompt: boolean },
-  ): string {
-    return this.hf.apply_chat_template(
-      messages.map((m) => ({ ...m })),
-      {
-        tokenize: false,
-        add_generation_prompt: options.addGenerationPrompt,
-        ...(options.tools ? { tools: options.tools as Record<string, unknown>[] } : {}),
-      },
-    ) as unknown as string;
+  /** The tokenizer's own chat template (its `tokenizer_config.json`'s), rendered as Hugging Face's Python renders it. */
+  applyChatTemplate(messages: readonly { role: string; content: string }[], options: ChatTemplateOptions): string {
+    return renderTokenizerChatTemplate(this.hf, messages, options);
   }
 }
 
@@ -60,8 +51,8 @@ export class ModelTokenizer implements TokenizerInterface {
 function detectGenerationPrefill(hf: HfTokenizer): string {
   try {
     const chat = [{ role: "user", content: "x" }];
-    const withPrompt = hf.apply_chat_template(chat, { tokenize: false, add_generation_prompt: true }) as unknown as string;
-    const without = hf.apply_chat_template(chat, { tokenize: false, add_generation_prompt: false }) as unknown as string;
+    const withPrompt = renderTokenizerChatTemplate(hf, chat, { addGenerationPrompt: true });
+    const without = renderTokenizerChatTemplate(hf, chat, { addGenerationPrompt: false });
     const prompt = withPrompt.startsWith(without) ? withPrompt.slice(without.length) : "";
     const header = "<|im_start|>assistant\n";
     return prompt.startsWith(header) ? prompt.slice(header.length) : "";

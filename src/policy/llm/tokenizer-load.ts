@@ -19,6 +19,7 @@ import { writeBuiltinFolder } from "../builtin-model/write-folder.js";
 import { DEFAULT_MODELS_ROOT } from "./node.js";
 import { ModelTokenizer } from "./model-policy.js";
 import { DEFAULT_HUB_HOST } from "./model-source.js";
+import { renderTokenizerChatTemplate } from "./hf-chat-template.js";
 
 /** A loaded tokenizer in the shape the consistency check takes (src/scenario/token-check.ts `CheckTokenizer`). */
 export interface LoadedTokenizer {
@@ -172,12 +173,7 @@ export async function loadCheckTokenizer(
     // transformers.js refuses an empty list; a message with no tokens (a turn cut to nothing) is empty text.
     decode: (ids) => (ids.length === 0 ? "" : tokenizer.decode([...ids], { skip_special_tokens: false })),
     tokenText: (id) => tokenizer.decode([id], { skip_special_tokens: false }),
-    applyChatTemplate: (messages, options) =>
-      tokenizer.apply_chat_template(messages.map((m) => ({ ...m })), {
-        tokenize: false,
-        add_generation_prompt: options.addGenerationPrompt,
-        ...(options.tools ? { tools: options.tools as Record<string, unknown>[] } : {}),
-      }) as string,
+    applyChatTemplate: (messages, options) => renderTokenizerChatTemplate(tokenizer, messages, options),
     eosText,
   };
 }
