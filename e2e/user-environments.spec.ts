@@ -178,6 +178,50 @@ export default {
   await expect(page.getByLabel("Environment", { exact: true }).locator('option[value="forged_env"]')).toHaveCount(0);
 });
 
+test("an error a module throws after it loaded is shown once, as the module's, and the module stays ready", async ({ page }) => {
+  await page.goto("/");
+  const late = `
+setTimeout(() => { throw new Error("late boom"); }, 200);
+export default {
+  name: "late_env",
+  title: "Late",
+  create() { return { step(logs) { return { observations: logs.map(() => ({ role: "environment", content: "ok" })), metadata: logs.map(() => null),
+    next_stop_strings: null, rewards: logs.map(() => 0), terminateds: logs.map(() => true), answers: null }; } }; },
+  generateDataset({ size, taskName }) {
+    return Array.from({ length: size }, () => ({ task_name: taskName, message_log: [{ role: "user", content: "go" }], extra_env_info: {}, stop_strings: null }));
+  },
+};`;
+  await page.getByLabel("Environment module file").setInputFiles({ name: "late_env.js", mimeType: "text/javascript", buffer: Buffer.from(late) });
+  const loaded = page.locator('[data-testid="user-environment"][data-name="late_env"]');
+  await expect(loaded.getByTestId("env-module-error")).toContainText("late boom");
+  await expect(loaded.getByTestId("env-module-error")).toContainText("late_env.js:2");
+  await expect(loaded.getByTestId("env-module-error")).not.toContainText("did not start");
+  // Loaded it is, and loaded it stays: the error was the module's, outside any call. (The fixture fails the test on
+  // any error of the page's: the module's must not surface as one.)
+  await expect(loaded).toHaveAttribute("data-status", "ready");
+  await expect(page.getByLabel("Environment", { exact: true }).locator('option[value="late_env"]')).toHaveCount(1);
+});
+
+test("when the host's code cannot be read, each module fails saying so, and the next load reads it again", async ({ page, guard }) => {
+  let refused = 0;
+  await page.route(/\/assets\/env-host-worker-[^/]+\.js$/, (route) => (refused++ === 0 ? route.fulfill({ status: 404, body: "gone" }) : route.continue()));
+  await page.goto("/");
+  const starter = page.locator('[data-testid="user-environment"]').filter({ hasText: "number_guess.js" });
+  await expect(starter).toHaveAttribute("data-status", "failed");
+  await expect(starter.getByTestId("env-module-error")).toContainText("the environment host's code could not be read: HTTP 404");
+  // The read is tried again by the next load, not kept failed: this one reads it and loads.
+  await page.getByLabel("Environment module file").setInputFiles({
+    name: "again_env.js",
+    mimeType: "text/javascript",
+    buffer: Buffer.from((await import("node:fs")).readFileSync(join(root, "environments/number_guess.js"), "utf8").replace('name: "number_guess"', 'name: "again_env"')),
+  });
+  await expect(page.locator('[data-testid="user-environment"][data-name="again_env"]')).toHaveAttribute("data-status", "ready");
+  // The browser logs the 404 it was served; nothing else may be logged (an unhandled rejection of the failed read was).
+  const served404 = (m: string) => m === "Failed to load resource: the server responded with a status of 404 (Not Found)";
+  expect(guard.consoleErrors.filter(served404)).toHaveLength(1);
+  guard.consoleErrors.splice(0, Infinity, ...guard.consoleErrors.filter((m) => !served404(m)));
+});
+
 test("served under a Content-Security-Policy without the sandbox relay's hash (an older build's headers), a module fails saying so", async ({ page, guard }) => {
   // The lab's page as a host with stale headers would serve it: its policy, header and <meta> alike, lacks the hash.
   const stale = (csp: string) => csp.replace(/ (&#39;|')sha256-[^&']+(&#39;|')/g, "");

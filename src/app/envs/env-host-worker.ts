@@ -92,9 +92,14 @@ page.addEventListener("message", async (e: MessageEvent<HostRequest>) => {
 
 handed?.start();
 
-// An error the module throws outside any call (a timer, a stray promise) is reported, not lost.
-self.addEventListener("error", (e) => post({ type: "failed", message: e.message, stack: e.error?.stack ?? "" }));
+// An error the module throws outside any call (a timer, a stray promise) is reported, not lost; once, here: cancelled,
+// it does not go on to the Worker's owner as an error of the page's.
+self.addEventListener("error", (e) => {
+  e.preventDefault();
+  post({ type: "failed", message: e.message, stack: e.error?.stack ?? "" });
+});
 self.addEventListener("unhandledrejection", (e) => {
+  e.preventDefault();
   const reason = e.reason instanceof Error ? e.reason : new Error(String(e.reason));
   post({ type: "failed", message: `unhandled rejection: ${reason.message}`, stack: reason.stack ?? "" });
 });

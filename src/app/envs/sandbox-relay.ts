@@ -5,7 +5,8 @@
  *
  * What it does, once, for the lab that embeds it: starts a classic Worker (a module Worker cannot start from a blob
  * in an opaque origin), which imports the host's code from a blob of its own and finds its line to the page in
- * `globalThis.rolloutLabHostPort`; says it did, and reports a Worker that fails to start.
+ * `globalThis.rolloutLabHostPort`; says it did, and reports an error the host itself left unhandled (it reports a
+ * module's own errors over its port, and cancels them, so none reaches the page as the page's).
  */
 export const SANDBOX_RELAY = `let started = false;
 addEventListener("message", (e) => {
@@ -15,7 +16,10 @@ addEventListener("message", (e) => {
     + ' import(URL.createObjectURL(new Blob([code], { type: "text/javascript" })))'
     + '.catch((x) => port.postMessage({ type: "failed", message: "the environment host did not start: " + x, stack: "" })); };';
   const worker = new Worker(URL.createObjectURL(new Blob([boot], { type: "text/javascript" })));
-  worker.onerror = (x) => parent.postMessage({ type: "sandbox_failed", message: "the environment host did not start: " + (x.message || "its Worker failed") }, "*");
+  worker.onerror = (x) => {
+    x.preventDefault();
+    parent.postMessage({ type: "sandbox_failed", message: "the environment's Worker failed: " + (x.message || "(no message)") }, "*");
+  };
   worker.postMessage(e.data, [e.data.port]);
   parent.postMessage({ type: "sandbox_started" }, "*");
 });`;

@@ -72,12 +72,12 @@ export function startSandboxedWorker(code: Promise<string>): HostWorker {
     );
     frame.contentWindow?.postMessage({ code: text, port: channel.port1 }, "*", [channel.port1]);
   };
-  frame.addEventListener("load", () => {
-    code.then(
-      handOver,
-      (error: unknown) => fail(`the environment host's code could not be read: ${error instanceof Error ? error.message : String(error)}`),
-    );
-  }, { once: true });
+  // Handled at once, not at the frame's load: a read that fails first is this host's failure, not the page's rejection.
+  const read = code.then(
+    (text) => ({ text }),
+    (error: unknown) => ({ error: `the environment host's code could not be read: ${error instanceof Error ? error.message : String(error)}` }),
+  );
+  frame.addEventListener("load", () => void read.then((r) => ("text" in r ? handOver(r.text) : fail(r.error))), { once: true });
   document.documentElement.append(frame);
   return host;
 }
