@@ -149,6 +149,13 @@ test.describe("faults mid-run", () => {
     await page.getByText(/Saved runs/).click();
     await expect(page.getByTestId("saved-runs")).toContainText("failed · sync · 1 of 3 samples finished");
     await runsAgain(page);
+    // Reopened after a reload, the saved run is still the failed run, with why (it read back as finished, no error).
+    await page.reload();
+    await page.getByText(/Saved runs/).click();
+    await page.getByTestId("saved-runs").getByRole("button", { name: /^failed · sync · 1 of 3 samples finished/ }).click();
+    await expect(status(page)).toHaveText("failed");
+    await expect(page.getByTestId("run-error")).toHaveText("the rollout worker crashed: Uncaught Error: injected fault: the rollout worker crashed (test hook)");
+    expect((await endings(page)).slice(1)).toEqual(words.slice(1));
   });
 
   test("the rollout worker hangs in one long call: Stop terminates it after 3 s with the reason; what finished stays, is exported and saved; the next run starts a fresh worker", async ({ page }) => {

@@ -9,7 +9,8 @@ import { TextPolicy } from "../../policy/text-policy.js";
 import { runScenario } from "../../scenario/run.js";
 import { cutShortRun, cutShortScenario } from "./cut-short-run.fixture.js";
 import { endUnfinished, INTERRUPTED_BY_PAGE, markInterrupted, runProgress } from "./interrupted.js";
-import { exportJsonl, importJsonl } from "./jsonl.js";
+import { exportJsonlInSlices } from "./export-slices.js";
+import { EXPORTED_UNDER_WAY, exportJsonl, importJsonl } from "./jsonl.js";
 import { RunModel } from "./run-model.js";
 
 const scenario = cutShortScenario(3);
@@ -30,6 +31,24 @@ describe("runs cut short", () => {
     // Exported and imported again, the run is the same.
     const again = importJsonl(exportJsonl(model, null)).model;
     expect(again.samples.map((s) => [s.termination, s.error, s.messages.length])).toEqual(model.samples.map((s) => [s.termination, s.error, s.messages.length]));
+    // So is the run's own ending: failed, and why (a saved run reopened said "finished", with no error).
+    expect([again.summary.status, again.summary.error]).toEqual(["failed", "the rollout worker crashed: boom"]);
+  });
+
+  it("an export taken while the run is under way (a paused run's Export) imports as ended there: cancelled, why, partial", async () => {
+    const model = await cutShort();
+    expect(model.summary.status).toBe("running");
+    const footer = JSON.parse(exportJsonl(model, null).trim().split("\n").at(-1)!);
+    expect(footer.partial).toBe(true);
+    for (const text of [exportJsonl(model, null), await (await exportJsonlInSlices(model, null)).blob.text()]) {
+      const back = importJsonl(text).model;
+      // Before: the samples under way read back as max_turns, in a whole, finished run.
+      expect(back.samples.map((s) => s.termination)).toEqual(["terminated", "cancelled", "cancelled"]);
+      expect(back.samples[1]!.error).toBe(EXPORTED_UNDER_WAY);
+      expect([back.summary.status, back.summary.partial]).toEqual(["finished", true]);
+      expect(runProgress(back)).toEqual({ finished: 1, total: 3 });
+      expect(back.samples.map((s) => s.messages)).toEqual(model.samples.map((s) => s.messages));
+    }
   });
 
   it("a run that ended on its own is left alone", async () => {
@@ -55,8 +74,8 @@ describe("runs cut short", () => {
     // Every finished turn is there: the samples under way had two, and their messages are the live run's.
     expect(recovered.samples.map((s) => s.turns.length)).toEqual([1, 2, 2]);
     expect(recovered.samples.map((s) => s.messages)).toEqual(model.samples.map((s) => s.messages));
-    // Without markInterrupted the importer would call them max_turns: the reason the checkpoint is rewritten.
-    expect(importJsonl(checkpoint).model.samples[1]!.termination).toBe("max_turns");
+    // Without markInterrupted they read as exported under way: the reason the checkpoint is rewritten is the why.
+    expect(importJsonl(checkpoint).model.samples[1]!.error).toBe(EXPORTED_UNDER_WAY);
   });
 
   it("lines that do not parse are left for the importer to report", () => {

@@ -14,6 +14,7 @@ import type { Message, Metadata, RolloutEvent, TerminationReason } from "../../c
 import { formatProblem, JsonlAccumulator, type JsonlReadResult, type SampleLine } from "../../scenario/jsonl-reader.js";
 import type { EnvironmentMetrics } from "../../scenario/environment-metrics.js";
 import type { ForkContinuation } from "../../policy/fork-policy.js";
+import { ENDED_EARLY } from "./interrupted.js";
 import { RunModel } from "./run-model.js";
 
 export const JSONL_FORMAT = "rollout-lab-run/1";
@@ -98,13 +99,21 @@ export function exportFooter(model: RunModel, scenario: unknown): Record<string,
     mode: model.summary.mode,
     max_rollout_turns: model.summary.maxRolloutTurns,
     max_seq_len: model.summary.maxSeqLen,
-    partial: model.summary.partial,
+    // Exported while under way (paused, or a live run's checkpoint), it is no whole run.
+    partial: model.summary.partial || model.summary.status === "running",
+    ...(model.summary.status === "failed" && model.summary.error ? { [RUN_ERROR_KEY]: model.summary.error } : {}),
     metrics: model.summary.metrics ?? {},
     ...(model.summary.environmentMetrics ? { [ENVIRONMENT_METRICS_KEY]: model.summary.environmentMetrics } : {}),
     ...(model.summary.forkContinuation ? { [FORK_KEY]: forkFooter(model.summary.forkContinuation) } : {}),
     scenario,
   };
 }
+
+/** The footer's key for why a failed run failed (its worker crashed, its device was lost): its import fails as it did. */
+export const RUN_ERROR_KEY = "lab/run_error";
+
+/** The error of a sample the export caught under way: it reads back ended, `cancelled`, and why. */
+export const EXPORTED_UNDER_WAY = `${ENDED_EARLY}the run was exported while this sample was under way`;
 
 /** The footer's key for the environments' metrics after the run (beside the rollout's `metrics`, never in them). */
 export const ENVIRONMENT_METRICS_KEY = "lab/environment_metrics";
@@ -191,7 +200,7 @@ export function* runEvents(read: Pick<JsonlReadResult, "samples" | "footer">): G
   if (samples.length === 0) throw new ImportError("no sample lines (objects with a message_log)");
   yield { ...runStart(read.footer), samples: samples.map(sampleStart) };
   for (let sample = 0; sample < samples.length; sample++) yield* sampleEvents(samples[sample]!, sample);
-  yield runEnd(samples, read.footer);
+  yield* runEndEvents(samples, read.footer);
 }
 
 /** The number of prompt messages of a sample line. */
@@ -253,20 +262,28 @@ export function* sampleEvents(s: SampleLine, sample: number): Generator<RolloutE
     t: 0,
     sample,
     idx: s.idx,
-    termination: (s.termination ?? "max_turns") as TerminationReason,
-    error: s.error ?? null,
+    // An export writes null for a sample under way (a paused run's, a checkpoint's): it ended there, cancelled.
+    termination: s.termination === null ? "cancelled" : ((s.termination ?? "max_turns") as TerminationReason),
+    error: s.termination === null ? (s.error ?? EXPORTED_UNDER_WAY) : (s.error ?? null),
     totalReward: s.total_reward ?? 0,
     turns: records.length,
   };
 }
 
-/** The `rollout_end` event of a read: the final batch (the sample lines' keys but their message logs, per sample) and the metrics. */
-export function runEnd(samples: readonly SampleLine[], footer: JsonlReadResult["footer"]): RolloutEvent {
+/**
+ * The events that end the run of a read: its `rollout_end` (the final batch: the sample lines' keys but their message
+ * logs, per sample; the metrics; partial when the footer says so or a sample was under way), and a failed run's
+ * `rollout_error` after it.
+ */
+export function runEndEvents(samples: readonly SampleLine[], footer: JsonlReadResult["footer"]): RolloutEvent[] {
   const meta = footer ?? {};
   const batch: Record<string, unknown[]> = {};
   // The message logs are the samples' own (the run model keeps no second column of them).
   for (const key of new Set(samples.flatMap((s) => Object.keys(s).filter((k) => !k.startsWith("lab/") && k !== "message_log")))) {
     batch[key] = samples.map((s) => s[key] ?? null);
   }
-  return { type: "rollout_end", t: 0, batch, metrics: meta.metrics ?? {}, partial: meta.partial ?? false };
+  const partial = (meta.partial ?? false) || samples.some((s) => s.termination === null);
+  const end: RolloutEvent = { type: "rollout_end", t: 0, batch, metrics: meta.metrics ?? {}, partial };
+  const error = (meta as Record<string, unknown>)[RUN_ERROR_KEY];
+  return typeof error === "string" && error ? [end, { type: "rollout_error", t: 0, error }] : [end];
 }

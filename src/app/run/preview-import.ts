@@ -16,7 +16,7 @@
  */
 
 import { yieldToPage } from "./export-slices.js";
-import { environmentMetricsOf, forkContinuationOf, runEnd, runStart, sampleEvents, sampleStart } from "./jsonl.js";
+import { environmentMetricsOf, forkContinuationOf, runEndEvents, runStart, sampleEvents, sampleStart } from "./jsonl.js";
 import type { JsonlProgress, JsonlReadResult, SampleLine } from "../../scenario/jsonl-reader.js";
 import { RunModel } from "./run-model.js";
 
@@ -128,7 +128,7 @@ export class PreviewImport {
     summary.mode = start.mode;
     summary.maxRolloutTurns = start.maxRolloutTurns;
     summary.maxSeqLen = start.maxSeqLen;
-    this.model.apply(runEnd(samples, read.footer));
+    for (const e of runEndEvents(samples, read.footer)) this.model.apply(e);
     this.model.setEnvironmentMetrics(environmentMetricsOf(read.footer));
     this.model.setForkContinuation(forkContinuationOf(read.footer));
     this.lines = [];

@@ -358,9 +358,10 @@ export class RunSession {
       kind: target.kind,
       model,
       scenario: target.scenario,
-      status: live?.status ?? target.status ?? "finished",
+      // A run that failed (saved, imported or recovered as such) is shown failed, with why.
+      status: live?.status ?? target.status ?? (model.summary.status === "failed" ? "failed" : "finished"),
       result: target.result ?? null,
-      error: target.error ?? null,
+      error: target.error ?? (model.summary.status === "failed" ? model.summary.error : null),
     };
     model.publish();
     if (this.previewing?.model === model) {
