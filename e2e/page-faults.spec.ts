@@ -230,6 +230,35 @@ test.describe("the storage quota", () => {
   });
 });
 
+test("the saved runs cannot be listed: the page says so (not an empty history), and lists them once it can", async ({ page }) => {
+  const run = async () => {
+    await setScenario(page, scripted({ turns: 1 }));
+    await page.getByRole("button", { name: /Run/ }).first().click();
+    await expect(status(page)).toHaveText("finished", { timeout: 30_000 });
+  };
+  await page.goto("/");
+  await run();
+  await expect(page.getByText(/Saved runs \(1\)/)).toBeVisible();
+  // The browser's storage refuses to list the runs (an UnknownError, as a damaged profile gives) after a reload.
+  await page.addInitScript(() => {
+    const getAll = IDBObjectStore.prototype.getAll;
+    IDBObjectStore.prototype.getAll = function (this: IDBObjectStore, ...args: Parameters<typeof getAll>) {
+      if (this.name === "runs" && !(globalThis as { listAgain?: boolean }).listAgain) throw new DOMException("the store is damaged", "UnknownError");
+      return getAll.apply(this, args);
+    };
+  });
+  await page.reload();
+  await expect(page.getByTestId("saved-runs-problem")).toHaveText(
+    "could not list the saved runs: the browser's storage failed (UnknownError: the store is damaged) (the runs kept in this browser are not shown)",
+  );
+  await expect(page.getByText(/Saved runs/)).toHaveCount(0);
+  // Once it lists again (the next run saved), the runs are there and the problem is gone.
+  await page.evaluate(() => ((globalThis as { listAgain?: boolean }).listAgain = true));
+  await run();
+  await expect(page.getByText(/Saved runs \(2\)/)).toBeVisible();
+  await expect(page.getByTestId("saved-runs-problem")).toHaveCount(0);
+});
+
 test.describe("a live run replaced is stopped and kept, as Stop keeps it", () => {
   const importLine = (idx: number) => JSON.stringify({ idx, task_name: "t", message_log: [{ role: "user", content: `imported ${idx}` }], total_reward: 1, termination: "terminated" });
   const cases: { way: string; replace(page: Page): Promise<void> }[] = [

@@ -28,10 +28,21 @@ export function KeepAndShare() {
   const [message, setMessage] = useState<string | null>(null);
   const [shared, setShared] = useState<Shared>(null);
 
+  const [listProblem, setListProblem] = useState<string | null>(null);
+
   useEffect(() => {
-    listRuns().then(setSaved, () => setSaved([]));
+    // A list the browser's storage refuses is said, not shown as an empty history; the next change lists again.
+    const list = () =>
+      void listRuns().then(
+        (runs) => {
+          setSaved(runs);
+          setListProblem(null);
+        },
+        (e: Error) => setListProblem(`${e.message} (the runs kept in this browser are not shown)`),
+      );
+    list();
     // Runs saved elsewhere in the page (a run that ended, an imported or recovered one: ./run/recovery.ts) join the list.
-    return onSavedRunsChange(() => void listRuns().then(setSaved, () => undefined));
+    return onSavedRunsChange(list);
   }, []);
 
   const download = async () => {
@@ -179,6 +190,11 @@ export function KeepAndShare() {
         </div>
       )}
       {message && <p className="hint" data-testid="keep-message">{message}</p>}
+      {listProblem && (
+        <p className="hint" data-testid="saved-runs-problem" role="alert">
+          {listProblem}
+        </p>
+      )}
       {saved.length > 0 && (
         <details>
           <summary>Saved runs ({saved.length})</summary>
