@@ -16,7 +16,7 @@ afterAll(() => {
 });
 
 // The page's modules, with the fake in place; the keeping follows a session of its own (its worker stood in for).
-const { keepRunsOf } = await import("./recovery.js");
+const { keepRunsOf, listRecoverable } = await import("./recovery.js");
 const { useKeepNotices } = await import("./kept.js");
 const { RunSession } = await import("../session/run-session.js");
 const { FakeRunClient, nextTurn, plainSelection, rolloutStart, sampleEnd } = await import("../session/fake-client.fixture.js");
@@ -87,6 +87,19 @@ describe("keeping a run that ends", () => {
     await vi.waitFor(() => expect(checkpoints()).toEqual([]), { timeout: 5000, interval: 20 });
     expect(fake.settled.filter((s) => !s.startsWith("complete read"))).toEqual(["complete put runs", "complete delete checkpoints"]);
     expect(useKeepNotices.getState().notices).toEqual([]);
+  });
+
+  it("a save that commits and a checkpoint delete that fails after it: the checkpoint is never offered as an interrupted run, and goes at the next listing", async () => {
+    const { run } = await liveRun();
+    const id = await checkpointed();
+    fake.plan = ["commit", "request-error"]; // the save commits; the checkpoint's delete fails
+    run.finish();
+    await vi.waitFor(() => expect(savedRuns().some((r) => (r as { checkpoint?: string }).checkpoint === id)).toBe(true), { timeout: 5000, interval: 20 });
+    await vi.waitFor(() => expect(fake.settled.at(-1)).toMatch(/delete checkpoints/), { timeout: 5000, interval: 20 });
+    expect(checkpoints().map((c) => c.id)).toContain(id);
+    // Before: a reload offered the stale checkpoint (the run as it was a turn before its end) beside the saved run.
+    expect((await listRecoverable()).map((c) => c.id)).not.toContain(id);
+    await vi.waitFor(() => expect(checkpoints().map((c) => c.id)).not.toContain(id), { timeout: 5000, interval: 20 });
   });
 
   it("a live run replaced by another shown run is saved once it has ended (as Stop keeps it), then its checkpoint goes", async () => {

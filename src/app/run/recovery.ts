@@ -27,7 +27,7 @@ import { dismissKey, notify } from "./kept.js";
 import { exportFileName, runTitle } from "./run-names.js";
 import { keptAsOf, setKeptAs } from "./kept-as.js";
 import type { RunModel } from "./run-model.js";
-import { saveRun } from "./saved-runs.js";
+import { listRuns, saveRun } from "./saved-runs.js";
 
 /** The shortest time between two checkpoints of a run; longer when writing one costs more (a large run). */
 export const CHECKPOINT_INTERVAL_MS = 1000;
@@ -189,7 +189,7 @@ async function keepEnded(run: LiveRun, status: "finished" | "failed", scenario: 
   let blob: Blob | null = null;
   try {
     blob = (await exportJsonlInSlices(model, scenario)).blob;
-    const summary = await saveRun({ title, samples: total, meanReward: meanOf(model) }, blob);
+    const summary = await saveRun({ title, samples: total, meanReward: meanOf(model), checkpoint: run.id }, blob);
     setKeptAs(model, { state: "saved", id: summary.id });
   } catch (e) {
     setKeptAs(model, { state: "unsaved" });
@@ -211,7 +211,7 @@ async function keepEnded(run: LiveRun, status: "finished" | "failed", scenario: 
   try {
     await deleteCheckpoint(run.id);
   } catch (e) {
-    report(run, "could not delete the checkpoint of a run that ended (a reload may offer it as interrupted)", e);
+    report(run, "could not delete the checkpoint of a run that was saved (it is not offered as interrupted, and is deleted again at the next listing)", e);
   } finally {
     run.releaseLock();
   }
@@ -237,10 +237,10 @@ function notifyUnsaved(run: LiveRun, title: string, scenario: unknown, error: un
       label: "Try saving again",
       run: async () => {
         const { blob } = await exportJsonlInSlices(model, scenario);
-        const summary = await saveRun({ title, samples: model.samples.length, meanReward: meanOf(model) }, blob);
+        const summary = await saveRun({ title, samples: model.samples.length, meanReward: meanOf(model), checkpoint: run.id }, blob);
         setKeptAs(model, { state: "saved", id: summary.id });
         dismissKey(key);
-        await deleteCheckpoint(run.id).catch((e: unknown) => report(run, "could not delete the checkpoint of a run that ended (a reload may offer it as interrupted)", e));
+        await deleteCheckpoint(run.id).catch((e: unknown) => report(run, "could not delete the checkpoint of a run that was saved (it is not offered as interrupted, and is deleted again at the next listing)", e));
         run.releaseLock();
       },
     },
@@ -315,8 +315,15 @@ function keepIfImported(shown: Shown): void {
   keepShown(model, shown.scenario);
 }
 
+/**
+ * The checkpoints of interrupted runs. One a saved run supersedes (its save committed, and the checkpoint's delete
+ * after it failed) is no interrupted run: it is left out, and deleted again.
+ */
 export async function listRecoverable(): Promise<CheckpointSummary[]> {
-  return listInterrupted();
+  const [interrupted, saved] = await Promise.all([listInterrupted(), listRuns().catch(() => [])]);
+  const superseded = new Set(saved.flatMap((r) => (r.checkpoint ? [r.checkpoint] : [])));
+  for (const c of interrupted) if (superseded.has(c.id)) void deleteCheckpoint(c.id).catch(() => undefined);
+  return interrupted.filter((c) => !superseded.has(c.id));
 }
 
 /** An interrupted run's checkpoint made ready to open: its export with the samples under way ended, and its title. */
@@ -382,7 +389,7 @@ export async function openRecoveredRead(
 ): Promise<void> {
   const { model, scenario, title, meanReward } = await recoveredRun(recovered, read, skipped, built, claim);
   if (claim?.aborted) return;
-  const save = () => saveRun({ title, samples: recovered.progress.total, meanReward }, recovered.jsonl);
+  const save = () => saveRun({ title, samples: recovered.progress.total, meanReward, checkpoint: recovered.id }, recovered.jsonl);
   let failure: unknown = null;
   try {
     setKeptAs(model, { state: "saved", id: (await save()).id });

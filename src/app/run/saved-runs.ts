@@ -19,6 +19,11 @@ export interface SavedRunSummary {
   title: string;
   samples: number;
   meanReward: number | null;
+  /**
+   * The checkpoint this save supersedes (the live or recovered run's): it is deleted after the save commits, and
+   * should that delete fail, the checkpoint is still never offered as interrupted (./recovery.ts `listRecoverable`).
+   */
+  checkpoint?: string;
 }
 
 interface SavedRun extends SavedRunSummary {
