@@ -94,11 +94,19 @@ export async function complete(request: CompletionRequest, policy: GenerationInt
   const end = out.unpadded_sequence_lengths[0]!;
   const ids = Array.from(out.output_ids[0]!.subarray(n, end));
   const logprobs = Array.from(out.logprobs[0]!.subarray(n, end));
-  const endedByEos = ids.at(-1) === tokenizer.eosTokenId;
+  // The model's other end tokens (its generation config's) end a completion as vLLM's stop token ids do: `stop_reason`
+  // is the id; the tokenizer's EOS gives none.
+  const last = ids.at(-1);
+  const endIds = (tokenizer as { endTokenIds?: ReadonlySet<number> }).endTokenIds ?? new Set([tokenizer.eosTokenId]);
+  const endedByToken = last !== undefined && endIds.has(last);
   const fullText = tokenizer.decode(ids);
-  const stopReason = endedByEos ? null : (request.stops.find((s) => fullText.includes(s)) ?? null);
+  const stopReason: string | number | null = endedByToken
+    ? last === tokenizer.eosTokenId
+      ? null
+      : last
+    : (request.stops.find((s) => fullText.includes(s)) ?? null);
   let text = tokenizer.decode(ids, { skipSpecialTokens: request.skipSpecialTokens });
-  if (stopReason !== null && !request.includeStopStr) text = text.slice(0, Math.max(0, text.indexOf(stopReason)));
+  if (typeof stopReason === "string" && !request.includeStopStr) text = text.slice(0, Math.max(0, text.indexOf(stopReason)));
   const tokenTexts = ids.map((t) => tokenizer.decode([t]));
   const tokens = request.tokensAsIds ? ids.map((t) => `token_id:${t}`) : tokenTexts;
   const offsets: number[] = [];

@@ -604,7 +604,7 @@ export class DecodeEngine {
     row.generated.push(token);
     row.logprobs.push(logprobs[token]!);
     req.onToken?.(token, step);
-    if ((token === this.tokenizer.eosTokenId && !req.ignoreEos) || stopsAt(row.generated, 0, [...req.stops], this.tokenizer)) {
+    if ((this.tokenizer.endTokenIds.has(token) && !req.ignoreEos) || stopsAt(row.generated, 0, [...req.stops], this.tokenizer)) {
       row.done = true;
     } else if (row.generated.length >= req.maxNew) {
       row.done = true;

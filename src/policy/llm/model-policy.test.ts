@@ -1,4 +1,4 @@
-import { cpSync, createReadStream, existsSync, mkdtempSync, renameSync, rmSync, statSync } from "node:fs";
+import { cpSync, createReadStream, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -246,6 +246,26 @@ describe("the model policy on the built-in tiny model (Node, onnxruntime-node)",
     await local.dispose();
     rmSync(join(folder, "tokenizer_config.json"));
     await expect(loadNodeModelPolicy({ model: folder })).rejects.toThrow(`could not load model '${folder}' (file tokenizer_config.json): missing from ${folder}`);
+  });
+
+  it("stops at every end token of the model's generation config (Qwen3's lists <|im_end|> and <|endoftext|>), on the engine and on generate()", async () => {
+    const data = input([chat("Where do I stop?")], { maxNew: 16 });
+    const free = generated(await policy.generate(data, true), data);
+    // A token the greedy model emits mid-answer, first at position k: named an end token, it ends the answer there.
+    const k = free.findIndex((id, i) => i >= 2 && free.indexOf(id) === i && id !== byteLevelTokenizer.eosTokenId);
+    expect(k).toBeGreaterThan(0);
+    const folder = join(modelsRoot, "ends", "two");
+    cpSync(join(modelsRoot, "builtin", "tiny"), folder, { recursive: true });
+    const config = JSON.parse(readFileSync(join(folder, "generation_config.json"), "utf8"));
+    writeFileSync(join(folder, "generation_config.json"), JSON.stringify({ ...config, eos_token_id: [byteLevelTokenizer.eosTokenId, free[k]] }));
+    for (const engine of ["continuous", "generate"] as const) {
+      const local = await loadNodeModelPolicy({ model: folder, engine });
+      expect([...local.tokenizer.endTokenIds]).toEqual([byteLevelTokenizer.eosTokenId, free[k]]);
+      const out = await local.generate(data, true);
+      expect(generated(out, data)).toEqual(free.slice(0, k + 1));
+      expect(out.truncated).toEqual([false]);
+      await local.dispose();
+    }
   });
 
   it("loads a folder's graph for each dtype transformers.js names a file for (int8, uint8, bnb4 as well as q8, q4, …)", async () => {

@@ -83,7 +83,7 @@ export class ModelPolicy implements GenerationInterface {
     hfTokenizer: HfTokenizer,
     private readonly sampling: ModelPolicyOptions = {},
   ) {
-    this.tokenizer = new ModelTokenizer(hfTokenizer);
+    this.tokenizer = new ModelTokenizer(hfTokenizer, (model as { generation_config?: { eos_token_id?: number | number[] } | null }).generation_config?.eos_token_id);
     this.engine = sampling.engine === "generate" ? null : engineFor(runtime, model, this.tokenizer, sampling.engineOptions);
     this.fallback = this.engine ? null : new GenerateCallPolicy(runtime, model, this.tokenizer, sampling);
   }

@@ -10,12 +10,24 @@ type HfTokenizer = Transformers.PreTrainedTokenizer;
 export class ModelTokenizer implements TokenizerInterface {
   readonly padTokenId: number;
   readonly eosTokenId: number;
+  /**
+   * The tokens that end a generation: the tokenizer's EOS and the model's generation config's (`eos_token_id`, one
+   * id or a list: Qwen3's lists `<|im_end|>` and `<|endoftext|>`), as Hugging Face's `generate()` and vLLM stop at
+   * each of them.
+   */
+  readonly endTokenIds: ReadonlySet<number>;
   readonly generationPrefill: string;
 
-  constructor(readonly hf: HfTokenizer) {
+  /** `generationEos`: the model's generation config's `eos_token_id` (absent for a tokenizer alone). */
+  constructor(
+    readonly hf: HfTokenizer,
+    generationEos: number | readonly number[] | null | undefined = null,
+  ) {
     const eos = hf.eos_token_id ?? hf.encode(hf.eos_token ?? "", { add_special_tokens: false })[0];
     if (eos === undefined) throw new Error("the model's tokenizer has no EOS token");
     this.eosTokenId = Number(eos);
+    const configured = generationEos === null || generationEos === undefined ? [] : typeof generationEos === "number" ? [generationEos] : generationEos;
+    this.endTokenIds = new Set([this.eosTokenId, ...configured.filter((id) => Number.isInteger(id) && id >= 0)]);
     this.padTokenId = Number(hf.pad_token_id ?? this.eosTokenId);
     this.generationPrefill = detectGenerationPrefill(hf);
   }

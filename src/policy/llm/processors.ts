@@ -42,6 +42,8 @@ export const DETAIL_TOP_K = 5;
 /** What the hooks need of the tokenizer: its EOS, decoding (stop strings) and one token's text (streaming). */
 export interface HookTokenizer extends TokenizerInterface {
   tokenText(id: number): string;
+  /** The tokens that end a generation (./model-tokenizer.ts `endTokenIds`). */
+  readonly endTokenIds: ReadonlySet<number>;
 }
 
 /** The four hook classes over the given transformers.js runtime and tokenizer. */
@@ -121,7 +123,7 @@ export function generationHooks(runtime: TransformersRuntime, tokenizer: HookTok
         const all = inputIds[b] as (number | bigint)[];
         const n = all.length - this.promptWidth;
         const last = Number(all[all.length - 1]);
-        if ((last === tokenizer.eosTokenId && !this.ignoreEos) || stopsAt(all, this.promptWidth, row.stops, tokenizer)) {
+        if ((tokenizer.endTokenIds.has(last) && !this.ignoreEos) || stopsAt(all, this.promptWidth, row.stops, tokenizer)) {
           row.keep = n;
         } else if (n >= row.maxNew) {
           row.keep = row.maxNew;
