@@ -54,7 +54,7 @@ import {
 } from "../regress/report-json.js";
 import { failedLine, renderTextReport, summaryLine } from "../regress/report-text.js";
 import { parseShard, parseSuiteText, scenarioName, selectShard, SuiteError, type Shard, type Suite } from "../regress/suite.js";
-import { withoutTiming } from "../scenario/result.js";
+import { parseSavedRun, withoutTiming } from "../scenario/result.js";
 import { runScenario } from "../scenario/run.js";
 import { decodeUtf8 } from "../scenario/utf8.js";
 import { parseScenarioText, ScenarioError, type Scenario } from "../scenario/schema.js";
@@ -418,6 +418,14 @@ async function runAndCompare(
   } catch (e) {
     return { name, kind: "input", detail: e instanceof ScenarioError ? e.problems.join("; ") : (e as Error).message };
   }
+  // A replay's saved run is input too: one that cannot be read, or is damaged, is refused before anything runs.
+  if (scenario.policy.kind === "replay") {
+    try {
+      parseSavedRun(await readReplayRun(path, scenario.policy.file));
+    } catch (e) {
+      return { name, kind: "input", detail: e instanceof ScenarioError ? e.problems.join("; ") : `policy.file: cannot use '${scenario.policy.file}': ${(e as Error).message}` };
+    }
+  }
   await mkdir(join(outDir, name), { recursive: true });
   const runs: ScenarioArtifacts[] = [];
   for (let k = 1; k <= args.repeat; k++) {
@@ -427,8 +435,6 @@ async function runAndCompare(
       if ("skipped" in outcome) return skippedScenario(name, outcome.skipped);
       runs.push(outcome);
     } catch (e) {
-      // Found only once it ran (a replay's file, an environment's config, a model id), still the scenario's mistake.
-      if (e instanceof ScenarioError) return { name, kind: "input", detail: e.problems.join("; ") };
       const where = args.repeat > 1 ? ` (run ${k} of ${args.repeat})` : "";
       const trace = tracePath ? `; trace: ${tracePath}` : "";
       return { name, kind: "run", detail: `${(e as Error).message}${where}${trace}` };

@@ -69,6 +69,8 @@ describe("startSandboxedWorker", () => {
     const errors: string[] = [];
     host.onerror = (e) => errors.push(e.message);
     host.terminate();
+    // (A removed frame never loads; were its load still to fire, nothing would be reported either.)
+    FakeFrame.made[0]!.load();
     await settle();
     expect(FakeFrame.made[0]!.removed).toBe(true);
     expect(unhandled).toEqual([]);

@@ -35,6 +35,12 @@ describe("runs cut short", () => {
     expect([again.summary.status, again.summary.error]).toEqual(["failed", "the rollout worker crashed: boom"]);
   });
 
+  it("another tool's dump converted without an ending (termination null, no turn records) is no run caught under way", () => {
+    const line = JSON.stringify({ idx: 0, task_name: "t", message_log: [{ role: "user", content: "q" }, { role: "assistant", content: "a" }], total_reward: 1, termination: null });
+    const back = importJsonl(line).model;
+    expect([back.samples[0]!.termination, back.samples[0]!.error, back.summary.partial]).toEqual(["max_turns", null, false]);
+  });
+
   it("an export taken while the run is under way (a paused run's Export) imports as ended there: cancelled, why, partial", async () => {
     const model = await cutShort();
     expect(model.summary.status).toBe("running");

@@ -262,13 +262,17 @@ export function* sampleEvents(s: SampleLine, sample: number): Generator<RolloutE
     t: 0,
     sample,
     idx: s.idx,
-    // An export writes null for a sample under way (a paused run's, a checkpoint's): it ended there, cancelled.
-    termination: s.termination === null ? "cancelled" : ((s.termination ?? "max_turns") as TerminationReason),
-    error: s.termination === null ? (s.error ?? EXPORTED_UNDER_WAY) : (s.error ?? null),
+    // The lab's export writes null for a sample under way (a paused run's, a checkpoint's): it ended there, cancelled.
+    // (Other tools' dumps, converted, name no ending either: they keep the fallback.)
+    termination: caughtUnderWay(s) ? "cancelled" : ((s.termination ?? "max_turns") as TerminationReason),
+    error: caughtUnderWay(s) ? (s.error ?? EXPORTED_UNDER_WAY) : (s.error ?? null),
     totalReward: s.total_reward ?? 0,
     turns: records.length,
   };
 }
+
+/** A sample line of the lab's own export (its turn records) without an ending: the export caught it under way. */
+const caughtUnderWay = (s: SampleLine) => s.termination === null && s["lab/turns"] !== undefined;
 
 /**
  * The events that end the run of a read: its `rollout_end` (the final batch: the sample lines' keys but their message
@@ -282,7 +286,7 @@ export function runEndEvents(samples: readonly SampleLine[], footer: JsonlReadRe
   for (const key of new Set(samples.flatMap((s) => Object.keys(s).filter((k) => !k.startsWith("lab/") && k !== "message_log")))) {
     batch[key] = samples.map((s) => s[key] ?? null);
   }
-  const partial = (meta.partial ?? false) || samples.some((s) => s.termination === null);
+  const partial = (meta.partial ?? false) || samples.some(caughtUnderWay);
   const end: RolloutEvent = { type: "rollout_end", t: 0, batch, metrics: meta.metrics ?? {}, partial };
   const error = (meta as Record<string, unknown>)[RUN_ERROR_KEY];
   return typeof error === "string" && error ? [end, { type: "rollout_error", t: 0, error }] : [end];

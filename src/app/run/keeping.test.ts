@@ -21,6 +21,7 @@ const { useKeepNotices } = await import("./kept.js");
 const { RunSession } = await import("../session/run-session.js");
 const { FakeRunClient, nextTurn, plainSelection, rolloutStart, sampleEnd } = await import("../session/fake-client.fixture.js");
 const { keptAsOf, setKeptAs } = await import("./kept-as.js");
+const { importJsonl } = await import("./jsonl.js");
 const { parseScenario } = await import("../../scenario/schema.js");
 const calculator = (await import("../../scenario/examples/calculator-scripted.json")).default;
 
@@ -122,5 +123,17 @@ describe("keeping a run that ends", () => {
     run.finish();
     await vi.waitFor(() => expect(checkpoints()).toEqual([]), { timeout: 5000, interval: 20 });
     expect(savedRuns()).toHaveLength(before + 1);
+  });
+
+  it("an imported run is saved, a failed one too (its export says why it failed), under a title that says so", async () => {
+    const sample = JSON.stringify({ idx: 0, task_name: "t", message_log: [{ role: "user", content: "hi" }], total_reward: 0, termination: "error", error: "boom" });
+    const footer = (extra: object) => JSON.stringify({ "lab/format": "rollout-lab-run/1", mode: "sync", max_rollout_turns: 2, max_seq_len: 256, partial: false, metrics: {}, scenario: null, ...extra });
+    for (const [extra, title] of [[{}, /^sync · 1 samples/], [{ "lab/run_error": "the rollout worker crashed: boom" }, /^failed · sync · 1 of 1 samples finished/]] as const) {
+      const before = savedRuns().length;
+      const { model } = importJsonl(`${sample}\n${footer(extra)}\n`);
+      session.show({ model, scenario: null, kind: "imported" });
+      await vi.waitFor(() => expect(savedRuns()).toHaveLength(before + 1), { timeout: 5000, interval: 20 });
+      expect(savedRuns().map((r) => r.title).filter((t) => title.test(t)), savedRuns().map((r) => r.title).join(" / ")).toHaveLength(1);
+    }
   });
 });

@@ -254,10 +254,10 @@ function storageReason(error: unknown): string {
 }
 
 /** A run shown that is no live run's end and not saved yet (an imported file): saved, or the page says why not. */
-function keepShown(model: RunModel, scenario: unknown): void {
+function keepShown(model: RunModel, scenario: unknown, status: "finished" | "failed"): void {
   if (model.samples.length === 0) return;
   setKeptAs(model, { state: "pending" });
-  const title = runTitle(model, scenario, "finished");
+  const title = runTitle(model, scenario, status);
   const save = async () => {
     const { blob } = await exportJsonlInSlices(model, scenario);
     const summary = await saveRun({ title, samples: model.samples.length, meanReward: meanOf(model) }, blob);
@@ -308,11 +308,11 @@ export function keepRunsOf(session: RunSession): () => void {
   };
 }
 
-/** A finished run shown that is not kept yet and was no live run of this page (an imported file) is saved. */
+/** A run shown that is not kept yet and was no live run of this page (an imported file, failed or not) is saved. */
 function keepIfImported(shown: Shown): void {
   const { model } = shown;
-  if (!model || shown.kind !== "imported" || shown.status !== "finished" || live.has(model) || keptAsOf(model) || model.summary.status === "running") return;
-  keepShown(model, shown.scenario);
+  if (!model || shown.kind !== "imported" || (shown.status !== "finished" && shown.status !== "failed") || live.has(model) || keptAsOf(model) || model.summary.status === "running") return;
+  keepShown(model, shown.scenario, shown.status);
 }
 
 /**
