@@ -6,4 +6,5 @@ export const TERMINATION_WORDS: Record<string, string> = {
   max_turns: "max turns reached",
   error: "error",
   cancelled: "cancelled",
+  not_recorded: "ended (the imported dump names no reason)",
 };

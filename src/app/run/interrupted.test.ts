@@ -38,7 +38,7 @@ describe("runs cut short", () => {
   it("another tool's dump converted without an ending (termination null, no turn records) is no run caught under way", () => {
     const line = JSON.stringify({ idx: 0, task_name: "t", message_log: [{ role: "user", content: "q" }, { role: "assistant", content: "a" }], total_reward: 1, termination: null });
     const back = importJsonl(line).model;
-    expect([back.samples[0]!.termination, back.samples[0]!.error, back.summary.partial]).toEqual(["max_turns", null, false]);
+    expect([back.samples[0]!.termination, back.samples[0]!.error, back.summary.partial]).toEqual(["not_recorded", null, false]);
   });
 
   it("an export taken while the run is under way (a paused run's Export) imports as ended there: cancelled, why, partial", async () => {

@@ -263,13 +263,16 @@ export function* sampleEvents(s: SampleLine, sample: number): Generator<RolloutE
     sample,
     idx: s.idx,
     // The lab's export writes null for a sample under way (a paused run's, a checkpoint's): it ended there, cancelled.
-    // (Other tools' dumps, converted, name no ending either: they keep the fallback.)
-    termination: caughtUnderWay(s) ? "cancelled" : ((s.termination ?? "max_turns") as TerminationReason),
+    // Another tool's dump, converted, may name no ending (NeMo RL's, verl's, TRL's): it ended, how is not recorded.
+    termination: caughtUnderWay(s) ? "cancelled" : ((s.termination ?? NOT_RECORDED) as TerminationReason),
     error: caughtUnderWay(s) ? (s.error ?? EXPORTED_UNDER_WAY) : (s.error ?? null),
     totalReward: s.total_reward ?? 0,
     turns: records.length,
   };
 }
+
+/** The ending of an imported sample whose dump names none (it did end: the dump holds it whole). */
+export const NOT_RECORDED = "not_recorded";
 
 /** A sample line of the lab's own export (its turn records) without an ending: the export caught it under way. */
 const caughtUnderWay = (s: SampleLine) => s.termination === null && s["lab/turns"] !== undefined;

@@ -52,6 +52,14 @@ describe("outcomes", () => {
     expect(sampleOutcome({ state: "generating", termination: null, totalReward: 0 })).toBeNull();
   });
 
+  it("judge an imported run's own endings: its limits are cut off, any other reason (or none recorded) by the reward", () => {
+    const done = (termination: string, totalReward: number) => sampleOutcome({ state: "done", termination: termination as never, totalReward });
+    // SkyRL's `stop`, verifiers' stop conditions, a dump that names no ending (NeMo RL's): the episode ended.
+    expect([done("stop", 1), done("no_tools_called", 1.25), done("correct_guess", 1), done("not_recorded", 1), done("not_recorded", 0)]).toEqual(["solved", "solved", "solved", "solved", "failed"]);
+    // Their limits: an OpenAI finish reason, NeMo Gym's and verifiers' names.
+    expect([done("length", 1), done("max_output_tokens", 0), done("max_turns_reached", 1), done("prompt_too_long", 0)]).toEqual(["cut", "cut", "cut", "cut"]);
+  });
+
   it("sum a run up: solved k of N, the mean reward, truncations and turns with violations", () => {
     const model = run([
       { termination: "terminated", reward: 1 },

@@ -1,8 +1,8 @@
 /**
  * How samples and runs came out, at a glance: the termination says why a sample ended, the outcome whether that was
- * a success. A sample the environment ended with a positive total reward is `solved`; one it ended with none (a
- * number-guess game out of guesses, a puzzle given up) is `failed`; one a limit cut short (max turns, the context,
- * the response's token limit) is `cut`; `error` and `stopped` (a Stop, a run replaced) say so. And what went wrong
+ * a success. A sample the environment ended (or an imported run's own reason did) with a positive total reward is
+ * `solved`; one it ended with none (a number-guess game out of guesses, a puzzle given up) is `failed`; one a limit
+ * cut short (max turns, the context, the response's token limit) is `cut`; `error` and `stopped` (a Stop, a run replaced) say so. And what went wrong
  * inside a turn (a truncated response, malformed thinking, a tool call that does not parse or fit its schema),
  * which the rows show as badges.
  */
@@ -30,26 +30,30 @@ export const OUTCOME_WORDS: Record<Outcome, string> = {
 
 /** What each outcome means, for titles and the legend. */
 export const OUTCOME_MEANING: Record<Outcome, string> = {
-  solved: "the environment ended the episode with a positive total reward",
-  failed: "the environment ended the episode with no positive reward",
+  solved: "the episode ended (the environment said so, or an imported run's own reason) with a positive total reward",
+  failed: "the episode ended (the environment said so, or an imported run's own reason) with no positive reward",
   cut: "a limit ended it first (max turns, the context length, or the response's token limit)",
   error: "the rollout failed for this sample (its error is shown)",
   stopped: "stopped before it ended (Stop, or the run was replaced)",
 };
 
-/** The outcome of a finished sample; null while it runs. */
+/**
+ * The endings that are limits: the lab's three, and those other libraries' dumps write (an OpenAI finish reason
+ * `length`, NeMo Gym's `max_output_tokens`, verifiers' stop conditions `max_turns_reached` and `prompt_too_long`).
+ */
+const LIMITS = new Set(["max_turns", "truncated_context", "truncated_response", "length", "max_output_tokens", "max_turns_reached", "prompt_too_long"]);
+
+/**
+ * The outcome of a finished sample; null while it runs. An ending that is neither a limit, an error nor a stop (the
+ * environment's `terminated`, an imported run's own reason such as SkyRL's `stop`, or none recorded) is judged by the
+ * reward.
+ */
 export function sampleOutcome(s: Pick<SampleView, "state" | "termination" | "totalReward">): Outcome | null {
   if (s.state !== "done") return null;
-  switch (s.termination) {
-    case "terminated":
-      return s.totalReward > 0 ? "solved" : "failed";
-    case "error":
-      return "error";
-    case "cancelled":
-      return "stopped";
-    default:
-      return "cut";
-  }
+  if (s.termination === "error") return "error";
+  if (s.termination === "cancelled") return "stopped";
+  if (LIMITS.has(s.termination ?? "")) return "cut";
+  return s.totalReward > 0 ? "solved" : "failed";
 }
 
 export interface RunOutcomes {

@@ -46,7 +46,7 @@ const FIELDS: Record<string, { about: string; get: (s: SampleView, c: FilterCont
   turns: { about: "turns taken", get: (s) => s.turns.filter(Boolean).length },
   tokens: { about: "tokens in the message log", get: (s) => s.messages.reduce((n, m) => n + m.token_ids.length, 0) },
   messages: { about: "messages", get: (s) => s.messages.length },
-  termination: { about: "how it ended (terminated, truncated, max_turns, error, cancelled)", get: (s) => s.termination },
+  termination: { about: "how it ended (terminated, truncated, max_turns, error, cancelled; an imported run's own, or not_recorded)", get: (s) => s.termination },
   outcome: { about: "solved, failed, error or cut", get: (s) => sampleOutcome(s) },
   solved: { about: "true when solved", get: (s) => sampleOutcome(s) === "solved" },
   error: { about: "the error text", get: (s) => s.error },
