@@ -44,4 +44,27 @@ describe("binValues", () => {
       expect(samples.filter(c.test).length).toBe(bin.count);
     }
   });
+
+  it("counts each value in the bar whose filter keeps it: values on edges, repeating decimals, a flat run, random ones", () => {
+    const agree = (rewards: number[], bins?: number) => {
+      const h = binValues("reward", rewards, bins ? { bins } : {});
+      const samples = rewards.map((r, n) => ({ sample: n, totalReward: r, messages: [], turns: [] }) as unknown as SampleView);
+      const kept = h.bins.map((bin) => {
+        const c = compileFilter(binExpression(h, bin));
+        if (!("test" in c) || !c.test) throw new Error("did not compile");
+        return samples.filter(c.test).length;
+      });
+      expect(kept).toEqual(h.bins.map((b) => b.count));
+      expect(kept.reduce((a, b) => a + b, 0)).toBe(rewards.length);
+      return h.bins.map((b) => b.count);
+    };
+    // Tenths sit on the edges: floating-point division put 0.3 and 0.7 into the bins below (2, 0, …).
+    expect(agree([0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1])).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 2]);
+    // Edges rounded for reading shut a bin's own values out: one bar of two thirds, its filter kept none.
+    expect(agree([1 / 3, 1 / 3])).toEqual([2]);
+    agree([0, 1 / 3]);
+    let seed = 7;
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 3 - 1;
+    for (let k = 0; k < 50; k++) agree(Array.from({ length: 40 }, next), 1 + (k % 12));
+  });
 });

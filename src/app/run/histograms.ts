@@ -49,27 +49,27 @@ export function binValues(field: string, values: readonly unknown[], options: { 
     width = (max - min) / wanted;
     count = wanted;
   }
-  const bins: HistogramBin[] = Array.from({ length: count }, (_, i) => ({
-    lo: min + i * width,
-    hi: integer ? min + (i + 1) * width : i === count - 1 ? max : min + (i + 1) * width,
-    count: 0,
-    last: i === count - 1,
-  }));
+  // The edges are the very numbers the bars' filters print: the outer ones exact, the inner ones rounded to be read
+  // (never out of order). A value is counted in the bin whose filter keeps it, by the filter's own comparisons.
+  const edges = Array.from({ length: count + 1 }, (_, i) => (integer || i === 0 ? min + i * width : i === count ? max : readable(min + i * width)));
+  for (let i = 1; i < count; i++) edges[i] = Math.min(edges[count]!, Math.max(edges[i - 1]!, edges[i]!));
+  const bins: HistogramBin[] = Array.from({ length: count }, (_, i) => ({ lo: edges[i]!, hi: edges[i + 1]!, count: 0, last: i === count - 1 }));
   for (const v of numbers) {
-    const i = Math.min(count - 1, Math.floor((v - min) / width));
+    let i = count - 1;
+    while (i > 0 && v < edges[i]!) i--;
     bins[i]!.count++;
   }
   return { field, bins, missing, integer };
 }
 
-/** The filter expression that selects a bin's samples. */
+/** The filter expression that selects a bin's samples: the bin's edges as numbers that read back exactly. */
 export function binExpression(h: Pick<Histogram, "field" | "integer">, bin: HistogramBin): string {
   if (h.integer && bin.hi - bin.lo === 1) return `${h.field} == ${bin.lo}`;
-  if (bin.last) return `${h.field} >= ${round(bin.lo)} and ${h.field} <= ${round(bin.hi)}`;
-  return `${h.field} >= ${round(bin.lo)} and ${h.field} < ${round(bin.hi)}`;
+  if (bin.last) return `${h.field} >= ${String(bin.lo)} and ${h.field} <= ${String(bin.hi)}`;
+  return `${h.field} >= ${String(bin.lo)} and ${h.field} < ${String(bin.hi)}`;
 }
 
 /** Enough digits to keep bin edges apart, few enough to read. */
-function round(v: number): string {
-  return String(Number(v.toPrecision(10)));
+function readable(v: number): number {
+  return Number(v.toPrecision(10));
 }
