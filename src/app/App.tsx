@@ -246,7 +246,7 @@ function GroupPanel({ model, sample }: { model: RunModel; sample: number }) {
     }
     return "";
   };
-  const zero = group.min === group.max;
+  const zero = group.zeroVariance;
   return (
     <details className="group-panel" data-testid="group-panel">
       <summary>

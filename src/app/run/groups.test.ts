@@ -22,6 +22,17 @@ describe("GRPO groups", () => {
     expect(of.get(3)!.samples).toEqual([1, 3]);
   });
 
+  it("a group with a sample still under way is not zero-variance yet (its reward so far is no reward), nor a group of one", () => {
+    const running = { ...view(1, "p1", 0), state: "generating", termination: null } as SampleView;
+    const live = runGroups([view(0, "p1", 0), running, view(2, "p2", 1)]);
+    expect([live.zeroVariance, live.groups.map((g) => g.zeroVariance)]).toEqual([0, [false, false]]);
+    const zero = compileFilter("zero_variance", { groups: live });
+    if (!("test" in zero) || !zero.test) throw new Error("did not compile");
+    expect([view(0, "p1", 0), running, view(2, "p2", 1)].filter(zero.test)).toEqual([]);
+    const done = runGroups([view(0, "p1", 0), view(1, "p1", 0), view(2, "p2", 1)]);
+    expect([done.zeroVariance, done.groups.map((g) => g.zeroVariance)]).toEqual([1, [true, false]]);
+  });
+
   it("a dump's group id (verl's uid) groups its samples; the filter reads group_size, group_std and zero_variance", () => {
     const dump = readFileSync(join(import.meta.dirname, "../../scenario/imports/fixtures/5.jsonl"), "utf8");
     const { model } = importJsonl(dump);

@@ -21,13 +21,15 @@ export interface SampleGroup {
   std: number;
   min: number;
   max: number;
+  /** Of more than one sample, every one finished, all with one reward: no gradient (unknown while any runs). */
+  zeroVariance: boolean;
 }
 
 export interface RunGroups {
   groups: SampleGroup[];
   /** A sample's group, by sample number. */
   of: Map<number, SampleGroup>;
-  /** Groups of more than one sample whose rewards are all equal. */
+  /** Groups of more than one sample, all finished, whose rewards are all equal. */
   zeroVariance: number;
 }
 
@@ -65,8 +67,12 @@ export function runGroups(samples: readonly SampleView[], batch?: Record<string,
     const rewards = g.samples.map((n) => samples[n]!.totalReward);
     const mean = rewards.reduce((a, b) => a + b, 0) / rewards.length;
     const std = Math.sqrt(rewards.reduce((a, r) => a + (r - mean) ** 2, 0) / rewards.length);
-    const group: SampleGroup = { key, by: g.by, samples: g.samples, meanReward: mean, std, min: Math.min(...rewards), max: Math.max(...rewards) };
-    if (g.samples.length > 1 && group.min === group.max) zeroVariance++;
+    const min = Math.min(...rewards);
+    const max = Math.max(...rewards);
+    // A sample still under way has a reward so far, not its reward: the group's spread is not known yet.
+    const finished = g.samples.every((n) => samples[n]!.state === "done");
+    const group: SampleGroup = { key, by: g.by, samples: g.samples, meanReward: mean, std, min, max, zeroVariance: g.samples.length > 1 && finished && min === max };
+    if (group.zeroVariance) zeroVariance++;
     groups.push(group);
     for (const n of g.samples) of.set(n, group);
   }

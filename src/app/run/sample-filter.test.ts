@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileFilter, type FilterContext } from "./sample-filter.js";
+import { compileFilter, sortableFields, type FilterContext } from "./sample-filter.js";
 import type { SampleView } from "./run-model.js";
 
 /** Samples as the run model holds them (only what the filter reads). */
@@ -67,6 +67,16 @@ describe("the filter expression", () => {
     expect(kept('imported.uid == "b"')).toEqual([1]);
     expect(kept("acc == true")).toEqual([0]);
     expect(kept('uid != "a"')).toEqual([1, 2]);
+  });
+
+  it("knows an imported field that only late samples have (a run's second file), for filters and for sorting", () => {
+    const n = 1_500;
+    const imported = Array.from({ length: n }, (_, i) => ({ format: "nemo-gym", fields: i >= 1_200 ? { judge: i % 2 ? "pass" : "fail", score: i } : { uid: `u${i}` } }));
+    const many = Array.from({ length: n }, (_, i) => sample(i, { totalReward: 0 }));
+    const late = compileFilter('imported.judge == "pass"', { batch: { imported } });
+    if (!("test" in late) || !late.test) throw new Error("judge was not known");
+    expect(many.filter(late.test)).toHaveLength(150);
+    expect(sortableFields({ batch: { imported } })).toContain("imported.score");
   });
 
   it("an error names the offending part", () => {

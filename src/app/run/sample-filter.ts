@@ -62,7 +62,7 @@ const FIELDS: Record<string, { about: string; get: (s: SampleView, c: FilterCont
     about: "its group's rewards are all equal (no gradient)",
     get: (s, c) => {
       const g = c.groups?.of.get(s.sample);
-      return g ? g.samples.length > 1 && g.min === g.max : null;
+      return g ? g.zeroVariance : null;
     },
   },
   mismatch: { about: "mean |Δ| of the trainer's and the engine's log-probabilities", get: (s, c) => sampleMismatch(s, c.batch?.imported?.[s.sample])?.meanAbs ?? null },
@@ -284,16 +284,24 @@ class Parser {
   }
 }
 
-/** The keys of the imported fields any sample has. */
+/** The imported fields' keys of a run's column, read once (a run's final batch does not change). */
+const keysOfColumn = new WeakMap<unknown[], string[]>();
+
+/** The keys of the imported fields any sample has (every sample: a run of several files may add some late). */
 function importedKeys(context: FilterContext): string[] {
   const column = context.batch?.imported;
   if (!Array.isArray(column)) return [];
-  const keys = new Set<string>();
-  for (const entry of column.slice(0, 1000)) {
-    const fields = (entry as { fields?: unknown } | null)?.fields;
-    if (fields && typeof fields === "object") for (const k of Object.keys(fields)) keys.add(k);
+  let keys = keysOfColumn.get(column);
+  if (!keys) {
+    const found = new Set<string>();
+    for (const entry of column) {
+      const fields = (entry as { fields?: unknown } | null)?.fields;
+      if (fields && typeof fields === "object") for (const k of Object.keys(fields)) found.add(k);
+    }
+    keys = [...found];
+    keysOfColumn.set(column, keys);
   }
-  return [...keys];
+  return keys;
 }
 
 /** A final batch column (`advantages`, a reward component), or an imported field (`imported.uid`, or `uid` alone). */
@@ -366,7 +374,7 @@ export function sortableFields(context: FilterContext): string[] {
   const columns = Object.keys(batch).filter((k) => k !== "imported" && batch[k]!.some((v) => typeof v === "number"));
   const imported = importedKeys(context).filter((k) => {
     const column = batch.imported ?? [];
-    return column.slice(0, 200).some((e) => typeof (e as { fields?: Record<string, unknown> } | null)?.fields?.[k] === "number");
+    return column.some((e) => typeof (e as { fields?: Record<string, unknown> } | null)?.fields?.[k] === "number");
   });
   return [...numeric, ...columns.filter((c) => !numeric.includes(c)), ...imported.map((k) => `imported.${k}`)];
 }
