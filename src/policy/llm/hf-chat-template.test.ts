@@ -39,6 +39,20 @@ describe("renderTokenizerChatTemplate", () => {
     expect(render("{{ messages[0].content.split('d')[0].lstrip('\\n ') }}", content)).toBe("in");
   });
 
+  it("reads the trim filter as Jinja's in Python (str.strip: Python's whitespace)", () => {
+    expect(render("{{ messages[0].content | trim }}|", "\x85 x \ufeff")).toBe("x \ufeff|");
+    expect(render("{{ messages[0].content | trim('x') }}", "xxaxx")).toBe("a");
+  });
+
+  it("writes tojson as transformers' Python does: floats as Python writes them, indent as json.dumps lays it out", () => {
+    const tools = [{ a: 0.00001, b: [1, 0.5, "é"], c: null, d: true }];
+    const tojson = (template: string) => renderTokenizerChatTemplate(withTemplate(template), [], { addGenerationPrompt: false, tools });
+    // Expected texts: Python's json.dumps(…, ensure_ascii=False) of the same values.
+    expect(tojson("{{ tools | tojson }}")).toBe('[{"a": 1e-05, "b": [1, 0.5, "é"], "c": null, "d": true}]');
+    expect(tojson("{{ {'a': 0.00001, 'b': [1, {}], 'c': []} | tojson(indent=2) }}")).toBe('{\n  "a": 1e-05,\n  "b": [\n    1,\n    {}\n  ],\n  "c": []\n}');
+    expect(tojson("{{ [1.0, 2] | tojson }}")).toBe("[1.0, 2]");
+  });
+
   it("passes the variables transformers.js passes: special tokens, add_generation_prompt, tools", () => {
     const template = "{{ bos_token }}|{{ eos_token }}|{{ 'prompt' if add_generation_prompt else 'closed' }}|{{ tools | length if tools else 'none' }}";
     const tokenizer = withTemplate(template, { bos_token: "<s>", eos_token: { __type: "AddedToken", content: "</s>" } });

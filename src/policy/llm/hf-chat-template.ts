@@ -8,6 +8,7 @@
  */
 
 import { Template } from "@huggingface/jinja";
+import { pyJsonDumps } from "../../core/index.js";
 
 /** What rendering uses of a transformers.js `PreTrainedTokenizer` (any realm's instance fits). */
 export interface ChatTemplateTokenizer {
@@ -41,48 +42,102 @@ export function pythonStrip(text: unknown, chars: unknown, ends: "both" | "left"
   return points.slice(start, end).join("");
 }
 
-/** The global functions the rewritten calls name (a name no template uses). */
-const STRIP_FUNCTIONS = {
+/** The global functions the rewritten calls name (names no template uses). */
+const PYTHON = {
   strip: "__rollout_lab_python_strip",
   lstrip: "__rollout_lab_python_lstrip",
   rstrip: "__rollout_lab_python_rstrip",
+  tojson: "__rollout_lab_python_tojson",
 } as const;
-const STRIP_GLOBALS = {
-  [STRIP_FUNCTIONS.strip]: (text: unknown, chars?: unknown) => pythonStrip(text, chars, "both"),
-  [STRIP_FUNCTIONS.lstrip]: (text: unknown, chars?: unknown) => pythonStrip(text, chars, "left"),
-  [STRIP_FUNCTIONS.rstrip]: (text: unknown, chars?: unknown) => pythonStrip(text, chars, "right"),
+const PYTHON_GLOBALS = {
+  [PYTHON.strip]: (text: unknown, chars?: unknown) => pythonStrip(text, chars, "both"),
+  [PYTHON.lstrip]: (text: unknown, chars?: unknown) => pythonStrip(text, chars, "left"),
+  [PYTHON.rstrip]: (text: unknown, chars?: unknown) => pythonStrip(text, chars, "right"),
+  [PYTHON.tojson]: (value: unknown, options?: unknown) => pythonToJson(value, options),
 };
+
+/** A value as the template engine hands it to a function: JavaScript's for a scalar; a Map or an array of runtime values for a mapping or a list. */
+interface RuntimeValue {
+  type: string;
+  value: unknown;
+}
+
+/**
+ * transformers' `tojson` (`json.dumps(x, ensure_ascii=False, indent=…)`, keys unsorted) of a value the engine hands
+ * over: a float as Python writes it (`1e-05`, not `0.00001`). (Keys come in the order JavaScript gave them, integer-like
+ * ones first, and a whole float such as 1.0 is the integer 1 by then: both are lost when the scenario's JSON is read.)
+ */
+function pythonToJson(value: unknown, options: unknown): string {
+  const indentValue = options instanceof Map ? (options.get("indent") as RuntimeValue | undefined)?.value : undefined;
+  const indent = typeof indentValue === "number" ? " ".repeat(indentValue) : typeof indentValue === "string" ? indentValue : null;
+  const dump = (v: unknown, depth: number): string => {
+    if (v instanceof Map) {
+      const entries = [...v].map(([k, x]) => `${pyJsonDumps(String(k))}: ${dump(x, depth + 1)}`);
+      return wrap("{", "}", entries, depth);
+    }
+    if (Array.isArray(v)) return wrap("[", "]", v.map((x) => dump(x, depth + 1)), depth);
+    if (v !== null && typeof v === "object" && "type" in v && "value" in v) {
+      const r = v as RuntimeValue;
+      // A float literal of the template itself (`1.0`) keeps its point, as Python's float does.
+      if (r.type === "FloatValue" && Number.isInteger(r.value)) return `${String(r.value)}.0`;
+      if (r.type === "UndefinedValue") return "null";
+      return dump(r.value, depth);
+    }
+    return pyJsonDumps(v ?? null);
+  };
+  const wrap = (open: string, close: string, items: string[], depth: number) => {
+    if (items.length === 0) return `${open}${close}`;
+    if (indent === null) return `${open}${items.join(", ")}${close}`;
+    const inner = `\n${indent.repeat(depth + 1)}`;
+    return `${open}${inner}${items.join(`,${inner}`)}\n${indent.repeat(depth)}${close}`;
+  };
+  return dump(value, 0);
+}
 
 interface Node {
   type?: unknown;
   [key: string]: unknown;
 }
 
+const identifier = (value: string): Node => ({ type: "Identifier", value });
+const call = (name: string, args: Node[]): Node => ({ type: "CallExpression", callee: identifier(name), args });
+
 /**
- * Rewrites every `x.strip(…)`, `x.lstrip(…)` and `x.rstrip(…)` of the parsed template (no more than one argument, given
- * by position, as Python's take) into a call of the global Python one with `x` first, in place.
+ * What Python's Jinja does otherwise, rewritten into calls of the global Python functions: `x.strip(…)`,
+ * `x.lstrip(…)`, `x.rstrip(…)` (at most one argument, by position, as Python's take), the filter `x | trim(…)`
+ * (Jinja's: `str.strip`), and `x | tojson(…)` (transformers': Python's number formatting). Returns the node in
+ * place of `node`; its children are rewritten in place.
  */
-function withPythonStrip(node: unknown, seen = new Set<unknown>()): void {
-  if (node === null || typeof node !== "object" || seen.has(node)) return;
+function withPython(node: unknown, seen = new Set<unknown>()): unknown {
+  if (node === null || typeof node !== "object" || seen.has(node)) return node;
   seen.add(node);
   if (Array.isArray(node)) {
-    for (const child of node) withPythonStrip(child, seen);
-    return;
+    for (let i = 0; i < node.length; i++) node[i] = withPython(node[i], seen);
+    return node;
   }
-  for (const child of Object.values(node)) withPythonStrip(child, seen);
-  const call = node as Node;
-  if (call.type !== "CallExpression") return;
-  const callee = call.callee as Node;
-  const args = call.args as Node[];
-  if (callee?.type !== "MemberExpression" || callee.computed) return;
-  const property = callee.property as Node;
-  const name = property?.type === "Identifier" ? (property.value as string) : null;
-  if (name !== "strip" && name !== "lstrip" && name !== "rstrip") return;
-  if (args.length > 1 || args.some((a) => a.type === "KeywordArgumentExpression")) return;
-  // The method's Identifier node becomes the global's name: the interpreter reads nodes by their `type`.
-  property.value = STRIP_FUNCTIONS[name];
-  call.callee = property;
-  call.args = [callee.object as Node, ...args];
+  const n = node as Node;
+  for (const key of Object.keys(n)) n[key] = withPython(n[key], seen);
+  if (n.type === "CallExpression") {
+    const callee = n.callee as Node;
+    const args = n.args as Node[];
+    if (callee?.type !== "MemberExpression" || callee.computed) return n;
+    const property = callee.property as Node;
+    const name = property?.type === "Identifier" ? property.value : null;
+    if (name !== "strip" && name !== "lstrip" && name !== "rstrip") return n;
+    if (args.length > 1 || args.some((a) => a.type === "KeywordArgumentExpression")) return n;
+    return call(PYTHON[name], [callee.object as Node, ...args]);
+  }
+  if (n.type === "FilterExpression") {
+    const filter = n.filter as Node;
+    const named = filter?.type === "Identifier" ? { name: filter.value, args: [] as Node[] } : filter?.type === "CallExpression" && (filter.callee as Node)?.type === "Identifier" ? { name: (filter.callee as Node).value, args: filter.args as Node[] } : null;
+    if (named?.name === "trim" && named.args.length <= 1 && !named.args.some((a) => a.type === "KeywordArgumentExpression")) {
+      return call(PYTHON.strip, [n.operand as Node, ...named.args]);
+    }
+    // `tojson` with at most the `indent` keyword (transformers' other options are left to the engine).
+    const onlyIndent = named?.args.every((a) => a.type === "KeywordArgumentExpression" && (a.key as Node)?.value === "indent");
+    if (named?.name === "tojson" && onlyIndent) return call(PYTHON.tojson, [n.operand as Node, ...named.args]);
+  }
+  return n;
 }
 
 const compiled = new Map<string, Template>();
@@ -91,7 +146,7 @@ function compile(source: string): Template {
   let template = compiled.get(source);
   if (!template) {
     template = new Template(source);
-    withPythonStrip(template.parsed);
+    withPython(template.parsed);
     compiled.set(source, template);
   }
   return template;
@@ -118,6 +173,6 @@ export function renderTokenizerChatTemplate(
     tools,
     documents: null,
     ...special,
-    ...STRIP_GLOBALS,
+    ...PYTHON_GLOBALS,
   });
 }
