@@ -22,8 +22,11 @@ export interface TensorView {
 export interface CacheOps {
   /** The views as one batch, each row left-padded to the longest; each row's padding. */
   assemble(views: readonly TensorView[]): { tensors: Tensor[]; seq: number; pads: number[] };
-  /** A view as cache tensors of its own (`[1, heads, length, dim]`); the view's own tensors when they already are. */
-  extract(view: TensorView): Tensor[];
+  /**
+   * A view as cache tensors of its own (`[1, heads, length, dim]`); the view's own tensors when they already are,
+   * unless `fresh` (the view is another row's live cache: what is returned here is disposed once used).
+   */
+  extract(view: TensorView, fresh?: boolean): Tensor[];
 }
 
 export function cpuCacheOps(layout: CacheLayout, TensorClass: typeof Transformers.Tensor): CacheOps {
@@ -34,8 +37,8 @@ export function cpuCacheOps(layout: CacheLayout, TensorClass: typeof Transformer
       const { data, seq, pads } = assembleBatch(layout, views.map(cpuView));
       return { tensors: wrap(data, views.length, seq), seq, pads };
     },
-    extract(view) {
-      if (isWhole(layout, view)) return [...view.tensors];
+    extract(view, fresh = false) {
+      if (!fresh && isWhole(layout, view)) return [...view.tensors];
       return wrap(extract(layout, cpuView(view)), 1, view.length);
     },
   };
@@ -107,8 +110,8 @@ export function gpuCacheOps(layout: CacheLayout, TensorClass: typeof Transformer
       device.queue.submit([encoder.finish()]);
       return { tensors: made.map((m) => m.tensor), seq, pads };
     },
-    extract(view) {
-      if (isWhole(layout, view)) return [...view.tensors];
+    extract(view, fresh = false) {
+      if (!fresh && isWhole(layout, view)) return [...view.tensors];
       const made = layout.names.map((_, n) => make(view.tensors[n]!, n, 1, view.length));
       const encoder = device.createCommandEncoder();
       copy(encoder, view, made.map((m) => m.buffer), 0, view.length, 0);

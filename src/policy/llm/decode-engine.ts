@@ -343,7 +343,8 @@ export class DecodeEngine {
       // An earlier row of the call covers more of this prompt: its positions are copied.
       if (kept) disposeAll(kept.tensors);
       reuse = shared.length;
-      past = this.ops.extract(shared);
+      // A copy always: the view is that row's live cache, and `past` is disposed once the prefill has used it.
+      past = this.ops.extract(shared, true);
       this.stats.sharedPrefixes += 1;
     } else if (kept && reuse > 0 && (reuse === kept.tokens.length || this.canMove)) {
       past = this.ops.extract({ tensors: kept.tensors, row: 0, seq: kept.tokens.length, start: 0, length: reuse });

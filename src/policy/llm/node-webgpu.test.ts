@@ -98,6 +98,24 @@ describe.skipIf(!vulkan)("the model policy on WebGPU in Node (onnxruntime-web on
     600_000,
   );
 
+  it("a row whose prompt extends an earlier row's whole prompt shares it as a copy (it took that row's own GPU cache, then destroyed it)", async () => {
+    const policy = await loadNodeModelPolicy({ model: "builtin:tiny", device: "webgpu" });
+    policies.push(policy);
+    const first = "<|im_start|>user\nYou are a careful assistant. Answer in one short line.<|im_end|>\n<|im_start|>assistant\n";
+    const prompts = [first, `${first}and then some more words`];
+    const generate = async (texts: string[]) => {
+      const logs = texts.map((p) => [{ role: "user", content: p, token_ids: policy.tokenizer.encode(p) }]);
+      const data = buildGenerationInput(logs, texts.map(() => null), { padTokenId: policy.tokenizer.padTokenId, maxSeqLen: 512, maxNewTokens: 6 });
+      const out = await policy.generate(data, true);
+      return out.output_ids.map((ids, row) => Array.from(ids.subarray(data.input_lengths[row], out.unpadded_sequence_lengths[row])));
+    };
+    const shared = policy.engineStats!.sharedPrefixes;
+    // Together (the second row copies the first's whole cache), and each alone: the same tokens, on the same adapter.
+    const together = await generate(prompts);
+    expect(policy.engineStats!.sharedPrefixes).toBe(shared + 1);
+    expect(together).toEqual([(await generate([prompts[0]!]))[0], (await generate([prompts[1]!]))[0]]);
+  }, 300_000);
+
   it("runs a hub model (the tiny model served by a stand-in hub) from the files transformers.js cached", async () => {
     const hub = await startStandInHub({ "org/tiny": join(import.meta.dirname, "../../../public/models/builtin/tiny") });
     const cacheDir = env.cacheDir;
