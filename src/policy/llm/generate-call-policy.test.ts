@@ -39,6 +39,19 @@ const generated = (out: GenerationOutputSpec, data: GenerationDatumSpec) =>
   }));
 
 describe("transformers.js's generate() as the policy (builtin:tiny, onnxruntime-node)", () => {
+  it("a row with no room left (max_new_tokens 0) beside one that generates gets no token and is not truncated, as on the engine", async () => {
+    // The second prompt's greedy next token is EOS: a row that took one step would keep it.
+    const prompts = [chat("this prompt fills the context"), `${chat("move")}left`];
+    for (const zero of prompts) {
+      const logs = [zero, chat("hi")].map((p) => [{ role: "user", content: p, token_ids: byteLevelTokenizer.encode(p) }]);
+      const data = buildGenerationInput(logs, [null, null], { padTokenId: byteLevelTokenizer.padTokenId, maxSeqLen: 4096, maxNewTokens: 8 });
+      data.max_new_tokens[0] = 0;
+      const out = await new GenerateCallPolicy(loaded.runtime, loaded.model, new ModelTokenizer(loaded.tokenizer)).generate(data, true);
+      expect([generated(out, data)[0]!.tokens, out.truncated[0]]).toEqual([[], false]);
+      expect(generated(out, data)[1]!.tokens.length).toBeGreaterThan(0);
+    }
+  });
+
   it("prefills a call too big for one pass in groups of rows, with the tokens and log-probabilities of one pass", async () => {
     const data = input([chat("Move the tile."), chat("a much longer prompt than the first one, to pad it out"), chat("xy")]);
     for (const greedy of [true, false]) {

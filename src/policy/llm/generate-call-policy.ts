@@ -99,7 +99,8 @@ export class GenerateCallPolicy implements GenerationInterface {
       promptIds: Array.from(data.input_ids[i]!.subarray(0, len)),
       maxNew: data.max_new_tokens[i]!,
       stops: (data.stop_strings[i] ?? []).filter((s) => s.length > 0),
-      keep: null,
+      // No room: the prompt comes back as it is, not truncated (the batch's other rows still generate).
+      keep: data.max_new_tokens[i]! <= 0 ? 0 : null,
       truncated: false,
       logprobs: [],
       rng: Rng.derive(this.sampling.seed ?? 0, "model", data.sample_ids?.[i] ?? i, data.turns?.[i] ?? 0),
