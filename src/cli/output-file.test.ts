@@ -33,6 +33,17 @@ describe("pendingFile", () => {
     expect(await readdir(dir)).toEqual(["result.json"]);
   });
 
+  it("abandoned at once (before its temporary file is even open), leaves nothing beside the target", async () => {
+    const target = join(dir, "early.json");
+    for (let k = 0; k < 20; k++) {
+      const dropped = pendingFile(target);
+      await dropped.abandon();
+    }
+    // The opens the streams had under way have finished by now (a stream closes only after its open).
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await readdir(dir)).filter((f) => f.includes("early"))).toEqual([]);
+  });
+
   it("writes through what is not a plain file, as a plain write does: a link's file, a pipe, /dev/null", async () => {
     const file = join(dir, "target.json");
     await writeFile(file, "EARLIER");

@@ -6,6 +6,7 @@
  */
 
 import { createWriteStream, realpathSync, rmSync, statSync, type WriteStream } from "node:fs";
+import { once } from "node:events";
 import { rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { finished } from "node:stream/promises";
@@ -59,7 +60,10 @@ export function pendingFile(path: string): PendingFile {
     },
     async abandon() {
       release();
+      // The file is opened (created) asynchronously: it is removed once the stream has closed, not before.
+      const closed = stream.closed ? Promise.resolve() : once(stream, "close").then(() => undefined);
       stream.destroy();
+      await closed;
       await rm(temporary, { force: true });
     },
   };
