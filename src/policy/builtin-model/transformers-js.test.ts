@@ -209,9 +209,11 @@ describe("the built tiny model in transformers.js", () => {
     tokenizer.padding_side = "left";
     const enc = tokenizer(prompts, { add_special_tokens: false, padding: true });
     expect(rowsOf(enc.attention_mask as Tensor)[0]![0]).toBe(0); // really padded
-    const out = (await model.generate({ ...enc, max_new_tokens: 24, do_sample: false })) as Tensor;
+    // 10 tokens: every step's top two logits are ≥ 4e-2 apart; the second prompt's 12th step has two 7.8e-5 apart,
+    // which a CPU whose kernels round a batch of two otherwise than one row could flip (greedy, two paths).
+    const out = (await model.generate({ ...enc, max_new_tokens: 10, do_sample: false })) as Tensor;
     const batched = rowsOf(out).map((row) => trimAtEos(row.slice(enc.input_ids.dims[1])));
-    for (const [i, prompt] of prompts.entries()) expect(batched[i]).toEqual(trimAtEos(await greedy(encode(prompt), 24)));
+    for (const [i, prompt] of prompts.entries()) expect(batched[i]).toEqual(trimAtEos(await greedy(encode(prompt), 10)));
   });
 
   it("continues a conversation from reused past_key_values exactly like a no-cache recompute", async () => {
