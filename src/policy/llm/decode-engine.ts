@@ -230,6 +230,8 @@ export class DecodeEngine {
   private readonly joinHeadroom: number;
   /** The most rows a batch has had since the engine was last idle: a rebuild allocates rows for that many. */
   private peakRows = 0;
+  /** Key prefixes released for good (disposed policies'): a row of theirs still running keeps nothing when it ends. */
+  private readonly closedPrefixes = new Set<string>();
   /** The latest turns' growth over their sample's kept cache (prompt tokens it did not cover), newest last. */
   private readonly growths: number[] = [];
 
@@ -286,8 +288,12 @@ export class DecodeEngine {
     for (const key of keys) this.store.delete(key);
   }
 
-  /** Frees every kept cache whose key starts with `prefix` (a policy's rollout is over). */
+  /**
+   * Frees every kept cache whose key starts with `prefix` (a policy's rollout is over), and those of its rows still
+   * running when they end (a call its caller rejected or stopped reading): none is kept after.
+   */
   releasePrefix(prefix: string): void {
+    this.closedPrefixes.add(prefix);
     this.store.deletePrefix(prefix);
   }
 
@@ -376,7 +382,13 @@ export class DecodeEngine {
     this.stats.prefillMs += performance.now() - started;
     this.stats.prefilled += row.prefilled;
     this.stats.reused += row.reused;
-    this.accept(row, logits!);
+    try {
+      this.accept(row, logits!);
+    } catch (e) {
+      // The token callback (the caller's code) threw: the row ends here, its cache with it.
+      disposeAll(past);
+      throw e;
+    }
     if (row.done) {
       this.keep(row, past);
       return this.finish(row);
@@ -574,6 +586,8 @@ export class DecodeEngine {
       }
       this.stats.decodeSteps += 1;
       this.stats.stepRows += batch.rows.length;
+      /** A row kept the batch's own tensors as its cache (a one-row batch's, exactly its cache): not disposed here. */
+      let handedOver = false;
       batch.rows.forEach((row, i) => {
         if (!row) return;
         try {
@@ -582,7 +596,9 @@ export class DecodeEngine {
           if (!row.done) return;
           batch.rows[i] = null;
           // A one-row batch's own tensors when they are exactly its cache (extract then returns them as they are).
-          this.keep(row, this.rowCache(batch, i));
+          const cache = this.rowCache(batch, i);
+          if (cache[0] === batch.past[0]) handedOver = true;
+          this.keep(row, cache);
           this.finish(row);
         } catch (e) {
           // A throw here (the token callback is the caller's code) ends this row alone; the batch goes on.
@@ -590,9 +606,10 @@ export class DecodeEngine {
           row.reject(e);
         }
       });
-      if (batch.rows.length === 1 && batch.rows[0] === null) this.batches = this.batches.filter((b) => b !== batch);
-      else if (batch.rows.every((r) => r === null)) this.drop(batch);
-      else this.compact(batch);
+      if (batch.rows.every((r) => r === null)) {
+        if (handedOver) this.batches = this.batches.filter((b) => b !== batch);
+        else this.drop(batch);
+      } else this.compact(batch);
     }
   }
 
@@ -620,8 +637,9 @@ export class DecodeEngine {
 
   /** Keeps the row's cache (what it covers: its prompt and every generated token but the last) for its next turn. */
   private keep(row: Row, tensors: Tensor[]): void {
-    if (row.req.key === null || row.req.signal?.aborted) disposeAll(tensors);
-    else this.store.put(row.req.key, { tokens: row.covered, tensors });
+    const key = row.req.key;
+    if (key === null || row.req.signal?.aborted || [...this.closedPrefixes].some((p) => key.startsWith(p))) disposeAll(tensors);
+    else this.store.put(key, { tokens: row.covered, tensors });
   }
 
   /** The loop itself failed (a bug, not one request's error): every request in it fails, none is left pending. */
