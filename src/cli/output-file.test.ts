@@ -44,6 +44,11 @@ describe("pendingFile", () => {
     expect((await readdir(dir)).filter((f) => f.includes("early"))).toEqual([]);
   });
 
+  it("abandoned before an open that fails (a folder that does not exist), it resolves: the caller's own error is what is said", async () => {
+    const nowhere = join(dir, "no-such-folder", "out.json");
+    await expect(pendingFile(nowhere).abandon()).resolves.toBeUndefined();
+  });
+
   it("writes through what is not a plain file, as a plain write does: a link's file, a pipe, /dev/null", async () => {
     const file = join(dir, "target.json");
     await writeFile(file, "EARLIER");

@@ -6,7 +6,6 @@
  */
 
 import { createWriteStream, realpathSync, rmSync, statSync, type WriteStream } from "node:fs";
-import { once } from "node:events";
 import { rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { finished } from "node:stream/promises";
@@ -61,7 +60,8 @@ export function pendingFile(path: string): PendingFile {
     async abandon() {
       release();
       // The file is opened (created) asynchronously: it is removed once the stream has closed, not before.
-      const closed = stream.closed ? Promise.resolve() : once(stream, "close").then(() => undefined);
+      // (Closed, not rejected, when the open failed: abandoning is no place for the write's own error.)
+      const closed = stream.closed ? Promise.resolve() : new Promise<void>((resolve) => stream.once("close", () => resolve()));
       stream.destroy();
       await closed;
       await rm(temporary, { force: true });

@@ -2,7 +2,7 @@
  * Runs that did not end on their own: the worker crashed, the device was lost, the tab was closed or reloaded.
  * What finished is kept as it is; each sample still under way gets an explicit ending (`error` for a crash,
  * `cancelled` for an interruption by the page), with the reason, so the run can be shown, exported and imported
- * again honestly (an export's missing termination would otherwise read as `max_turns` on import).
+ * again honestly (an export's missing termination would otherwise read as exported under way on import).
  */
 
 import type { TerminationReason } from "../../core/index.js";

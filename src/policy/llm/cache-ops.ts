@@ -24,7 +24,8 @@ export interface CacheOps {
   assemble(views: readonly TensorView[]): { tensors: Tensor[]; seq: number; pads: number[] };
   /**
    * A view as cache tensors of its own (`[1, heads, length, dim]`); the view's own tensors when they already are,
-   * unless `fresh` (the view is another row's live cache: what is returned here is disposed once used).
+   * unless `fresh` (the view is another row's live cache: what is returned here is disposed once used). On the CPU
+   * fresh tensors may wrap the same arrays: disposing them only unlinks them there.
    */
   extract(view: TensorView, fresh?: boolean): Tensor[];
 }
