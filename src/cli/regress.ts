@@ -171,11 +171,11 @@ async function readReplayRun(scenarioPath: string, file: string): Promise<string
   }
 }
 
-async function runOnce(scenario: Scenario, path: string, browser: BrowserRunner | null, tracePath: string | null, backend: Backend): Promise<RunOutcome> {
+/** `replayRun`: the text of the run a replay policy names, read (and checked) once before the scenario's runs. */
+async function runOnce(scenario: Scenario, path: string, browser: BrowserRunner | null, tracePath: string | null, backend: Backend, replayRun?: string): Promise<RunOutcome> {
   if (browser) {
     const skip = browserSkipReason(scenario);
     if (skip) return { skipped: skip };
-    const replayRun = scenario.policy.kind === "replay" ? await readReplayRun(path, scenario.policy.file) : undefined;
     const result = await browser.run(scenario, { replayRun, tracePath });
     return { samplesJsonl: toJsonl(result.samples), metrics: asStored(result.metrics) };
   }
@@ -419,9 +419,11 @@ async function runAndCompare(
     return { name, kind: "input", detail: e instanceof ScenarioError ? e.problems.join("; ") : (e as Error).message };
   }
   // A replay's saved run is input too: one that cannot be read, or is damaged, is refused before anything runs.
+  let replayRun: string | undefined;
   if (scenario.policy.kind === "replay") {
     try {
-      parseSavedRun(await readReplayRun(path, scenario.policy.file));
+      replayRun = await readReplayRun(path, scenario.policy.file);
+      parseSavedRun(replayRun);
     } catch (e) {
       return { name, kind: "input", detail: e instanceof ScenarioError ? e.problems.join("; ") : `policy.file: cannot use '${scenario.policy.file}': ${(e as Error).message}` };
     }
@@ -431,7 +433,7 @@ async function runAndCompare(
   for (let k = 1; k <= args.repeat; k++) {
     const tracePath = browser ? traceFile(outDir, name, k) : null;
     try {
-      const outcome = await runOnce(scenario, path, browser, tracePath, args.backend);
+      const outcome = await runOnce(scenario, path, browser, tracePath, args.backend, replayRun);
       if ("skipped" in outcome) return skippedScenario(name, outcome.skipped);
       runs.push(outcome);
     } catch (e) {
